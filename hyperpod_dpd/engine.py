@@ -1,0 +1,209 @@
+"""Run the real Pulumi program offline, under the SDK's mock engine, and record what it declares.
+
+One engine for the offline plan and the tests. Nothing here needs the Pulumi CLI, a provider
+plugin or cloud credentials: `pulumi.runtime.set_mocks` replaces the engine, `fakes.py` answers
+for the providers, and `RecordingMonitor` keeps every registration as the engine would see it
+(camelCase inputs, parent, provider, dependencies), with secret values replaced by "[secret]".
+"""
+
+from __future__ import annotations
+
+import contextvars
+import runpy
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from google.protobuf import json_format
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc
+from pulumi.runtime.config import set_all_config
+from pulumi.runtime.settings import get_root_resource
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from hyperpod_dpd.fakes import FakeCloud
+
+SECRET = "[secret]"
+UNKNOWN = "[unknown]"
+_SIG = rpc._special_sig_key
+_SECRET_SIG = rpc._special_secret_sig
+_RESOURCE_SIG = rpc._special_resource_sig
+_ASSET_SIGS = {rpc._special_asset_sig, rpc._special_archive_sig}
+_UNKNOWN_VALUE = rpc.UNKNOWN
+
+
+@dataclass
+class RecordedResource:
+    """One registration, in the shape of `resources.json`."""
+
+    type: str
+    name: str
+    urn: str
+    parent: str | None
+    provider: str | None
+    depends_on: list[str]
+    protect: bool
+    retain_on_delete: bool
+    custom: bool
+    inputs: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "name": self.name,
+            "urn": self.urn,
+            "parent": self.parent,
+            "provider": self.provider,
+            "dependsOn": self.depends_on,
+            "protect": self.protect,
+            "retainOnDelete": self.retain_on_delete,
+            "custom": self.custom,
+            "inputs": self.inputs,
+        }
+
+
+@dataclass
+class ProgramRun:
+    resources: list[RecordedResource]
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    def of_type(self, type_: str) -> list[RecordedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def named(self, name: str) -> RecordedResource:
+        matches = [r for r in self.resources if r.name == name]
+        if len(matches) != 1:
+            raise KeyError(f"{len(matches)} resources named {name!r}")
+        return matches[0]
+
+
+def sanitize(value: Any) -> Any:
+    """Wire values -> plain JSON: secrets hidden, resource references as URNs, assets by path."""
+    if isinstance(value, dict):
+        sig = value.get(_SIG)
+        if sig == _SECRET_SIG:
+            return SECRET
+        if sig == _RESOURCE_SIG:
+            return value.get("urn")
+        if sig in _ASSET_SIGS:
+            return {k: sanitize(v) for k, v in value.items() if k != _SIG}
+        return {k: sanitize(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [sanitize(v) for v in value]
+    if value == _UNKNOWN_VALUE:
+        return UNKNOWN
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # protobuf Structs carry every number as a double
+    return value
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """The SDK's mock monitor, keeping each registration's request as the engine receives it."""
+
+    def __init__(self, mocks: pulumi_mocks.Mocks):
+        super().__init__(mocks)
+        self.recorded: list[RecordedResource] = []
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            wire = json_format.MessageToDict(request.object, preserving_proto_field_name=True)
+            self.recorded.append(
+                RecordedResource(
+                    type=request.type,
+                    name=request.name,
+                    urn=response.urn,
+                    parent=request.parent or None,
+                    provider=request.provider or None,
+                    depends_on=sorted(set(request.dependencies)),
+                    protect=bool(request.protect),
+                    retain_on_delete=bool(request.retainOnDelete),
+                    custom=bool(request.custom),
+                    inputs=sanitize(wire),
+                )
+            )
+        return response
+
+
+class ProgramMocks(pulumi_mocks.Mocks):
+    def __init__(self, cloud: FakeCloud):
+        self.cloud = cloud
+
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs):
+        inputs = _unwrap_secrets(args.inputs)
+        return self.cloud.create(args.typ, args.name, inputs)
+
+    def call(self, args: pulumi_mocks.MockCallArgs):
+        return self.cloud.invoke(args.token, _unwrap_secrets(args.args)), []
+
+
+def _unwrap_secrets(value: Any) -> Any:
+    if rpc.is_rpc_secret(value):
+        return _unwrap_secrets(rpc.unwrap_rpc_secret(value))
+    if isinstance(value, dict):
+        return {k: _unwrap_secrets(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unwrap_secrets(v) for v in value]
+    return value
+
+
+def run_program(
+    program: Path,
+    config: dict[str, str],
+    secret_keys: list[str],
+    *,
+    project: str,
+    stack: str,
+) -> ProgramRun:
+    """Execute `program` (a Pulumi `__main__.py`) with `config` and return what it registered.
+
+    `config` maps full keys to the text Pulumi would pass (objects as JSON). Each run gets a
+    fresh context, so runs do not share Pulumi runtime state. Exceptions from the program
+    (for example ConfigError) propagate unchanged.
+    """
+    region = _region_of(config)
+    return contextvars.Context().run(
+        _run, program, config, secret_keys, project, stack, FakeCloud(region=region)
+    )
+
+
+def _region_of(config: dict[str, str]) -> str:
+    return config.get("aws:region") or "us-east-1"
+
+
+def _run(
+    program: Path,
+    config: dict[str, str],
+    secret_keys: list[str],
+    project: str,
+    stack: str,
+    cloud: FakeCloud,
+) -> ProgramRun:
+    mocks = ProgramMocks(cloud)
+    monitor = RecordingMonitor(mocks)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    set_all_config(dict(config), list(secret_keys))
+    program_dir = str(program.resolve().parent)
+    added = program_dir not in sys.path
+    if added:
+        sys.path.insert(0, program_dir)  # as the Python language host does for the program
+    try:
+        _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program), run_name="__main__")))
+    finally:
+        if added:
+            sys.path.remove(program_dir)
+    return ProgramRun(monitor.recorded, _stack_outputs())
+
+
+def _stack_outputs() -> dict[str, Any]:
+    root = get_root_resource()
+    outputs: dict[str, Any] = {}
+    for name, value in getattr(root, "outputs", {}).items():
+        output = pulumi.Output.from_input(value)
+        secret = _sync_await(output.is_secret())
+        resolved = _sync_await(output.future())
+        outputs[name] = SECRET if secret else sanitize(resolved)
+    return outputs

@@ -1,0 +1,113 @@
+"""A fake AWS/Kubernetes for the mock engine: ids, ARNs and names built from the inputs.
+
+Values are deterministic (derived from the resource's type and name), so two plans of the same
+config are byte-identical and a plan diff shows only real changes. Each fake mirrors what the
+provider returns for the outputs the program reads; a resource type without an entry gets its
+inputs back plus a generic id and ARN.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+ACCOUNT_ID = "123456789012"
+
+
+class UnknownInvokeError(RuntimeError):
+    pass
+
+
+def _hex(*parts: str, n: int = 17) -> str:
+    return hashlib.sha256("/".join(parts).encode()).hexdigest()[:n]
+
+
+def az_name(region: str, az_id: str) -> str:
+    """A plausible AZ name for an AZ ID (accounts map them differently; tests only need one)."""
+    return region + string.ascii_lowercase[int(az_id.rsplit("-az", 1)[1]) - 1]
+
+
+@dataclass
+class FakeCloud:
+    region: str
+    account_id: str = ACCOUNT_ID
+
+    def arn(self, service: str, resource: str, *, regional: bool = True) -> str:
+        region = self.region if regional else ""
+        account = self.account_id if service != "s3" else ""
+        return f"arn:aws:{service}:{region}:{account}:{resource}"
+
+    def create(self, type_: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        if type_.startswith("kubernetes:"):
+            meta = inputs.get("metadata") or {}
+            ns = meta.get("namespace")
+            rid = f"{ns}/{meta.get('name', name)}" if ns else meta.get("name", name)
+            return rid, dict(inputs)
+        builder = _BUILDERS.get(type_)
+        if builder is not None:
+            return builder(self, name, inputs)
+        module = type_.split(":")[1].split("/")[0] if ":" in type_ else "resource"
+        rid = f"{name}-{_hex(type_, name, n=8)}"
+        return rid, {**inputs, "arn": self.arn(module, f"{module}/{rid}")}
+
+    def invoke(self, token: str, args: dict[str, Any]) -> dict[str, Any]:
+        handler = _INVOKES.get(token)
+        if handler is None:
+            raise UnknownInvokeError(
+                f"the offline engine has no fake for invoke '{token}'; add one to "
+                "hyperpod_dpd/fakes.py (_INVOKES)"
+            )
+        return handler(self, args)
+
+
+def _ec2(prefix: str, kind: str) -> Callable[[FakeCloud, str, dict[str, Any]], tuple[str, dict]]:
+    def build(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+        rid = f"{prefix}-0{_hex(kind, name, n=16)}"
+        state = {**inputs, "arn": cloud.arn("ec2", f"{kind}/{rid}"), "ownerId": cloud.account_id}
+        if "availabilityZoneId" in inputs:
+            state["availabilityZone"] = az_name(cloud.region, inputs["availabilityZoneId"])
+        if kind == "vpc":
+            state.update(defaultSecurityGroupId=f"sg-0{_hex('default-sg', name, n=16)}")
+            state.update(mainRouteTableId=f"rtb-0{_hex('main-rtb', name, n=16)}")
+        if kind == "elastic-ip":
+            state.update(allocationId=rid, publicIp="198.51.100." + str(int(_hex(name, n=2), 16)))
+        return rid, state
+
+    return build
+
+
+_BUILDERS: dict[str, Callable[[FakeCloud, str, dict[str, Any]], tuple[str, dict]]] = {
+    "aws:ec2/vpc:Vpc": _ec2("vpc", "vpc"),
+    "aws:ec2/subnet:Subnet": _ec2("subnet", "subnet"),
+    "aws:ec2/internetGateway:InternetGateway": _ec2("igw", "internet-gateway"),
+    "aws:ec2/natGateway:NatGateway": _ec2("nat", "natgateway"),
+    "aws:ec2/eip:Eip": _ec2("eipalloc", "elastic-ip"),
+    "aws:ec2/routeTable:RouteTable": _ec2("rtb", "route-table"),
+    "aws:ec2/routeTableAssociation:RouteTableAssociation": _ec2("rtbassoc", "route-table-assoc"),
+    "aws:ec2/vpcEndpoint:VpcEndpoint": _ec2("vpce", "vpc-endpoint"),
+    "aws:ec2/securityGroup:SecurityGroup": _ec2("sg", "security-group"),
+    "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup": _ec2("sg", "security-group"),
+}
+
+_INVOKES: dict[str, Callable[[FakeCloud, dict[str, Any]], dict[str, Any]]] = {
+    "aws:index/getCallerIdentity:getCallerIdentity": lambda c, _: {
+        "accountId": c.account_id,
+        "arn": f"arn:aws:iam::{c.account_id}:role/offline-plan",
+        "userId": "AROAOFFLINEPLAN",
+        "id": c.account_id,
+    },
+    "aws:index/getRegion:getRegion": lambda c, _: {
+        "name": c.region,
+        "region": c.region,
+        "id": c.region,
+        "endpoint": f"ec2.{c.region}.amazonaws.com",
+    },
+    "aws:index/getPartition:getPartition": lambda c, _: {
+        "partition": "aws",
+        "dnsSuffix": "amazonaws.com",
+        "id": "aws",
+    },
+}

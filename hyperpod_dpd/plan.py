@@ -1,0 +1,156 @@
+"""The offline plan: run the program for a stack under mocks and write what it would deploy.
+
+Outputs in build/plan/<stack>/ (or --out):
+  resources.json       every registered resource (type, name, urn, parent, provider, dependsOn,
+                       protect, inputs), secret values as "[secret]"
+  manifests/           one YAML per Kubernetes object, <kind>.<namespace>.<name>.yaml
+  policy-report.json   {"violations": [...]} from policies/rules
+  summary.md           resources by type, the endpoint at a glance, violations, stack outputs
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hyperpod_dpd.engine import ProgramRun, run_program
+from hyperpod_dpd.stackfile import StackFile, load_stack
+from infra.config import StackSettings, parse_settings
+from infra.units import format_gib
+from policies.rules import ResourceView, Violation, evaluate
+
+EXIT_OK, EXIT_VIOLATION, EXIT_CONFIG = 0, 1, 2
+CLUSTER_SCOPE = "_cluster"  # not a valid namespace name, so it cannot clash with one
+
+
+@dataclass
+class Plan:
+    stack: StackFile
+    settings: StackSettings
+    run: ProgramRun
+    violations: list[Violation]
+    manifests: dict[str, dict[str, Any]]  # file name -> manifest
+    out_dir: Path
+
+    @property
+    def exit_code(self) -> int:
+        mandatory = any(v.enforcement == "mandatory" for v in self.violations)
+        return EXIT_VIOLATION if mandatory else EXIT_OK
+
+
+def make_plan(project_dir: Path, stack: str, out_dir: Path | None = None) -> Plan:
+    """Plan `stack`. Raises ConfigError on bad config (nothing is written then)."""
+    stack_file = load_stack(project_dir, stack)
+    decoded = {k: _decode(v) for k, v in stack_file.config.items()}
+    # Validate before running the program: the same function the program calls first.
+    settings = parse_settings(decoded, stack_file.secret_keys)
+    run = run_program(
+        project_dir / "__main__.py",
+        stack_file.config,
+        stack_file.secret_keys,
+        project=stack_file.project,
+        stack=stack,
+    )
+    run.resources.sort(key=lambda r: r.urn)  # registration order is async: sort for stable files
+    views = [ResourceView(r.type, r.name, r.urn, r.inputs) for r in run.resources]
+    plan = Plan(
+        stack=stack_file,
+        settings=settings,
+        run=run,
+        violations=evaluate(views),
+        manifests=kubernetes_manifests(run),
+        out_dir=out_dir or project_dir / "build" / "plan" / stack,
+    )
+    write_plan(plan)
+    return plan
+
+
+def _decode(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def kubernetes_manifests(run: ProgramRun) -> dict[str, dict[str, Any]]:
+    """Kubernetes objects as they would be sent to the API server, keyed by file name."""
+    manifests = {}
+    for r in run.resources:
+        if not (r.custom and r.type.startswith("kubernetes:") and "kind" in r.inputs):
+            continue  # providers, Helm releases and other non-object resources
+        meta = r.inputs.get("metadata") or {}
+        namespace = meta.get("namespace") or CLUSTER_SCOPE
+        file = f"{r.inputs['kind']}.{namespace}.{meta.get('name', r.name)}.yaml".lower()
+        manifests[file] = r.inputs
+    return manifests
+
+
+def write_plan(plan: Plan) -> None:
+    out = plan.out_dir
+    if out.exists():
+        shutil.rmtree(out)  # stale manifests of removed objects must not linger
+    (out / "manifests").mkdir(parents=True)
+    resources = [r.to_json() for r in plan.run.resources]
+    (out / "resources.json").write_text(json.dumps(resources, indent=2, sort_keys=True) + "\n")
+    for file, manifest in plan.manifests.items():
+        (out / "manifests" / file).write_text(yaml.safe_dump(manifest, sort_keys=False))
+    report = {"violations": [v.to_json() for v in plan.violations]}
+    (out / "policy-report.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / "summary.md").write_text(render_summary(plan))
+
+
+def resource_counts(plan: Plan) -> list[tuple[str, int]]:
+    return sorted(Counter(r.type for r in plan.run.resources).items())
+
+
+def endpoint_facts(settings: StackSettings) -> list[tuple[str, str]]:
+    e = settings.endpoint
+    groups = ", ".join(
+        f"{name}: {g.instance_count} x {g.instance_type} ({g.role})"
+        for name, g in settings.instance_groups.items()
+    )
+    facts = [
+        ("Endpoint", f"{e.name} in namespace {e.namespace}, mode {e.mode}"),
+        ("Model", f"{e.model} from {settings.checkpoint.source}@{settings.checkpoint.revision}"),
+        ("Image", e.image),
+        ("Region / GPU AZ", f"{settings.region} / {settings.availability_zone_id}"),
+        ("Instance groups", groups),
+        (
+            "vLLM",
+            f"TP {e.tensor_parallel_size}, max-model-len {e.max_model_len}, "
+            f"gpu-memory-utilization {e.gpu_memory_utilization}",
+        ),
+    ]
+    if e.mode == "dpd":
+        facts += [
+            ("Replicas", f"prefill {e.prefill.replicas}, decode {e.decode.replicas}"),
+            ("Routing", f"threshold {e.routing_threshold} tokens, {e.routing_strategy}"),
+            ("PD buffer", f"{format_gib(e.pd_buffer_size)} per TP rank"),
+        ]
+    return facts
+
+
+def render_summary(plan: Plan) -> str:
+    lines = [f"# Offline plan: stack `{plan.stack.stack}`", ""]
+    lines += ["## Endpoint", "", "| | |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in endpoint_facts(plan.settings)]
+    lines += ["", f"## Resources ({len(plan.run.resources)})", "", "| type | count |", "|---|---|"]
+    lines += [f"| `{t}` | {n} |" for t, n in resource_counts(plan)]
+    lines += ["", f"## Policy violations ({len(plan.violations)})", ""]
+    if plan.violations:
+        lines += ["| policy | enforcement | resource | message |", "|---|---|---|---|"]
+        lines += [
+            f"| {v.policy} | {v.enforcement} | `{v.urn.rsplit('::', 1)[-1]}` | {v.message} |"
+            for v in plan.violations
+        ]
+    else:
+        lines.append("None.")
+    lines += ["", "## Stack outputs", "", "| output | value |", "|---|---|"]
+    lines += [f"| {k} | `{json.dumps(v)}` |" for k, v in sorted(plan.run.outputs.items())]
+    return "\n".join(lines) + "\n"

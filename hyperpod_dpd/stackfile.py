@@ -1,0 +1,109 @@
+"""Reading Pulumi.yaml and Pulumi.<stack>.yaml the way the Pulumi CLI does, without the CLI.
+
+The result is the config map the CLI would hand the program: full keys -> text (objects as
+JSON), project defaults from Pulumi.yaml under the stack's own values. Values stored as
+`secure:` cannot be decrypted offline; they become secrets whose value is "[secret]".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from infra.config import PROJECT, ConfigError, ConfigProblem
+
+SECRET_PLACEHOLDER = "[secret]"
+
+
+@dataclass(frozen=True)
+class StackFile:
+    project: str
+    stack: str
+    path: Path
+    config: dict[str, str]  # what the program receives
+    secret_keys: list[str]
+
+
+def available_stacks(project_dir: Path) -> list[str]:
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = ConfigProblem(
+            str(path.name), f"invalid YAML{where}", "a YAML mapping", "fix the YAML syntax"
+        )
+        raise ConfigError([problem], source=path.name) from None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            [ConfigProblem(path.name, data, "a YAML mapping", "start the file with 'config:'")],
+            source=path.name,
+        )
+    return data
+
+
+def _full_key(project: str, key: str) -> str:
+    return key if ":" in key else f"{project}:{key}"
+
+
+def _hide_secure(value: Any) -> tuple[Any, bool]:
+    """Replace every `{secure: ...}` leaf with the placeholder; report whether one was found."""
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            return SECRET_PLACEHOLDER, True
+        found = False
+        out = {}
+        for k, v in value.items():
+            out[k], hit = _hide_secure(v)
+            found = found or hit
+        return out, found
+    if isinstance(value, list):
+        items = [_hide_secure(v) for v in value]
+        return [v for v, _ in items], any(hit for _, hit in items)
+    return value, False
+
+
+def as_config_text(value: Any) -> str:
+    """The text form Pulumi passes to programs: strings as-is, everything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def load_stack(project_dir: Path, stack: str) -> StackFile:
+    project_file = project_dir / "Pulumi.yaml"
+    project_doc = _read_yaml(project_file)
+    project = str(project_doc.get("name", PROJECT))
+    stack_path = project_dir / f"Pulumi.{stack}.yaml"
+    if not stack_path.exists():
+        known = ", ".join(available_stacks(project_dir)) or "none"
+        problem = ConfigProblem(
+            "--stack",
+            stack,
+            f"a stack with a Pulumi.<stack>.yaml file here (found: {known})",
+            f"create Pulumi.{stack}.yaml (copy Pulumi.dev.yaml) or pick one of: {known}",
+        )
+        raise ConfigError([problem], source="stack selection")
+
+    values: dict[str, Any] = {}
+    for key, decl in (project_doc.get("config") or {}).items():
+        full = _full_key(project, key)
+        if isinstance(decl, dict) and ("default" in decl or "value" in decl):
+            values[full] = decl.get("value", decl.get("default"))
+        elif not isinstance(decl, dict):
+            values[full] = decl  # shorthand `key: value`
+
+    secret_keys: set[str] = set()
+    for key, value in (_read_yaml(stack_path).get("config") or {}).items():
+        full = _full_key(project, key)
+        values[full], secret = _hide_secure(value)
+        if secret:
+            secret_keys.add(full)
+    config = {k: as_config_text(v) for k, v in values.items() if v is not None}
+    return StackFile(project, stack, stack_path, config, sorted(secret_keys))

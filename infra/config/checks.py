@@ -1,0 +1,132 @@
+"""Cross-field checks of the stack configuration (pure functions of StackSettings).
+
+Single-field rules (types, enums, patterns, bounds) live on the model. What lives here needs two
+keys at once. Deployment policies (DPD instance types, buffer sizing, security) are not config
+errors; they are in policies/rules/ and run in the plan and the CrossGuard pack.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from infra.config.errors import MISSING, ConfigProblem, full_key, set_fix
+from infra.config.model import StackSettings
+from infra.regions import az_id_in_region, az_id_prefix
+
+_HF_SOURCE = re.compile(r"^hf://[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_S3_SOURCE = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$")
+_COMMIT_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+MIN_VPC_PREFIX, MAX_VPC_PREFIX = 16, 20
+
+
+def check_settings(s: StackSettings) -> list[ConfigProblem]:
+    return [*_check_zones(s), *_check_vpc(s), *_check_groups(s), *_check_checkpoint(s)]
+
+
+def _check_zones(s: StackSettings) -> list[ConfigProblem]:
+    problems = []
+    prefix = az_id_prefix(s.region)
+    if not az_id_in_region(s.availability_zone_id, s.region):
+        key = full_key(("availabilityZoneId",))
+        problems.append(
+            ConfigProblem(
+                key,
+                s.availability_zone_id,
+                f"an AZ ID of aws:region {s.region} ({prefix}-azN)",
+                "use the AZ ID where your GPU capacity (training plan, ODCR) is; "
+                + set_fix(key, prefix + "-az1"),
+            )
+        )
+    ids = s.network.control_plane_az_ids
+    key = full_key(("network", "controlPlaneAzIds"))
+    wrong = [az for az in ids if not az_id_in_region(az, s.region)]
+    if wrong:
+        problems.append(
+            ConfigProblem(key, ids, f"AZ IDs of aws:region {s.region} ({prefix}-azN)", set_fix(key))
+        )
+    if len(set(ids)) < 2 or len(set(ids)) != len(ids):
+        example = sorted({f"{prefix}-az1", f"{prefix}-az2"})
+        problems.append(
+            ConfigProblem(
+                key,
+                ids,
+                "at least two distinct AZ IDs (EKS requires subnets in two AZs)",
+                set_fix(key, example),
+            )
+        )
+    return problems
+
+
+def _check_vpc(s: StackSettings) -> list[ConfigProblem]:
+    key = full_key(("network", "vpcCidr"))
+    try:
+        net = ipaddress.IPv4Network(s.network.vpc_cidr)
+    except ValueError as exc:
+        return [
+            ConfigProblem(key, s.network.vpc_cidr, f"a valid IPv4 network ({exc})", set_fix(key))
+        ]
+    if not (MIN_VPC_PREFIX <= net.prefixlen <= MAX_VPC_PREFIX) or not net.is_private:
+        allowed = f"a private (RFC 1918) network from /{MIN_VPC_PREFIX} to /{MAX_VPC_PREFIX}"
+        return [ConfigProblem(key, s.network.vpc_cidr, allowed, set_fix(key, "10.0.0.0/16"))]
+    return []
+
+
+def _check_groups(s: StackSettings) -> list[ConfigProblem]:
+    key = full_key(("instanceGroups",))
+    needed = ["system", "prefill", "decode"] if s.endpoint.mode == "dpd" else ["system"]
+    problems = []
+    for role in needed:
+        if not s.groups_with_role(role):
+            why = {
+                "system": "the operators need x86_64 nodes outside the GPU groups",
+                "prefill": "endpoint.mode dpd needs prefill nodes",
+                "decode": "endpoint.mode dpd needs decode nodes",
+            }[role]
+            problems.append(
+                ConfigProblem(
+                    key,
+                    sorted(s.instance_groups),
+                    f"at least one group with role '{role}' ({why})",
+                    f"add one: pulumi config set --path '{key}.{role}.role' {role} (and its "
+                    "instanceType and instanceCount)",
+                )
+            )
+    if s.endpoint.mode == "colocated" and not s.gpu_groups:
+        problems.append(
+            ConfigProblem(
+                key,
+                sorted(s.instance_groups),
+                "at least one GPU group (role prefill or decode) to run the colocated workers",
+                f"add one: pulumi config set --path '{key}.gpu.role' decode",
+            )
+        )
+    return problems
+
+
+def _check_checkpoint(s: StackSettings) -> list[ConfigProblem]:
+    c = s.checkpoint
+    source_key, revision_key = (
+        full_key(("checkpoint", "source")),
+        full_key(("checkpoint", "revision")),
+    )
+    if c.source.startswith("hf://"):
+        if not _HF_SOURCE.match(c.source):
+            return [ConfigProblem(source_key, c.source, "hf://<org>/<model>", set_fix(source_key))]
+        if c.revision is None or not _COMMIT_SHA.match(c.revision):
+            return [
+                ConfigProblem(
+                    revision_key,
+                    c.revision if c.revision is not None else MISSING,
+                    "a 40-hex commit SHA for hf:// sources (a branch such as 'main' can move)",
+                    f"copy the commit from the model page's 'Files and versions' history: "
+                    f"{set_fix(revision_key)}",
+                )
+            ]
+    elif c.source.startswith("s3://") and not _S3_SOURCE.match(c.source):
+        return [ConfigProblem(source_key, c.source, "s3://<bucket>/<prefix>", set_fix(source_key))]
+    elif "://" in c.source and not c.source.startswith(("hf://", "s3://")):
+        allowed = "hf://<org>/<model>, s3://<bucket>/<prefix> or a local directory"
+        return [ConfigProblem(source_key, c.source, allowed, set_fix(source_key))]
+    return []

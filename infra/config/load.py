@@ -1,0 +1,106 @@
+"""Reading the stack configuration once, into a frozen StackConfig."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+from pulumi.runtime import config as runtime_config
+from pydantic import ValidationError
+
+from infra.config.checks import check_settings
+from infra.config.errors import ConfigError, ConfigProblem, problems_from_validation, set_fix
+from infra.config.model import OBJECT_KEYS, PROJECT, SECRET_KEYS, StackSettings
+
+_HF_TOKEN = f"{PROJECT}:hfToken"
+_FIELD_KEYS = frozenset(f.alias for f in StackSettings.model_fields.values()) - {"region"}
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """What components receive: validated settings plus the secrets as Pulumi secret Outputs."""
+
+    settings: StackSettings
+    hf_token: pulumi.Output[str] | None
+    project: str
+    stack: str
+
+
+def parse_settings(raw: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> StackSettings:
+    """Validate full-key config values (objects already decoded) into StackSettings.
+
+    Pure: the plan, the tests and the program all go through here. Raises ConfigError listing
+    every problem at once, so a user fixes the stack file in one pass.
+    """
+    problems: list[ConfigProblem] = []
+    values: dict[str, Any] = {}
+    if "aws:region" in raw:
+        values["region"] = raw["aws:region"]
+    for key, value in raw.items():
+        namespace, _, name = key.partition(":")
+        if namespace != PROJECT:
+            continue  # aws:, kubernetes:, pulumi: ... belong to providers
+        if name in SECRET_KEYS:
+            # Pulumi.yaml declares an empty default: "" means "not set".
+            if value not in ("", None) and key not in set(secret_keys):
+                problems.append(
+                    ConfigProblem(
+                        key,
+                        "[plaintext value hidden]",
+                        "a Pulumi secret (stored encrypted in the stack file)",
+                        f"pulumi config set --secret {key} <value>",
+                    )
+                )
+            continue
+        if name not in _FIELD_KEYS:
+            shown = "[secret]" if key in set(secret_keys) else value
+            problems.append(_unknown_key(key, name, shown))
+            continue
+        values[name] = value
+    try:
+        settings = StackSettings.model_validate(values)
+    except ValidationError as exc:
+        raise ConfigError(problems + problems_from_validation(exc)) from None
+    problems += check_settings(settings)
+    if problems:
+        raise ConfigError(problems)
+    return settings
+
+
+def _unknown_key(key: str, name: str, value: Any) -> ConfigProblem:
+    known = sorted(_FIELD_KEYS | SECRET_KEYS)
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean '{PROJECT}:{close[0]}'? " if close else ""
+    return ConfigProblem(
+        key,
+        value,
+        "keys " + ", ".join(f"{PROJECT}:{k}" for k in known),
+        f"{hint}Remove it: pulumi config rm {key}",
+    )
+
+
+def decode_runtime_value(key: str, text: Any) -> Any:
+    """Pulumi hands every config value to the program as text; objects arrive as JSON."""
+    name = key.partition(":")[2]
+    if key.startswith(f"{PROJECT}:") and name in OBJECT_KEYS and isinstance(text, str):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise ConfigError(
+                [ConfigProblem(key, text, "a mapping (a YAML object)", set_fix(key))]
+            ) from None
+    return text
+
+
+def load_stack_config() -> StackConfig:
+    """Read and validate all config of the running Pulumi program (real engine or mocks)."""
+    keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
+    raw = {k: decode_runtime_value(k, runtime_config.get_config(k)) for k in sorted(keys)}
+    secret = {k for k in keys if runtime_config.is_config_secret(k)}
+    settings = parse_settings(raw, secret)
+    hf_token = pulumi.Config(PROJECT).get_secret("hfToken") if raw.get(_HF_TOKEN) else None
+    return StackConfig(settings, hf_token, pulumi.get_project(), pulumi.get_stack())

@@ -1,0 +1,300 @@
+"""The typed stack configuration: every user-facing key, its type, default and meaning.
+
+This module is the single description of the `hyperpod-dpd:` config namespace. `Pulumi.yaml`
+declares the same keys (a test keeps the two in sync) and the README's reference table is made
+from the field descriptions. Models are frozen: config flows one way, stack YAML -> StackConfig
+-> components -> resources.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, get_origin
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic.alias_generators import to_camel
+
+from infra.regions import AZ_ID_PATTERN, REGION_PATTERN
+from infra.units import BYTE_SIZE_FORMS, parse_byte_size
+
+PROJECT = "hyperpod-dpd"
+
+AzId = Annotated[str, StringConstraints(pattern=AZ_ID_PATTERN)]
+Cidr = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}$")]
+RoleArn = Annotated[str, StringConstraints(pattern=r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/.+$")]
+# DNS-1123 label: Kubernetes namespaces and the names the operator derives Deployments from.
+DnsLabel = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")]
+# HyperPod's ClusterInstanceGroupSpecification.InstanceGroupName (botocore sagemaker model).
+GroupName = Annotated[
+    str, StringConstraints(pattern=r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$", max_length=63)
+]
+InstanceType = Annotated[str, StringConstraints(pattern=r"^ml\.[a-z0-9-]+\.[0-9]*x?large$")]
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+DEFAULT_IMAGE = "public.ecr.aws/deep-learning-containers/vllm:server-hyperpod-cuda-v1.1"
+DEFAULT_PD_BUFFER_SIZE = 8 * 2**30
+
+
+def _env_value(value: Any) -> Any:
+    """Kubernetes env values are strings; YAML turns `0` and `False` into other types.
+
+    `PYTHONHASHSEED: 0` and `LMCACHE_SAVE_DECODE_CACHE: False` mean the strings "0" and "False"
+    (the values the DPD docs use), so plain scalars are turned into their Python text.
+    """
+    if isinstance(value, bool | int | float):
+        return str(value)
+    return value
+
+
+def _byte_size(value: Any) -> int:
+    if isinstance(value, int | str) and not isinstance(value, bool):
+        return parse_byte_size(value)
+    raise ValueError(BYTE_SIZE_FORMS)
+
+
+EnvValue = Annotated[str, BeforeValidator(_env_value)]
+ByteSize = Annotated[int, BeforeValidator(_byte_size)]
+
+
+class _Model(BaseModel):
+    # extra="forbid": an unknown (usually misspelt) key is an error, never silently ignored.
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+    )
+
+
+class NetworkConfig(_Model):
+    vpc_cidr: Cidr = Field(
+        "10.0.0.0/16",
+        description="IPv4 CIDR of the VPC, a /16 to /20. The GPU subnet takes a quarter of it.",
+    )
+    control_plane_az_ids: list[AzId] = Field(
+        description="AZ IDs (at least two, distinct) for the EKS control-plane and system "
+        "subnets. May include availabilityZoneId.",
+    )
+    nat_gateways: Literal["single", "perAz"] = Field(
+        "single",
+        description="'single': one NAT gateway, in the GPU AZ (cheapest); 'perAz': one per AZ "
+        "(survives an AZ outage).",
+    )
+
+
+class EksConfig(_Model):
+    kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]{2}$")] = Field(
+        "1.33",
+        description="EKS Kubernetes version, pinned. 1.33: the HyperPod dependencies chart's "
+        "mpi-operator CRD fails on >= 1.34.",
+    )
+    public_access_cidrs: list[Cidr] = Field(
+        default_factory=list,
+        description="CIDRs allowed to reach the public EKS API endpoint. Empty: the endpoint "
+        "is private only.",
+    )
+    admin_role_arns: list[RoleArn] = Field(
+        default_factory=list,
+        description="IAM role ARNs given cluster-admin through EKS access entries.",
+    )
+
+
+class InstanceGroupConfig(_Model):
+    instance_type: InstanceType = Field(description="HyperPod instance type, e.g. ml.p5.48xlarge.")
+    instance_count: int = Field(ge=0, description="Number of instances in the group.")
+    role: Literal["prefill", "decode", "system"] = Field(
+        description="What runs on the group: 'prefill' or 'decode' DPD workers (GPU, EFA, in "
+        "availabilityZoneId), or 'system' (operators; x86_64)."
+    )
+    training_plan_arn: (
+        Annotated[
+            str,
+            StringConstraints(
+                pattern=r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:[0-9]{12}:training-plan/.+$"
+            ),
+        ]
+        | None
+    ) = Field(None, description="SageMaker training plan that reserves the group's capacity.")
+    ebs_volume_size_gb: int = Field(
+        500, ge=1, le=16384, description="Extra EBS volume per instance, in GB."
+    )
+
+
+class InferenceOperatorConfig(_Model):
+    version: Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+(\.[0-9]+)?$")] = Field(
+        "3.3", description="HyperPod Inference Operator version; DPD needs 3.2 or newer."
+    )
+    addon_version: Annotated[
+        str, StringConstraints(pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$")
+    ] = Field(
+        "v1.4.0-eksbuild.1",
+        description="Version of the amazon-sagemaker-hyperpod-inference EKS add-on "
+        "(v1.4.0 carries operator 3.3).",
+    )
+
+
+class ObservabilityConfig(_Model):
+    enabled: bool = Field(
+        True,
+        description="Install Amazon Managed Prometheus/Grafana and the HyperPod observability "
+        "add-on.",
+    )
+
+
+class CheckpointConfig(_Model):
+    source: str = Field(
+        "hf://meta-llama/Llama-3.3-70B-Instruct",
+        min_length=1,
+        description="Where the model comes from: hf://org/model, s3://bucket/prefix, or a local "
+        "directory.",
+    )
+    revision: str | None = Field(
+        None,
+        description="Source revision. For hf:// sources a 40-hex commit SHA (required: a branch "
+        "name can move under a running endpoint).",
+    )
+    prefix: str | None = Field(
+        None,
+        description="Key prefix in the model bucket. Default: models/<org>/<model>/<revision>, so "
+        "a new revision never overwrites a served one.",
+    )
+    bucket_name: (
+        Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")] | None
+    ) = Field(None, description="Model bucket name. Default: generated by Pulumi.")
+
+    @property
+    def effective_prefix(self) -> str:
+        """Where the checkpoint lands in the bucket, without leading or trailing '/'."""
+        if self.prefix:
+            return self.prefix.strip("/")
+        if self.source.startswith("hf://"):
+            name = self.source.removeprefix("hf://")
+        else:
+            name = self.source.rstrip("/").rsplit("/", 1)[-1] or "model"
+        return "/".join(p for p in ("models", name, self.revision) if p)
+
+
+class RoleConfig(_Model):
+    replicas: int = Field(1, ge=1, description="Worker replicas of the role.")
+    args: list[str] = Field(
+        default_factory=list,
+        description="Extra vLLM flags for the role (replace the same flag in the shared args).",
+    )
+    max_num_seqs: int = Field(ge=1, description="vLLM --max-num-seqs for the role.")
+
+
+class PrefillConfig(RoleConfig):
+    max_num_seqs: int = Field(16, ge=1, description="vLLM --max-num-seqs on the prefiller.")
+
+
+class DecodeConfig(RoleConfig):
+    max_num_seqs: int = Field(32, ge=1, description="vLLM --max-num-seqs on the decoder.")
+
+
+class EndpointConfig(_Model):
+    name: DnsLabel = Field(
+        "llama-3-3-70b", description="InferenceEndpointConfig name (a DNS-1123 label)."
+    )
+    namespace: DnsLabel = Field("default", description="Kubernetes namespace of the endpoint.")
+    mode: Literal["dpd", "colocated"] = Field(
+        "dpd",
+        description="'dpd': disaggregated prefill and decode (pdSpec); 'colocated': one worker "
+        "pool, the A/B baseline and rollback path.",
+    )
+    model: str = Field(
+        "llama-3.3-70b",
+        min_length=1,
+        description="Model used for sizing: a built-in catalog name or a path to a Hugging Face "
+        "config.json.",
+    )
+    image: str = Field(
+        DEFAULT_IMAGE,
+        min_length=1,
+        description="Worker image (vLLM + LMCache + NIXL + EFA libfabric), same for both roles.",
+    )
+    tensor_parallel_size: int = Field(8, ge=1, description="vLLM --tensor-parallel-size.")
+    max_model_len: int = Field(16384, ge=1, description="vLLM --max-model-len, in tokens.")
+    gpu_memory_utilization: float = Field(
+        0.75, gt=0, le=1, description="vLLM --gpu-memory-utilization (0 < x <= 1)."
+    )
+    routing_threshold: int = Field(
+        4096,
+        ge=0,
+        description="Prompts longer than this many tokens take the disaggregated path.",
+    )
+    routing_strategy: Literal["prefixaware", "kvaware", "session", "roundrobin"] = Field(
+        "prefixaware", description="How the router picks a prefiller."
+    )
+    pd_buffer_size: ByteSize = Field(
+        DEFAULT_PD_BUFFER_SIZE,
+        description="PD_BUFFER_SIZE: decoder GPU buffer for incoming KV per TP rank, in bytes "
+        "or as '8GiB'.",
+    )
+    prefill: PrefillConfig = Field(default_factory=PrefillConfig)
+    decode: DecodeConfig = Field(default_factory=DecodeConfig)
+    environment_variables: dict[EnvName, EnvValue] = Field(
+        default_factory=dict,
+        description="Extra environment variables for both roles; override the DPD defaults.",
+    )
+    expected_prompt_tokens: int | None = Field(
+        None, ge=1, description="Typical prompt length, for PD buffer sizing checks."
+    )
+    expected_in_flight_transfers: int | None = Field(
+        None, ge=1, description="KV transfers expected in flight at once, for PD buffer sizing."
+    )
+
+
+class StackSettings(_Model):
+    """Every plain (non-secret) key of the `hyperpod-dpd:` namespace, plus `aws:region`."""
+
+    region: Annotated[str, StringConstraints(pattern=REGION_PATTERN)] = Field(
+        description="aws:region: the Region of the cluster and the model bucket."
+    )
+    availability_zone_id: AzId = Field(
+        description="The one AZ ID (e.g. use2-az2) of all GPU capacity: prefill and decode "
+        "groups, their subnet and the endpoint's topology."
+    )
+    network: NetworkConfig = Field(
+        description="VPC layout: vpcCidr, controlPlaneAzIds (required), natGateways."
+    )
+    eks: EksConfig = Field(
+        default_factory=EksConfig,
+        description="EKS control plane: kubernetesVersion, publicAccessCidrs, adminRoleArns.",
+    )
+    instance_groups: dict[GroupName, InstanceGroupConfig] = Field(
+        description="HyperPod instance groups keyed by name (stable addresses)."
+    )
+    inference_operator: InferenceOperatorConfig = Field(
+        default_factory=InferenceOperatorConfig,
+        description="HyperPod Inference Operator: version and the EKS add-on version carrying it.",
+    )
+    observability: ObservabilityConfig = Field(
+        default_factory=ObservabilityConfig,
+        description="Metrics and dashboards (TTFT, TPOT, KV transfer time): enabled.",
+    )
+    checkpoint: CheckpointConfig = Field(
+        default_factory=CheckpointConfig,
+        description="Model checkpoint staged into S3: source, revision, prefix, bucketName.",
+    )
+    endpoint: EndpointConfig = Field(
+        default_factory=EndpointConfig,
+        description="The InferenceEndpointConfig: mode (dpd|colocated), model, image, vLLM and "
+        "routing settings, PD buffer, per-role prefill/decode settings.",
+    )
+
+    def groups_with_role(self, role: str) -> dict[str, InstanceGroupConfig]:
+        return {name: g for name, g in self.instance_groups.items() if g.role == role}
+
+    @property
+    def gpu_groups(self) -> dict[str, InstanceGroupConfig]:
+        return {n: g for n, g in self.instance_groups.items() if g.role in ("prefill", "decode")}
+
+
+def _is_object(annotation: Any) -> bool:
+    return get_origin(annotation) is dict or (
+        isinstance(annotation, type) and issubclass(annotation, BaseModel)
+    )
+
+
+# Top-level keys whose values are YAML objects (Pulumi hands them to the program as JSON text).
+OBJECT_KEYS = frozenset(
+    f.alias for f in StackSettings.model_fields.values() if _is_object(f.annotation)
+)
+# Keys that must be Pulumi secrets; they never enter StackSettings.
+SECRET_KEYS = frozenset({"hfToken"})

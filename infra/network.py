@@ -1,0 +1,182 @@
+"""VPC for a HyperPod EKS cluster: one GPU subnet in the capacity AZ, private and public subnets.
+
+All GPU capacity (prefill and decode groups) must sit in one Availability Zone for EFA RDMA, so
+the GPU subnet is a single subnet in `availabilityZoneId` (field-problems.md rows 1 and 3). The
+EKS control plane needs subnets in two or more AZs: those are the private subnets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+
+from infra.subnets import SubnetPlan, plan_subnets
+
+
+@dataclass(frozen=True)
+class NetworkArgs:
+    vpc_cidr: str
+    gpu_az_id: str
+    control_plane_az_ids: list[str]
+    nat_gateways: str = "single"  # "single" | "perAz"
+    region: str = "us-east-2"
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+class Network(pulumi.ComponentResource):
+    """VPC, subnets, internet and NAT gateways, route tables and an S3 gateway endpoint."""
+
+    vpc_id: pulumi.Output[str]
+    gpu_subnet_id: pulumi.Output[str]
+    private_subnet_ids: pulumi.Output[list[str]]
+    public_subnet_ids: pulumi.Output[list[str]]
+
+    def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("hyperpod-dpd:infra:Network", name, None, opts)
+        self._name, self._args = name, args
+        self._plans = plan_subnets(args.vpc_cidr, args.gpu_az_id, args.control_plane_az_ids)
+
+        self.vpc = self._create_vpc()
+        self.subnets = {p.key: self._create_subnet(p) for p in self._plans}
+        self._create_public_routing()
+        self.private_route_tables = self._create_private_routing()
+        self.s3_endpoint = self._create_s3_endpoint()
+
+        self.vpc_id = self.vpc.id
+        self.gpu_subnet_id = self.subnets[f"gpu-{args.gpu_az_id}"].id
+        self.private_subnet_ids = pulumi.Output.all(*self._ids("private"))
+        self.public_subnet_ids = pulumi.Output.all(*self._ids("public"))
+        self.register_outputs(
+            {
+                "vpcId": self.vpc_id,
+                "gpuSubnetId": self.gpu_subnet_id,
+                "gpuAvailabilityZoneId": args.gpu_az_id,
+                "privateSubnetIds": self.private_subnet_ids,
+                "publicSubnetIds": self.public_subnet_ids,
+                "s3EndpointId": self.s3_endpoint.id,
+            }
+        )
+
+    def _opts(self, **kwargs) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self, **kwargs)
+
+    def _tags(self, suffix: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+        return {**self._args.tags, "Name": f"{self._name}-{suffix}", **(extra or {})}
+
+    def _ids(self, tier: str) -> list[pulumi.Output[str]]:
+        return [self.subnets[p.key].id for p in self._plans if p.tier == tier]
+
+    def _create_vpc(self) -> aws.ec2.Vpc:
+        vpc = aws.ec2.Vpc(
+            f"{self._name}-vpc",
+            cidr_block=self._args.vpc_cidr,
+            # EKS private endpoint access and VPC endpoints resolve through VPC DNS.
+            enable_dns_hostnames=True,
+            enable_dns_support=True,
+            tags=self._tags("vpc"),
+            opts=self._opts(),
+        )
+        # Adopt the default security group and leave it without rules, so nothing that
+        # falls back to it is reachable (CIS AWS 5.4).
+        aws.ec2.DefaultSecurityGroup(
+            f"{self._name}-default-sg",
+            vpc_id=vpc.id,
+            ingress=[],
+            egress=[],
+            tags=self._tags("default-sg-locked"),
+            opts=self._opts(),
+        )
+        return vpc
+
+    def _create_subnet(self, plan: SubnetPlan) -> aws.ec2.Subnet:
+        # Load balancer discovery tags of the AWS Load Balancer Controller, which the inference
+        # operator installs: public subnets for internet-facing, private for internal ALBs.
+        role = {"public": "kubernetes.io/role/elb", "private": "kubernetes.io/role/internal-elb"}
+        extra = {"hyperpod-dpd:tier": plan.tier}
+        if plan.tier in role:
+            extra[role[plan.tier]] = "1"
+        return aws.ec2.Subnet(
+            f"{self._name}-{plan.key}",
+            vpc_id=self.vpc.id,
+            cidr_block=plan.cidr,
+            availability_zone_id=plan.az_id,
+            map_public_ip_on_launch=False,
+            tags=self._tags(plan.key, extra),
+            opts=self._opts(),
+        )
+
+    def _create_public_routing(self) -> None:
+        igw = aws.ec2.InternetGateway(
+            f"{self._name}-igw", vpc_id=self.vpc.id, tags=self._tags("igw"), opts=self._opts()
+        )
+        table = aws.ec2.RouteTable(
+            f"{self._name}-public-rt",
+            vpc_id=self.vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
+            tags=self._tags("public-rt"),
+            opts=self._opts(),
+        )
+        for plan in self._plans:
+            if plan.tier == "public":
+                aws.ec2.RouteTableAssociation(
+                    f"{self._name}-{plan.key}-rta",
+                    subnet_id=self.subnets[plan.key].id,
+                    route_table_id=table.id,
+                    opts=self._opts(),
+                )
+
+    def _nat_azs(self) -> list[str]:
+        if self._args.nat_gateways == "perAz":
+            return sorted({p.az_id for p in self._plans if p.tier != "public"})
+        # One NAT gateway, in the GPU AZ: the GPU nodes pull the large images and reach the
+        # Hub, so their traffic never crosses an AZ boundary (no inter-AZ data charges).
+        return [self._args.gpu_az_id]
+
+    def _create_private_routing(self) -> dict[str, aws.ec2.RouteTable]:
+        tables = {}
+        for az in self._nat_azs():
+            eip = aws.ec2.Eip(
+                f"{self._name}-nat-eip-{az}",
+                domain="vpc",
+                tags=self._tags(f"nat-eip-{az}"),
+                opts=self._opts(),
+            )
+            nat = aws.ec2.NatGateway(
+                f"{self._name}-nat-{az}",
+                allocation_id=eip.id,
+                subnet_id=self.subnets[f"public-{az}"].id,
+                tags=self._tags(f"nat-{az}"),
+                opts=self._opts(),
+            )
+            tables[az] = aws.ec2.RouteTable(
+                f"{self._name}-private-rt-{az}",
+                vpc_id=self.vpc.id,
+                routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
+                tags=self._tags(f"private-rt-{az}"),
+                opts=self._opts(),
+            )
+        for plan in self._plans:
+            if plan.tier != "public":
+                table = tables.get(plan.az_id) or tables[self._args.gpu_az_id]
+                aws.ec2.RouteTableAssociation(
+                    f"{self._name}-{plan.key}-rta",
+                    subnet_id=self.subnets[plan.key].id,
+                    route_table_id=table.id,
+                    opts=self._opts(),
+                )
+        return tables
+
+    def _create_s3_endpoint(self) -> aws.ec2.VpcEndpoint:
+        # Model weights (~140 GB for a 70B model) load from S3: a gateway endpoint keeps that
+        # traffic off the NAT gateway (no per-GB NAT charge) and inside the Region.
+        return aws.ec2.VpcEndpoint(
+            f"{self._name}-s3",
+            vpc_id=self.vpc.id,
+            service_name=f"com.amazonaws.{self._args.region}.s3",
+            vpc_endpoint_type="Gateway",
+            route_table_ids=[t.id for t in self.private_route_tables.values()],
+            tags=self._tags("s3-endpoint"),
+            opts=self._opts(),
+        )

@@ -1,0 +1,43 @@
+"""AWS Region names and Availability Zone IDs.
+
+An AZ *ID* (``use2-az2``) names the same physical zone in every account, unlike an AZ *name*
+(``us-east-2a``), which AWS maps differently per account. Capacity reservations and training
+plans are bought in one physical zone, so the stack takes AZ IDs everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+
+# How AWS abbreviates the direction part of a Region name in its AZ IDs
+# (us-east-2 -> use2, ap-northeast-1 -> apne1, eu-central-1 -> euc1).
+_DIRECTIONS = {
+    "east": "e",
+    "west": "w",
+    "north": "n",
+    "south": "s",
+    "central": "c",
+    "northeast": "ne",
+    "northwest": "nw",
+    "southeast": "se",
+    "southwest": "sw",
+}
+REGION_PATTERN = r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]+$"
+AZ_ID_PATTERN = r"^[a-z]+[0-9]+-az[1-8]$"
+
+
+def az_id_prefix(region: str) -> str:
+    """The prefix AZ IDs of `region` carry: 'us-east-2' -> 'use2', 'us-gov-west-1' -> 'usgw1'."""
+    if not re.match(REGION_PATTERN, region):
+        raise ValueError(f"'{region}' is not an AWS Region name like 'us-east-2'")
+    parts = region.split("-")
+    geo, number = parts[0], parts[-1]
+    gov = "g" if parts[1] == "gov" else ""
+    direction = _DIRECTIONS.get(parts[-2])
+    if direction is None:
+        raise ValueError(f"'{region}' has an unknown direction '{parts[-2]}'")
+    return f"{geo}{gov}{direction}{number}"
+
+
+def az_id_in_region(az_id: str, region: str) -> bool:
+    return az_id.split("-az")[0] == az_id_prefix(region)
