@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from hyperpod_dpd.engine import ProgramRun, run_program
 from hyperpod_dpd.stackfile import StackFile, load_stack
 from infra.config import StackSettings, parse_settings
 from infra.units import format_gib
-from policies.rules import ResourceView, Violation, evaluate
+from policies.rules import ALL_RULES, ResourceView, Rule, Violation, evaluate
 
 EXIT_OK, EXIT_VIOLATION, EXIT_CONFIG = 0, 1, 2
 CLUSTER_SCOPE = "_cluster"  # not a valid namespace name, so it cannot clash with one
@@ -44,7 +45,12 @@ class Plan:
         return EXIT_VIOLATION if mandatory else EXIT_OK
 
 
-def make_plan(project_dir: Path, stack: str, out_dir: Path | None = None) -> Plan:
+def make_plan(
+    project_dir: Path,
+    stack: str,
+    out_dir: Path | None = None,
+    rules: Sequence[Rule] = ALL_RULES,
+) -> Plan:
     """Plan `stack`. Raises ConfigError on bad config (nothing is written then)."""
     stack_file = load_stack(project_dir, stack)
     decoded = {k: _decode(v) for k, v in stack_file.config.items()}
@@ -63,7 +69,7 @@ def make_plan(project_dir: Path, stack: str, out_dir: Path | None = None) -> Pla
         stack=stack_file,
         settings=settings,
         run=run,
-        violations=evaluate(views),
+        violations=evaluate(views, rules),
         manifests=kubernetes_manifests(run),
         out_dir=out_dir or project_dir / "build" / "plan" / stack,
     )

@@ -10,7 +10,7 @@ from typing import Any, get_args, get_origin
 import pulumi
 from pydantic import BaseModel, ValidationError
 
-from infra.config.model import PROJECT, StackSettings
+from infra.config.model import PATTERN_HINTS, PROJECT, StackSettings
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def _allowed(error: dict[str, Any]) -> str:
     if kind == "literal_error":
         return f"one of {ctx['expected'].replace(' or ', ', ')}"
     if kind == "string_pattern_mismatch":
-        return f"a string matching {ctx['pattern']}"
+        return PATTERN_HINTS.get(ctx["pattern"], f"a string matching {ctx['pattern']}")
     bounds = {
         "greater_than_equal": ">= {ge}",
         "greater_than": "> {gt}",

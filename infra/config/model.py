@@ -18,17 +18,48 @@ from infra.units import BYTE_SIZE_FORMS, parse_byte_size
 
 PROJECT = "hyperpod-dpd"
 
-AzId = Annotated[str, StringConstraints(pattern=AZ_ID_PATTERN)]
-Cidr = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}$")]
-RoleArn = Annotated[str, StringConstraints(pattern=r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/.+$")]
+# Patterns and how error messages describe them to users.
+CIDR_PATTERN = r"^[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}$"
+ROLE_ARN_PATTERN = r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/.+$"
+DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+GROUP_NAME_PATTERN = r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"
+INSTANCE_TYPE_PATTERN = r"^ml\.[a-z0-9-]+\.[0-9]*x?large$"
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+K8S_VERSION_PATTERN = r"^1\.[0-9]{2}$"
+OPERATOR_VERSION_PATTERN = r"^[0-9]+\.[0-9]+(\.[0-9]+)?$"
+ADDON_VERSION_PATTERN = r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$"
+TRAINING_PLAN_PATTERN = r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:[0-9]{12}:training-plan/.+$"
+BUCKET_PATTERN = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
+PATTERN_HINTS = {
+    REGION_PATTERN: "an AWS Region name such as us-east-2",
+    AZ_ID_PATTERN: "an AZ ID such as use2-az2 (not an AZ name such as us-east-2a)",
+    CIDR_PATTERN: "an IPv4 CIDR such as 10.0.0.0/16",
+    ROLE_ARN_PATTERN: "an IAM role ARN such as arn:aws:iam::111122223333:role/Admin",
+    DNS_LABEL_PATTERN: "a DNS-1123 label such as llama-70b (lowercase, digits, '-'; <= 63)",
+    GROUP_NAME_PATTERN: "letters, digits and '-', at most 63, starting with a letter or digit",
+    INSTANCE_TYPE_PATTERN: "a SageMaker instance type such as ml.p5.48xlarge",
+    ENV_NAME_PATTERN: "an environment variable name (letters, digits, '_') such as HF_HOME",
+    K8S_VERSION_PATTERN: 'a Kubernetes minor version such as "1.33" (quoted in YAML)',
+    OPERATOR_VERSION_PATTERN: 'a version such as "3.3" (quoted in YAML)',
+    ADDON_VERSION_PATTERN: "an EKS add-on version such as v1.4.0-eksbuild.1",
+    TRAINING_PLAN_PATTERN: "a training plan ARN such as arn:aws:sagemaker:...:training-plan/x",
+    BUCKET_PATTERN: "an S3 bucket name such as my-models (lowercase, digits, '.', '-')",
+}
+
+
+def _matching(pattern: str, **kwargs: Any) -> Any:
+    return StringConstraints(pattern=pattern, **kwargs)
+
+
+AzId = Annotated[str, _matching(AZ_ID_PATTERN)]
+Cidr = Annotated[str, _matching(CIDR_PATTERN)]
+RoleArn = Annotated[str, _matching(ROLE_ARN_PATTERN)]
 # DNS-1123 label: Kubernetes namespaces and the names the operator derives Deployments from.
-DnsLabel = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")]
+DnsLabel = Annotated[str, _matching(DNS_LABEL_PATTERN)]
 # HyperPod's ClusterInstanceGroupSpecification.InstanceGroupName (botocore sagemaker model).
-GroupName = Annotated[
-    str, StringConstraints(pattern=r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$", max_length=63)
-]
-InstanceType = Annotated[str, StringConstraints(pattern=r"^ml\.[a-z0-9-]+\.[0-9]*x?large$")]
-EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+GroupName = Annotated[str, _matching(GROUP_NAME_PATTERN, max_length=63)]
+InstanceType = Annotated[str, _matching(INSTANCE_TYPE_PATTERN)]
+EnvName = Annotated[str, _matching(ENV_NAME_PATTERN)]
 
 DEFAULT_IMAGE = "public.ecr.aws/deep-learning-containers/vllm:server-hyperpod-cuda-v1.1"
 DEFAULT_PD_BUFFER_SIZE = 8 * 2**30
@@ -79,7 +110,7 @@ class NetworkConfig(_Model):
 
 
 class EksConfig(_Model):
-    kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]{2}$")] = Field(
+    kubernetes_version: Annotated[str, _matching(K8S_VERSION_PATTERN)] = Field(
         "1.33",
         description="EKS Kubernetes version, pinned. 1.33: the HyperPod dependencies chart's "
         "mpi-operator CRD fails on >= 1.34.",
@@ -102,27 +133,19 @@ class InstanceGroupConfig(_Model):
         description="What runs on the group: 'prefill' or 'decode' DPD workers (GPU, EFA, in "
         "availabilityZoneId), or 'system' (operators; x86_64)."
     )
-    training_plan_arn: (
-        Annotated[
-            str,
-            StringConstraints(
-                pattern=r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:[0-9]{12}:training-plan/.+$"
-            ),
-        ]
-        | None
-    ) = Field(None, description="SageMaker training plan that reserves the group's capacity.")
+    training_plan_arn: Annotated[str, _matching(TRAINING_PLAN_PATTERN)] | None = Field(
+        None, description="SageMaker training plan that reserves the group's capacity."
+    )
     ebs_volume_size_gb: int = Field(
         500, ge=1, le=16384, description="Extra EBS volume per instance, in GB."
     )
 
 
 class InferenceOperatorConfig(_Model):
-    version: Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+(\.[0-9]+)?$")] = Field(
+    version: Annotated[str, _matching(OPERATOR_VERSION_PATTERN)] = Field(
         "3.3", description="HyperPod Inference Operator version; DPD needs 3.2 or newer."
     )
-    addon_version: Annotated[
-        str, StringConstraints(pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$")
-    ] = Field(
+    addon_version: Annotated[str, _matching(ADDON_VERSION_PATTERN)] = Field(
         "v1.4.0-eksbuild.1",
         description="Version of the amazon-sagemaker-hyperpod-inference EKS add-on "
         "(v1.4.0 carries operator 3.3).",
@@ -154,9 +177,9 @@ class CheckpointConfig(_Model):
         description="Key prefix in the model bucket. Default: models/<org>/<model>/<revision>, so "
         "a new revision never overwrites a served one.",
     )
-    bucket_name: (
-        Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")] | None
-    ) = Field(None, description="Model bucket name. Default: generated by Pulumi.")
+    bucket_name: Annotated[str, _matching(BUCKET_PATTERN)] | None = Field(
+        None, description="Model bucket name. Default: generated by Pulumi."
+    )
 
     @property
     def effective_prefix(self) -> str:
@@ -243,7 +266,7 @@ class EndpointConfig(_Model):
 class StackSettings(_Model):
     """Every plain (non-secret) key of the `hyperpod-dpd:` namespace, plus `aws:region`."""
 
-    region: Annotated[str, StringConstraints(pattern=REGION_PATTERN)] = Field(
+    region: Annotated[str, _matching(REGION_PATTERN)] = Field(
         description="aws:region: the Region of the cluster and the model bucket."
     )
     availability_zone_id: AzId = Field(

@@ -1,0 +1,164 @@
+"""The offline plan: its four outputs, manifests, secrets, policy exit codes, determinism."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+
+import pytest
+import yaml
+
+from hyperpod_dpd.engine import run_program
+from hyperpod_dpd.plan import Plan, kubernetes_manifests, make_plan, write_plan
+from infra.config import parse_settings
+from policies.rules import Finding, Rule
+from tests.conftest import ROOT, as_pulumi_config, stack_raw
+
+RESOURCE_KEYS = {"type", "name", "urn", "parent", "provider", "dependsOn", "protect", "inputs"}
+
+K8S_PROGRAM = textwrap.dedent(
+    """
+    import pulumi
+    import pulumi_kubernetes as k8s
+
+    from infra.config import load_stack_config
+
+    config = load_stack_config()
+    provider = k8s.Provider("k8s", kubeconfig="{}")
+    opts = pulumi.ResourceOptions(provider=provider)
+    k8s.core.v1.Namespace("ns", metadata={"name": "inference"}, opts=opts)
+    k8s.core.v1.Secret(
+        "hf-token",
+        metadata={"name": "hf-token", "namespace": "inference"},
+        string_data={"token": config.hf_token},
+        opts=opts,
+    )
+    pulumi.export("token", config.hf_token)
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def dev_plan(tmp_path_factory):
+    return make_plan(ROOT, "dev", tmp_path_factory.mktemp("plan") / "dev")
+
+
+def test_plan_writes_the_four_outputs(dev_plan):
+    out = dev_plan.out_dir
+    assert sorted(p.name for p in out.iterdir()) == [
+        "manifests",
+        "policy-report.json",
+        "resources.json",
+        "summary.md",
+    ]
+    assert json.loads((out / "policy-report.json").read_text()) == {"violations": []}
+    assert dev_plan.exit_code == 0
+
+
+def test_resources_json_shape(dev_plan):
+    resources = json.loads((dev_plan.out_dir / "resources.json").read_text())
+    assert len(resources) == len(dev_plan.run.resources) > 10
+    for r in resources:
+        assert RESOURCE_KEYS <= set(r)
+        assert r["urn"].startswith("urn:pulumi:dev::hyperpod-dpd::")
+    vpc = next(r for r in resources if r["type"] == "aws:ec2/vpc:Vpc")
+    assert vpc["inputs"]["cidrBlock"] == "10.0.0.0/16"  # camelCase wire names
+
+
+def test_summary_has_endpoint_resources_and_outputs(dev_plan):
+    summary = (dev_plan.out_dir / "summary.md").read_text()
+    assert "| Endpoint | llama-3-3-70b in namespace inference, mode dpd |" in summary
+    assert "| PD buffer | 8 GiB per TP rank |" in summary
+    assert "| `aws:ec2/subnet:Subnet` | 5 |" in summary
+    assert "## Policy violations (0)" in summary
+    assert "gpuAvailabilityZoneId" in summary
+
+
+def test_plans_are_deterministic(tmp_path):
+    first = make_plan(ROOT, "dev", tmp_path / "a")
+    second = make_plan(ROOT, "dev", tmp_path / "b")
+    for name in ("resources.json", "summary.md"):
+        assert (first.out_dir / name).read_text() == (second.out_dir / name).read_text()
+
+
+def _k8s_project(tmp_path, stack_text_extra: str = ""):
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    (tmp_path / "Pulumi.dev.yaml").write_text(
+        (ROOT / "Pulumi.dev.yaml").read_text() + stack_text_extra
+    )
+    (tmp_path / "__main__.py").write_text(K8S_PROGRAM)
+    return tmp_path
+
+
+def test_manifests_are_written_per_kubernetes_object(tmp_path):
+    project = _k8s_project(tmp_path, "  hyperpod-dpd:hfToken:\n    secure: v1:ENCRYPTED==\n")
+    plan = make_plan(project, "dev", tmp_path / "out")
+    files = sorted(p.name for p in (tmp_path / "out" / "manifests").iterdir())
+    assert files == ["namespace._cluster.inference.yaml", "secret.inference.hf-token.yaml"]
+    secret = yaml.safe_load((tmp_path / "out/manifests/secret.inference.hf-token.yaml").read_text())
+    assert secret["apiVersion"] == "v1" and secret["kind"] == "Secret"
+    assert secret["metadata"] == {"name": "hf-token", "namespace": "inference"}
+    assert secret["stringData"] == "[secret]"
+    assert plan.run.outputs["token"] == "[secret]"
+
+
+def test_secret_plaintext_never_reaches_any_plan_file(tmp_path):
+    token = "hf_THIS_MUST_NOT_LEAK_1234567890"
+    raw = stack_raw("dev") | {"hyperpod-dpd:hfToken": token}
+    program = _k8s_project(tmp_path) / "__main__.py"
+    secret_keys = ["hyperpod-dpd:hfToken"]
+    run = run_program(
+        program, as_pulumi_config(raw), secret_keys, project="hyperpod-dpd", stack="dev"
+    )
+    from hyperpod_dpd.stackfile import StackFile
+
+    stack_file = StackFile("hyperpod-dpd", "dev", program, as_pulumi_config(raw), secret_keys)
+    plan = Plan(
+        stack_file,
+        parse_settings(raw, secret_keys),
+        run,
+        [],
+        kubernetes_manifests(run),
+        tmp_path / "out",
+    )
+    write_plan(plan)
+    written = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert len(written) == 5  # resources.json, 2 manifests, policy report, summary
+    for path in written:
+        assert token not in path.read_text(), path
+    assert "hf_" not in json.dumps([r.to_json() for r in run.resources])
+
+
+def _flag_vpcs(level):
+    def check(resources):
+        return [Finding(r.urn, "VPC flagged by test") for r in resources if r.type.endswith(":Vpc")]
+
+    return Rule("hyperpod-dpd-test-rule", "flags every VPC", level, check)
+
+
+def test_mandatory_violation_exits_1_and_is_reported(tmp_path):
+    plan = make_plan(ROOT, "dev", tmp_path, rules=[_flag_vpcs("mandatory")])
+    assert plan.exit_code == 1
+    report = json.loads((tmp_path / "policy-report.json").read_text())
+    assert report["violations"] == [
+        {
+            "policy": "hyperpod-dpd-test-rule",
+            "enforcement": "mandatory",
+            "urn": "urn:pulumi:dev::hyperpod-dpd::hyperpod-dpd:infra:Network$aws:ec2/vpc:Vpc::network-vpc",
+            "message": "VPC flagged by test",
+        }
+    ]
+    assert "VPC flagged by test" in (tmp_path / "summary.md").read_text()
+
+
+def test_advisory_violation_keeps_exit_0(tmp_path):
+    plan = make_plan(ROOT, "dev", tmp_path, rules=[_flag_vpcs("advisory")])
+    assert plan.exit_code == 0 and len(plan.violations) == 1
+
+
+def test_stale_files_of_a_previous_plan_are_removed(tmp_path):
+    (tmp_path / "manifests").mkdir(parents=True)
+    (tmp_path / "manifests" / "old.yaml").write_text("kind: Old\n")
+    make_plan(ROOT, "dev", tmp_path)
+    assert list((tmp_path / "manifests").iterdir()) == []

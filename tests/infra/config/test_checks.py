@@ -1,0 +1,77 @@
+"""Cross-field config checks: AZs versus Region, roles present, checkpoint revision pinned."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.config import ConfigError, parse_settings
+from tests.conftest import edit
+
+NS = "hyperpod-dpd"
+
+
+def only_problem(raw) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse_settings(raw)
+    assert len(info.value.problems) == 1, info.value.problems
+    return info.value.problems[0].render()
+
+
+def test_gpu_az_must_be_in_the_region(dev_raw):
+    message = only_problem(edit(dev_raw, f"{NS}:availabilityZoneId", "use1-az2"))
+    assert message.startswith(
+        "hyperpod-dpd:availabilityZoneId: got 'use1-az2'; allowed: an AZ ID of aws:region "
+        "us-east-2 (use2-azN)."
+    )
+    assert "pulumi config set 'hyperpod-dpd:availabilityZoneId' use2-az1" in message
+
+
+def test_control_plane_azs_must_be_in_the_region(dev_raw):
+    message = only_problem(
+        edit(dev_raw, f"{NS}:network.controlPlaneAzIds", ["use2-az1", "usw2-az1"])
+    )
+    assert message.startswith("hyperpod-dpd:network.controlPlaneAzIds: got [")
+    assert "AZ IDs of aws:region us-east-2" in message
+
+
+@pytest.mark.parametrize("ids", [["use2-az1"], ["use2-az1", "use2-az1"]])
+def test_control_plane_needs_two_distinct_azs(dev_raw, ids):
+    message = only_problem(edit(dev_raw, f"{NS}:network.controlPlaneAzIds", ids))
+    assert "at least two distinct AZ IDs" in message
+    assert '["use2-az1", "use2-az2"]' in message
+
+
+@pytest.mark.parametrize("cidr", ["10.0.0.0/8", "10.0.0.0/24", "8.8.0.0/16", "10.0.0.1/16"])
+def test_vpc_cidr_size_and_range(dev_raw, cidr):
+    message = only_problem(edit(dev_raw, f"{NS}:network.vpcCidr", cidr))
+    assert message.startswith(f"hyperpod-dpd:network.vpcCidr: got '{cidr}'")
+
+
+@pytest.mark.parametrize("role", ["prefill", "decode", "system"])
+def test_dpd_needs_every_role(dev_raw, role):
+    edit(dev_raw, f"{NS}:instanceGroups.{role}")
+    message = only_problem(dev_raw)
+    assert message.startswith("hyperpod-dpd:instanceGroups: got [")
+    assert f"at least one group with role '{role}'" in message
+
+
+def test_colocated_needs_only_a_gpu_group_and_system(dev_raw):
+    edit(dev_raw, f"{NS}:endpoint.mode", "colocated")
+    edit(dev_raw, f"{NS}:instanceGroups.prefill")
+    assert parse_settings(dev_raw).endpoint.mode == "colocated"
+    edit(dev_raw, f"{NS}:instanceGroups.decode")
+    assert "at least one GPU group" in only_problem(dev_raw)
+
+
+@pytest.mark.parametrize("revision", [None, "main", "6f6073b4"])
+def test_hf_source_needs_a_commit_sha(dev_raw, revision):
+    edit(dev_raw, f"{NS}:checkpoint.revision", revision)
+    message = only_problem(dev_raw)
+    assert message.startswith("hyperpod-dpd:checkpoint.revision: ")
+    assert "a 40-hex commit SHA for hf:// sources" in message
+
+
+@pytest.mark.parametrize("source", ["hf://meta-llama", "s3://Bad_Bucket/x", "gs://bucket/model"])
+def test_malformed_sources(dev_raw, source):
+    edit(dev_raw, f"{NS}:checkpoint.source", source)
+    assert only_problem(dev_raw).startswith(f"hyperpod-dpd:checkpoint.source: got '{source}'")

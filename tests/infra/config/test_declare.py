@@ -1,0 +1,51 @@
+"""Pulumi.yaml declares every key, with the model's types, descriptions and defaults."""
+
+from __future__ import annotations
+
+import yaml
+
+from infra.config.declare import project_config_block, render_pulumi_yaml
+from infra.config.model import StackSettings
+from tests.conftest import ROOT
+
+
+def pulumi_yaml() -> dict:
+    return yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+
+
+def test_project_file_runtime_is_pip_in_dot_venv():
+    doc = pulumi_yaml()
+    assert doc["name"] == "hyperpod-dpd"
+    assert doc["runtime"] == {
+        "name": "python",
+        "options": {"toolchain": "pip", "virtualenv": ".venv"},
+    }
+
+
+def test_every_key_is_declared_with_type_and_description():
+    declared = pulumi_yaml()["config"]
+    model_keys = {f.alias for f in StackSettings.model_fields.values()} - {"region"}
+    assert set(declared) == model_keys | {"hfToken"}
+    for key, decl in declared.items():
+        assert decl["type"] in {"string", "object"}, key
+        assert decl["description"], key
+
+
+def test_declarations_equal_the_model():
+    assert pulumi_yaml()["config"] == project_config_block()
+    text = (ROOT / "Pulumi.yaml").read_text()
+    assert render_pulumi_yaml(text) == text
+
+
+def test_declared_defaults_validate_against_the_model():
+    declared = pulumi_yaml()["config"]
+    for key, decl in declared.items():
+        if "default" in decl and decl["type"] == "object":
+            field = next(f for f in StackSettings.model_fields.values() if f.alias == key)
+            assert field.annotation.model_validate(decl["default"]) == field.get_default(
+                call_default_factory=True
+            )
+
+
+def test_hf_token_is_declared_secret():
+    assert pulumi_yaml()["config"]["hfToken"]["secret"] is True
