@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from pulumi.runtime import rpc
 
 from hyperpod_dpd.engine import SECRET, sanitize
 from hyperpod_dpd.fakes import FakeCloud, UnknownInvokeError
-from pulumi.runtime import rpc
 from tests.conftest import run_stack, stack_raw
 
 

@@ -60,7 +60,7 @@ def test_resources_json_shape(dev_plan):
     resources = json.loads((dev_plan.out_dir / "resources.json").read_text())
     assert len(resources) == len(dev_plan.run.resources) > 10
     for r in resources:
-        assert RESOURCE_KEYS <= set(r)
+        assert set(r) >= RESOURCE_KEYS
         assert r["urn"].startswith("urn:pulumi:dev::hyperpod-dpd::")
     vpc = next(r for r in resources if r["type"] == "aws:ec2/vpc:Vpc")
     assert vpc["inputs"]["cidrBlock"] == "10.0.0.0/16"  # camelCase wire names
@@ -145,7 +145,8 @@ def test_mandatory_violation_exits_1_and_is_reported(tmp_path):
         {
             "policy": "hyperpod-dpd-test-rule",
             "enforcement": "mandatory",
-            "urn": "urn:pulumi:dev::hyperpod-dpd::hyperpod-dpd:infra:Network$aws:ec2/vpc:Vpc::network-vpc",
+            "urn": "urn:pulumi:dev::hyperpod-dpd::"
+            "hyperpod-dpd:infra:Network$aws:ec2/vpc:Vpc::network-vpc",
             "message": "VPC flagged by test",
         }
     ]
