@@ -20,6 +20,7 @@ from infra.config import ConfigError
 from infra.config.declare import render_pulumi_yaml
 
 EXIT_INTERNAL = 3
+_EXTRA_COMMANDS: list = []
 
 
 def find_project_dir(start: Path) -> Path:
@@ -39,9 +40,15 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--out", type=Path, help="output directory (default build/plan/<stack>)")
     plan.add_argument("--format", choices=["text", "json"], default="text")
     plan.add_argument("--project-dir", type=Path, help="directory of Pulumi.yaml (default: found)")
+    plan.set_defaults(handler=_plan)
     gen = sub.add_parser("pulumi-yaml", help="regenerate Pulumi.yaml's config block from the model")
     gen.add_argument("--check", action="store_true", help="exit 1 if Pulumi.yaml is out of date")
     gen.add_argument("--project-dir", type=Path)
+    gen.set_defaults(handler=_pulumi_yaml)
+    # Commands of other modules: each `register(subparsers)` adds a parser whose defaults set
+    # handler=<function(args, project_dir) -> exit code>.
+    for register in _EXTRA_COMMANDS:
+        register(sub)
     return parser
 
 
@@ -49,9 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     project_dir = args.project_dir or find_project_dir(Path.cwd())
     try:
-        if args.command == "plan":
-            return _plan(args, project_dir)
-        return _pulumi_yaml(args, project_dir)
+        return args.handler(args, project_dir)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
