@@ -6,28 +6,103 @@ leaves a half-created stack.
 
 import pulumi
 
+from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.config import load_stack_config
+from infra.dependencies import HyperPodDependencies, HyperPodDependenciesArgs
+from infra.efa import EfaSecurityGroup, EfaSecurityGroupArgs
+from infra.eks import Eks, EksArgs
+from infra.hyperpod import HyperPodArgs, HyperPodCluster
+from infra.lifecycle import LifecycleScripts, LifecycleScriptsArgs
 from infra.network import Network, NetworkArgs
+from infra.placement import Placement, PlacementArgs, role_node_selector
+from infra.regions import partition_of
 from infra.tags import base_tags
 
 config = load_stack_config()
-settings = config.settings
+s = config.settings
 tags = base_tags(config.project, config.stack)
+partition = partition_of(s.region)
+cluster_name = f"{config.project}-{config.stack}"
 
 network = Network(
     "network",
     NetworkArgs(
-        vpc_cidr=settings.network.vpc_cidr,
-        gpu_az_id=settings.availability_zone_id,
-        control_plane_az_ids=list(settings.network.control_plane_az_ids),
-        nat_gateways=settings.network.nat_gateways,
-        region=settings.region,
+        vpc_cidr=s.network.vpc_cidr,
+        gpu_az_id=s.availability_zone_id,
+        control_plane_az_ids=list(s.network.control_plane_az_ids),
+        nat_gateways=s.network.nat_gateways,
+        region=s.region,
         tags=tags,
     ),
 )
+placement = Placement(
+    "placement", PlacementArgs(s.availability_zone_id, s.network.placement_group, tags)
+)
+eks = Eks(
+    "eks",
+    EksArgs(
+        cluster_name=cluster_name,
+        kubernetes_version=s.eks.kubernetes_version,
+        subnet_ids=network.private_subnet_ids,
+        public_access_cidrs=list(s.eks.public_access_cidrs),
+        admin_role_arns=list(s.eks.admin_role_arns),
+        region=s.region,
+        partition=partition,
+        tags=tags,
+    ),
+)
+efa = EfaSecurityGroup(
+    "nodes",
+    EfaSecurityGroupArgs(
+        vpc_id=network.vpc_id,
+        vpc_cidr=s.network.vpc_cidr,
+        cluster_security_group_id=eks.cluster.vpc_config.cluster_security_group_id,
+        tags=tags,
+    ),
+)
+lifecycle = LifecycleScripts("lifecycle", LifecycleScriptsArgs(tags=tags))
+models = SecureBucket(
+    "models",
+    SecureBucketArgs(
+        bucket_name=s.checkpoint.bucket_name,
+        retain_on_delete=s.checkpoint.retain_bucket_on_delete,
+        tags=tags,
+    ),
+)
+dependencies = HyperPodDependencies(
+    "dependencies",
+    HyperPodDependenciesArgs(provider=eks.provider, depends_on=list(eks.addons.values())),
+)
+hyperpod = HyperPodCluster(
+    "hyperpod",
+    HyperPodArgs(
+        cluster_name=cluster_name,
+        eks_cluster_arn=eks.cluster.arn,
+        groups=dict(s.instance_groups),
+        system_subnet_ids=network.private_subnet_ids,
+        gpu_subnet_id=network.gpu_subnet_id,
+        security_group_id=efa.id,
+        lifecycle_source_s3_uri=lifecycle.source_s3_uri,
+        lifecycle_on_create=lifecycle.on_create,
+        lifecycle_bucket_arn=lifecycle.bucket.arn,
+        model_bucket_arn=models.arn,
+        model_prefix=s.checkpoint.effective_prefix,
+        partition=partition,
+        tags=tags,
+        depends_on=[dependencies.release],
+    ),
+)
+eks.create_node_addons(hyperpod.cluster)
 
-pulumi.export("region", settings.region)
-pulumi.export("gpuAvailabilityZoneId", settings.availability_zone_id)
+pulumi.export("region", s.region)
+pulumi.export("gpuAvailabilityZoneId", s.availability_zone_id)
+pulumi.export("gpuAvailabilityZone", placement.az_name)
 pulumi.export("vpcId", network.vpc_id)
 pulumi.export("gpuSubnetId", network.gpu_subnet_id)
 pulumi.export("privateSubnetIds", network.private_subnet_ids)
+pulumi.export("eksClusterName", eks.cluster.name)
+pulumi.export("kubeconfig", eks.kubeconfig)
+pulumi.export("hyperpodClusterArn", hyperpod.arn)
+pulumi.export("modelBucket", models.name)
+pulumi.export("modelPrefix", s.checkpoint.effective_prefix)
+pulumi.export("roleNodeSelectors", {r: role_node_selector(r) for r in ("prefill", "decode")})

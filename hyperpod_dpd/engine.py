@@ -25,6 +25,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from hyperpod_dpd.fakes import FakeCloud
+from infra.charts import offline_chart_path, use_resolver
 
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"
@@ -49,6 +50,7 @@ class RecordedResource:
     retain_on_delete: bool
     custom: bool
     inputs: dict[str, Any]
+    id: str | None = None  # the (fake) provider id: lets tests follow references by id
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,6 +63,7 @@ class RecordedResource:
             "protect": self.protect,
             "retainOnDelete": self.retain_on_delete,
             "custom": self.custom,
+            "id": self.id,
             "inputs": self.inputs,
         }
 
@@ -72,6 +75,10 @@ class ProgramRun:
 
     def of_type(self, type_: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.type == type_]
+
+    def by_id(self, id_: str) -> RecordedResource:
+        (match,) = [r for r in self.resources if r.id == id_]
+        return match
 
     def named(self, name: str) -> RecordedResource:
         matches = [r for r in self.resources if r.name == name]
@@ -123,6 +130,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     retain_on_delete=bool(request.retainOnDelete),
                     custom=bool(request.custom),
                     inputs=sanitize(wire),
+                    id=response.id or None,
                 )
             )
         return response
@@ -191,7 +199,9 @@ def _run(
     if added:
         sys.path.insert(0, program_dir)  # as the Python language host does for the program
     try:
-        _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program), run_name="__main__")))
+        # Charts fetched at deploy time are not fetched offline: only their path is recorded.
+        with use_resolver(offline_chart_path):
+            _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program), run_name="__main__")))
     finally:
         if added:
             sys.path.remove(program_dir)

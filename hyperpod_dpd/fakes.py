@@ -41,6 +41,8 @@ class FakeCloud:
         return f"arn:aws:{service}:{region}:{account}:{resource}"
 
     def create(self, type_: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        if type_.startswith("pulumi:providers:"):
+            return f"{name}-provider", dict(inputs)
         if type_.startswith("kubernetes:"):
             meta = inputs.get("metadata") or {}
             ns = meta.get("namespace")
@@ -79,7 +81,88 @@ def _ec2(prefix: str, kind: str) -> Callable[[FakeCloud, str, dict[str, Any]], t
     return build
 
 
+def _autoname(name: str, inputs: dict[str, Any], key: str = "name") -> str:
+    """Pulumi's auto-naming: the logical name plus a random suffix, here a stable one."""
+    return inputs.get(key) or f"{name}-{_hex('autoname', name, n=7)}"
+
+
+def _iam_role(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+    role = _autoname(name, inputs)
+    arn = f"arn:aws:iam::{cloud.account_id}:role/{role}"
+    return role, {**inputs, "name": role, "arn": arn, "uniqueId": f"AROA{_hex(role, n=17).upper()}"}
+
+
+def _kms_key(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+    key_id = (
+        f"{_hex(name, n=8)}-{_hex(name, 'b', n=4)}-{_hex(name, 'c', n=4)}-{_hex(name, 'd', n=4)}"
+    )
+    key_id += f"-{_hex(name, 'e', n=12)}"
+    return key_id, {**inputs, "keyId": key_id, "arn": cloud.arn("kms", f"key/{key_id}")}
+
+
+def _eks_cluster(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+    cluster = _autoname(name, inputs)
+    oidc_id = _hex(cluster, "oidc", n=32).upper()
+    vpc = {**inputs.get("vpcConfig", {}), "clusterSecurityGroupId": f"sg-0{_hex(cluster, n=16)}"}
+    return cluster, {
+        **inputs,
+        "name": cluster,
+        "arn": cloud.arn("eks", f"cluster/{cluster}"),
+        "endpoint": f"https://{oidc_id}.gr7.{cloud.region}.eks.amazonaws.com",
+        "certificateAuthority": {"data": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="},
+        "identities": [
+            {"oidcs": [{"issuer": f"https://oidc.eks.{cloud.region}.amazonaws.com/id/{oidc_id}"}]}
+        ],
+        "vpcConfig": vpc,
+        "status": "ACTIVE",
+    }
+
+
+def _oidc_provider(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+    host = str(inputs.get("url", name)).removeprefix("https://")
+    arn = f"arn:aws:iam::{cloud.account_id}:oidc-provider/{host}"
+    return arn, {**inputs, "arn": arn}
+
+
+def _s3_bucket(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+    bucket = _autoname(name, inputs, key="bucket")
+    return bucket, {
+        **inputs,
+        "bucket": bucket,
+        "arn": f"arn:aws:s3:::{bucket}",
+        "bucketRegionalDomainName": f"{bucket}.s3.{cloud.region}.amazonaws.com",
+        "region": cloud.region,
+    }
+
+
+def _hyperpod_cluster(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+    cluster_id = _hex("hyperpod", name, n=12)
+    arn = cloud.arn("sagemaker", f"cluster/{cluster_id}")
+    return arn, {**inputs, "clusterArn": arn, "clusterStatus": "InService"}
+
+
+def _named(service: str, kind: str) -> Callable[[FakeCloud, str, dict[str, Any]], tuple[str, dict]]:
+    def build(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+        physical = _autoname(name, inputs)
+        return physical, {
+            **inputs,
+            "name": physical,
+            "arn": cloud.arn(service, f"{kind}/{physical}"),
+        }
+
+    return build
+
+
 _BUILDERS: dict[str, Callable[[FakeCloud, str, dict[str, Any]], tuple[str, dict]]] = {
+    "aws:iam/role:Role": _iam_role,
+    "aws:kms/key:Key": _kms_key,
+    "aws:eks/cluster:Cluster": _eks_cluster,
+    "aws:iam/openIdConnectProvider:OpenIdConnectProvider": _oidc_provider,
+    "aws:s3/bucket:Bucket": _s3_bucket,
+    "aws-native:sagemaker:Cluster": _hyperpod_cluster,
+    "aws:ec2/placementGroup:PlacementGroup": _named("ec2", "placement-group"),
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": _ec2("sgr", "security-group-rule"),
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _ec2("sgr", "security-group-rule"),
     "aws:ec2/vpc:Vpc": _ec2("vpc", "vpc"),
     "aws:ec2/subnet:Subnet": _ec2("subnet", "subnet"),
     "aws:ec2/internetGateway:InternetGateway": _ec2("igw", "internet-gateway"),
@@ -105,9 +188,32 @@ _INVOKES: dict[str, Callable[[FakeCloud, dict[str, Any]], dict[str, Any]]] = {
         "id": c.region,
         "endpoint": f"ec2.{c.region}.amazonaws.com",
     },
+    "aws:index/getAvailabilityZones:getAvailabilityZones": lambda c, args: _zones(c, args),
     "aws:index/getPartition:getPartition": lambda c, _: {
         "partition": "aws",
         "dnsSuffix": "amazonaws.com",
         "id": "aws",
     },
 }
+
+
+def _zones(cloud: FakeCloud, args: dict[str, Any]) -> dict[str, Any]:
+    """Answer getAvailabilityZones, honouring a zone-id filter as EC2 does."""
+    ids = [f"{_az_prefix(cloud.region)}-az{n}" for n in range(1, 4)]
+    for f in args.get("filters") or []:
+        if f.get("name") == "zone-id":
+            ids = [i for i in ids if i in f.get("values", [])] or [
+                v for v in f.get("values", []) if v.startswith(_az_prefix(cloud.region) + "-az")
+            ]
+    return {
+        "id": cloud.region,
+        "names": [az_name(cloud.region, i) for i in ids],
+        "zoneIds": ids,
+        "groupNames": [cloud.region] * len(ids),
+    }
+
+
+def _az_prefix(region: str) -> str:
+    from infra.regions import az_id_prefix
+
+    return az_id_prefix(region)

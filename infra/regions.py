@@ -41,3 +41,12 @@ def az_id_prefix(region: str) -> str:
 
 def az_id_in_region(az_id: str, region: str) -> bool:
     return az_id.split("-az")[0] == az_id_prefix(region)
+
+
+def partition_of(region: str) -> str:
+    """The ARN partition of `region`: aws, aws-us-gov or aws-cn."""
+    if region.startswith("us-gov-"):
+        return "aws-us-gov"
+    if region.startswith("cn-"):
+        return "aws-cn"
+    return "aws"

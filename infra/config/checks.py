@@ -13,16 +13,41 @@ import re
 from infra.config.errors import MISSING, ConfigProblem, full_key, set_fix
 from infra.config.model import StackSettings
 from infra.regions import az_id_in_region, az_id_prefix
+from infra.versions import SUPPORTED_KUBERNETES_VERSIONS
 
 _HF_SOURCE = re.compile(r"^hf://[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _S3_SOURCE = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$")
+# Graviton families carry a 'g' after the generation digit: ml.m7g, ml.c6gn, ml.r8g.
+_GRAVITON = re.compile(r"^ml\.[a-z]+[0-9]+g[a-z]*\.")
 _COMMIT_SHA = re.compile(r"^[0-9a-f]{40}$")
 
 MIN_VPC_PREFIX, MAX_VPC_PREFIX = 16, 20
 
 
 def check_settings(s: StackSettings) -> list[ConfigProblem]:
-    return [*_check_zones(s), *_check_vpc(s), *_check_groups(s), *_check_checkpoint(s)]
+    return [
+        *_check_zones(s),
+        *_check_vpc(s),
+        *_check_kubernetes(s),
+        *_check_groups(s),
+        *_check_checkpoint(s),
+    ]
+
+
+def _check_kubernetes(s: StackSettings) -> list[ConfigProblem]:
+    if s.eks.kubernetes_version in SUPPORTED_KUBERNETES_VERSIONS:
+        return []
+    key = full_key(("eks", "kubernetesVersion"))
+    supported = ", ".join(SUPPORTED_KUBERNETES_VERSIONS)
+    return [
+        ConfigProblem(
+            key,
+            s.eks.kubernetes_version,
+            f"a version with pinned EKS add-ons: {supported} (the HyperPod dependencies "
+            "chart's mpi-operator CRD fails on 1.34 and later)",
+            set_fix(key, SUPPORTED_KUBERNETES_VERSIONS[-1]),
+        )
+    ]
 
 
 def _check_zones(s: StackSettings) -> list[ConfigProblem]:
@@ -91,6 +116,18 @@ def _check_groups(s: StackSettings) -> list[ConfigProblem]:
                     f"at least one group with role '{role}' ({why})",
                     f"add one: pulumi config set --path '{key}.{role}.role' {role} (and its "
                     "instanceType and instanceCount)",
+                )
+            )
+    for name, group in s.groups_with_role("system").items():
+        if _GRAVITON.match(group.instance_type):
+            group_key = f"{key}.{name}.instanceType"
+            problems.append(
+                ConfigProblem(
+                    group_key,
+                    group.instance_type,
+                    "an x86_64 instance type for the system group (the inference operator's "
+                    "images are amd64 only)",
+                    set_fix(group_key, "ml.m5.4xlarge"),
                 )
             )
     if s.endpoint.mode == "colocated" and not s.gpu_groups:

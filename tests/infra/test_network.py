@@ -84,10 +84,15 @@ def test_vpc_dns_and_cidr(dev):
         )
 
 
-def test_children_are_parented_and_named_after_the_component(dev):
+def test_every_ec2_networking_resource_belongs_to_the_component(dev):
     (component,) = dev.of_type("hyperpod-dpd:infra:Network")
     children = [r for r in dev.resources if r.parent == component.urn]
-    assert len(children) == len(dev.resources) - 1
+    networking = [
+        r
+        for r in dev.resources
+        if r.type.startswith("aws:ec2/") and "/securityGroup:" not in r.type
+    ]
+    assert sorted(r.urn for r in children) == sorted(r.urn for r in networking)
     assert all(r.name.startswith("network-") for r in children)
 
 

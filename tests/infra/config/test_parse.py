@@ -113,7 +113,7 @@ BAD_VALUES = [
     (f"{NS}:eks.publicAccessCidrs", ["everyone"], "such as"),
     (f"{NS}:eks.adminRoleArns", ["admin"], "such as"),
     (f"{NS}:instanceGroups.prefill.instanceType", "p5.48xlarge", "such as"),
-    (f"{NS}:instanceGroups.prefill.instanceCount", -1, ">= 0"),
+    (f"{NS}:instanceGroups.prefill.instanceCount", 0, ">= 1"),
     (f"{NS}:instanceGroups.prefill.instanceCount", "two", "a whole number"),
     (f"{NS}:instanceGroups.decode.role", "decoder", "one of 'prefill', 'decode', 'system'"),
     (f"{NS}:instanceGroups.decode.trainingPlanArn", "plan-1", "such as"),

@@ -1,0 +1,71 @@
+"""Where GPU capacity lives: one AZ, resolved from its ID, and an optional placement group.
+
+Everything that places GPU work (the GPU subnet, the HyperPod groups, the endpoint's
+`pdSpec.topologySpec`) derives from the one `availabilityZoneId`, so placement cannot drift
+across AZs (field-problems.md rows 1 and 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+
+ROLE_LABEL = "hyperpod-dpd/role"
+GROUP_LABEL = "hyperpod-dpd/instance-group"
+
+
+def role_node_selector(role: str) -> dict[str, str]:
+    """The nodeSelector that lands a pod on the nodes of `role` (prefill, decode, system)."""
+    return {ROLE_LABEL: role}
+
+
+@dataclass(frozen=True)
+class PlacementArgs:
+    az_id: str
+    placement_group: bool = False
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+class Placement(pulumi.ComponentResource):
+    az_id: str
+    az_name: pulumi.Output[str]
+    placement_group_name: pulumi.Output[str] | None
+
+    def __init__(self, name: str, args: PlacementArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("hyperpod-dpd:infra:Placement", name, None, opts)
+        self.az_id = args.az_id
+        # AZ names differ per account (use2-az2 may be us-east-2b here, us-east-2c elsewhere):
+        # ask EC2, never guess.
+        zones = aws.get_availability_zones_output(
+            filters=[{"name": "zone-id", "values": [args.az_id]}],
+            opts=pulumi.InvokeOutputOptions(parent=self),
+        )
+        self.az_name = zones.names.apply(lambda names: _single(names, args.az_id))
+        self.placement_group_name = None
+        if args.placement_group:
+            group = aws.ec2.PlacementGroup(
+                f"{name}-cluster-pg",
+                strategy="cluster",
+                tags=args.tags,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            self.placement_group_name = group.name
+        self.register_outputs(
+            {
+                "azId": args.az_id,
+                "azName": self.az_name,
+                "placementGroup": self.placement_group_name,
+            }
+        )
+
+
+def _single(names: list[str], az_id: str) -> str:
+    if len(names) != 1:
+        raise pulumi.RunError(
+            f"hyperpod-dpd:availabilityZoneId: EC2 reports {len(names)} zones for AZ ID "
+            f"'{az_id}' in this Region; use an AZ ID listed by "
+            "`aws ec2 describe-availability-zones --query 'AvailabilityZones[].ZoneId'`"
+        )
+    return names[0]

@@ -1,0 +1,50 @@
+"""Pinned versions of what the stack installs, with where each pin comes from.
+
+Re-check a pin with the command in its comment before raising it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# EKS core add-ons per Kubernetes minor version. Check with:
+#   aws eks describe-addon-versions --kubernetes-version 1.33 --addon-name <name> \
+#     --query 'addons[].addonVersions[].addonVersion'
+# 1.33 pins: versions published for 1.33 and used in public EKS 1.33 configurations (2025-07 to
+# 2025-10): vpc-cni v1.19.5-eksbuild.1, coredns v1.12.1-eksbuild.2, kube-proxy
+# v1.33.0-eksbuild.2, eks-pod-identity-agent v1.3.8-eksbuild.2. Kubernetes 1.34 is not offered:
+# the HyperPod dependencies chart's mpi-operator CRD fails on >= 1.34 (field-problems.md row 16).
+EKS_ADDON_VERSIONS: dict[str, dict[str, str]] = {
+    "1.33": {
+        "vpc-cni": "v1.19.5-eksbuild.1",
+        "kube-proxy": "v1.33.0-eksbuild.2",
+        "eks-pod-identity-agent": "v1.3.8-eksbuild.2",
+        "coredns": "v1.12.1-eksbuild.2",
+    },
+}
+SUPPORTED_KUBERNETES_VERSIONS = tuple(sorted(EKS_ADDON_VERSIONS))
+
+
+@dataclass(frozen=True)
+class GitHubChart:
+    """A Helm chart inside a GitHub repository, pinned to a commit (content-addressed)."""
+
+    repo: str
+    commit: str
+    path: str
+
+    @property
+    def archive_path(self) -> str:
+        return f"{self.repo}/tar.gz/{self.commit}"
+
+
+# The "HyperPod dependencies" umbrella chart (aws/sagemaker-hyperpod-cli helm_chart/readme.md):
+# health-monitoring agent, deep health check, NVIDIA device plugin 0.16.1, EFA device plugin
+# 0.5.20, training and MPI operators. Not published to a Helm repository, so it is fetched from
+# this commit at deploy time (never copied into this repo). Commit from the repository's history
+# (Chart.yaml with hyperpod-inference-operator 2.6.1 as an optional, disabled subchart).
+HYPERPOD_DEPENDENCIES_CHART = GitHubChart(
+    repo="aws/sagemaker-hyperpod-cli",
+    commit="067d658b2d5c3d347afbadd75e1425214e965dcb",
+    path="helm_chart/HyperPodHelmChart",
+)
