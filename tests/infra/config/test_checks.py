@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from infra.config import ConfigError, parse_settings
@@ -75,3 +77,43 @@ def test_hf_source_needs_a_commit_sha(dev_raw, revision):
 def test_malformed_sources(dev_raw, source):
     edit(dev_raw, f"{NS}:checkpoint.source", source)
     assert only_problem(dev_raw).startswith(f"hyperpod-dpd:checkpoint.source: got '{source}'")
+
+
+def test_system_group_must_be_x86(dev_raw):
+    edit(dev_raw, f"{NS}:instanceGroups.system.instanceType", "ml.m7g.4xlarge")
+    message = only_problem(dev_raw)
+    assert message.startswith(
+        "hyperpod-dpd:instanceGroups.system.instanceType: got 'ml.m7g.4xlarge'"
+    )
+    assert "amd64 only" in message
+
+
+def test_kubernetes_version_must_have_pinned_addons(dev_raw):
+    edit(dev_raw, f"{NS}:eks.kubernetesVersion", "1.34")
+    message = only_problem(dev_raw)
+    assert message.startswith("hyperpod-dpd:eks.kubernetesVersion: got '1.34'")
+    assert "1.33" in message and "mpi-operator" in message
+
+
+def test_group_name_pattern_matches_botocore_sagemaker_model():
+    import botocore.session
+
+    from infra.config.model import GROUP_NAME_PATTERN
+
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    shape = model.shape_for("ClusterInstanceGroupName")
+    names = ["prefill", "decode-1", "a--b", "A9", "-x", "x-", "x_y", "a" * 63, "a" * 64, ""]
+    for name in names:
+        theirs = (
+            bool(re.fullmatch(shape.metadata["pattern"], name))
+            and len(name) <= shape.metadata["max"]
+        )
+        ours = bool(re.fullmatch(GROUP_NAME_PATTERN, name))
+        assert ours == theirs, name
+
+
+@pytest.mark.parametrize("name", ["-prefill", "pre_fill", "a" * 64])
+def test_group_names_hyperpod_rejects(dev_raw, name):
+    dev_raw[f"{NS}:instanceGroups"][name] = dev_raw[f"{NS}:instanceGroups"].pop("prefill")
+    message = only_problem(dev_raw)
+    assert message.startswith(f"hyperpod-dpd:instanceGroups.{name}")

@@ -1,0 +1,164 @@
+"""EFA security group rules and the EKS control plane's access settings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import run_stack, stack_raw
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return run_stack(stack_raw("dev"))
+
+
+@pytest.fixture(scope="module")
+def prod():
+    return run_stack(stack_raw("prod"), stack="prod")
+
+
+def rules(run, kind):
+    return run.of_type(f"aws:vpc/securityGroup{kind}Rule:SecurityGroup{kind}Rule")
+
+
+def test_efa_group_allows_all_traffic_to_and_from_itself(dev):
+    sg = dev.named("nodes-sg")
+    for kind in ("Ingress", "Egress"):
+        self_rules = [
+            r for r in rules(dev, kind) if r.inputs.get("referencedSecurityGroupId") == sg.id
+        ]
+        assert len(self_rules) == 1, kind
+        assert self_rules[0].inputs["ipProtocol"] == "-1"
+        assert self_rules[0].inputs["securityGroupId"] == sg.id
+
+
+def test_no_ingress_from_the_internet(dev, prod):
+    for run in (dev, prod):
+        for r in rules(run, "Ingress"):
+            assert r.inputs.get("cidrIpv4") not in ("0.0.0.0/0",)
+            assert r.inputs.get("cidrIpv6") not in ("::/0",)
+
+
+def test_efa_group_is_attached_to_every_gpu_group_and_the_cluster(dev):
+    sg = dev.named("nodes-sg")
+    (cluster,) = dev.of_type("aws-native:sagemaker:Cluster")
+    assert cluster.inputs["vpcConfig"]["securityGroupIds"] == [sg.id]
+    for g in cluster.inputs["instanceGroups"]:
+        if g["instanceGroupName"] != "system":
+            assert g["overrideVpcConfig"]["securityGroupIds"] == [sg.id]
+
+
+def test_eks_public_endpoint_only_with_cidrs(dev, prod):
+    (dev_eks,) = dev.of_type("aws:eks/cluster:Cluster")
+    assert dev_eks.inputs["vpcConfig"]["endpointPublicAccess"] is True
+    assert dev_eks.inputs["vpcConfig"]["publicAccessCidrs"] == ["203.0.113.0/24"]
+    (prod_eks,) = prod.of_type("aws:eks/cluster:Cluster")
+    assert prod_eks.inputs["vpcConfig"]["endpointPublicAccess"] is False
+    assert "publicAccessCidrs" not in prod_eks.inputs["vpcConfig"]
+    for eks in (dev_eks, prod_eks):
+        assert eks.inputs["vpcConfig"]["endpointPrivateAccess"] is True
+
+
+def test_eks_auth_encryption_logging_and_version(dev):
+    (eks,) = dev.of_type("aws:eks/cluster:Cluster")
+    i = eks.inputs
+    assert i["accessConfig"]["authenticationMode"] == "API"
+    assert i["version"] == "1.33"
+    assert i["encryptionConfig"]["resources"] == ["secrets"]
+    key = dev.named("eks-secrets-key")
+    assert i["encryptionConfig"]["provider"]["keyArn"].endswith(key.id)
+    assert key.inputs["enableKeyRotation"] is True
+    assert set(i["enabledClusterLogTypes"]) == {
+        "api",
+        "audit",
+        "authenticator",
+        "controllerManager",
+        "scheduler",
+    }
+    # Control plane in the private subnets only.
+    subnet_tiers = {
+        dev.by_id(s).inputs["tags"]["hyperpod-dpd:tier"] for s in i["vpcConfig"]["subnetIds"]
+    }
+    assert subnet_tiers == {"private"}
+
+
+def test_access_entries_keyed_by_role_name(prod):
+    entries = sorted(r.name for r in prod.of_type("aws:eks/accessEntry:AccessEntry"))
+    assert entries == ["eks-admin-inferenceoncall", "eks-admin-platformadmin"]
+    policies = prod.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+    assert {p.inputs["policyArn"] for p in policies} == {
+        "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+    }
+
+
+def test_core_addons_are_pinned(dev):
+    versions = {
+        r.inputs["addonName"]: r.inputs["addonVersion"] for r in dev.of_type("aws:eks/addon:Addon")
+    }
+    assert versions == {
+        "vpc-cni": "v1.19.5-eksbuild.1",
+        "kube-proxy": "v1.33.0-eksbuild.2",
+        "eks-pod-identity-agent": "v1.3.8-eksbuild.2",
+        "coredns": "v1.12.1-eksbuild.2",
+    }
+
+
+def test_oidc_provider_for_irsa(dev):
+    (oidc,) = dev.of_type("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
+    assert oidc.inputs["clientIdLists"] == ["sts.amazonaws.com"]
+    assert oidc.inputs["url"].startswith("https://oidc.eks.us-east-2.amazonaws.com/id/")
+
+
+def test_kubeconfig_is_secret_and_uses_aws_eks_get_token(dev):
+    assert dev.outputs["kubeconfig"] == "[secret]"
+    from infra.eks import render_kubeconfig
+
+    config = json.loads(render_kubeconfig("c", "https://x", "Q0E=", region="us-east-2"))
+    assert config["users"][0]["user"]["exec"]["args"] == [
+        "eks",
+        "get-token",
+        "--cluster-name",
+        "c",
+        "--region",
+        "us-east-2",
+        "--output",
+        "json",
+    ]
+
+
+def test_buckets_are_private_encrypted_versioned_and_tls_only(dev):
+    for bucket in ("sagemaker-lifecycle", "models"):
+        block = dev.named(f"{bucket}-public-access-block").inputs
+        assert all(
+            block[k]
+            for k in (
+                "blockPublicAcls",
+                "blockPublicPolicy",
+                "ignorePublicAcls",
+                "restrictPublicBuckets",
+            )
+        )
+        enc = dev.named(f"{bucket}-encryption").inputs["rules"][0]
+        assert enc["applyServerSideEncryptionByDefault"]["sseAlgorithm"] in ("AES256", "aws:kms")
+        assert dev.named(f"{bucket}-versioning").inputs["versioningConfiguration"] == {
+            "status": "Enabled"
+        }
+        (deny,) = json.loads(dev.named(f"{bucket}-tls-only").inputs["policy"])["Statement"]
+        assert deny["Effect"] == "Deny"
+        assert deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+
+
+def test_model_bucket_is_retained_on_delete(dev):
+    assert dev.named("models-bucket").retain_on_delete is True
+    assert dev.named("sagemaker-lifecycle-bucket").retain_on_delete is False
+
+
+def test_placement_resolves_the_az_name_and_optional_group():
+    from tests.conftest import edit
+
+    run = run_stack(edit(stack_raw("dev"), "hyperpod-dpd:network.placementGroup", True))
+    (pg,) = run.of_type("aws:ec2/placementGroup:PlacementGroup")
+    assert pg.inputs["strategy"] == "cluster"
+    assert run.outputs["gpuAvailabilityZone"] == "us-east-2b"
