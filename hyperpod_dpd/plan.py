@@ -53,9 +53,8 @@ def make_plan(
 ) -> Plan:
     """Plan `stack`. Raises ConfigError on bad config (nothing is written then)."""
     stack_file = load_stack(project_dir, stack)
-    decoded = {k: _decode(v) for k, v in stack_file.config.items()}
     # Validate before running the program: the same function the program calls first.
-    settings = parse_settings(decoded, stack_file.secret_keys)
+    settings = parse_settings(stack_file.decoded(), stack_file.secret_keys)
     run = run_program(
         project_dir / "__main__.py",
         stack_file.config,
@@ -75,13 +74,6 @@ def make_plan(
     )
     write_plan(plan)
     return plan
-
-
-def _decode(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
 
 
 def kubernetes_manifests(run: ProgramRun) -> dict[str, dict[str, Any]]:

@@ -27,6 +27,17 @@ class StackFile:
     config: dict[str, str]  # what the program receives
     secret_keys: list[str]
 
+    def decoded(self) -> dict[str, Any]:
+        """The config with objects decoded again (what infra.config.parse_settings takes)."""
+        return {k: _decode(v) for k, v in self.config.items()}
+
+
+def _decode(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
 
 def available_stacks(project_dir: Path) -> list[str]:
     return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))

@@ -1,0 +1,210 @@
+"""`hyperpod-dpd preflight --stack dev`: ask AWS, before `pulumi up`, whether the stack can land.
+
+p5 capacity is where deployments fail first (field-problems.md row 1): the instance type is not
+offered in the chosen AZ, the account's HyperPod quota is too low, or the training plan covers
+another AZ or type. Every check reads the account (boto3) and changes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+from botocore.exceptions import BotoCoreError, ClientError
+
+from hyperpod_dpd.stackfile import load_stack
+from infra.config import StackSettings, parse_settings
+from infra.versions import EKS_ADDON_VERSIONS
+
+ClientFactory = Callable[[str], Any]
+PASS, FAIL, WARN = "pass", "FAIL", "warn"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    result: str  # pass | FAIL | warn
+    detail: str
+
+
+def ec2_type(instance_type: str) -> str:
+    """HyperPod types are EC2 types with an 'ml.' prefix (ml.p5.48xlarge -> p5.48xlarge)."""
+    return instance_type.removeprefix("ml.")
+
+
+def run_checks(s: StackSettings, client: ClientFactory) -> list[Check]:
+    checks: list[Check] = []
+    for step in (_offerings, _quotas, _training_plans, _addon_versions):
+        try:
+            checks += step(s, client)
+        except (ClientError, BotoCoreError) as exc:
+            checks.append(Check(step.__name__.strip("_").replace("_", " "), FAIL, _aws_error(exc)))
+    return checks
+
+
+def _aws_error(exc: Exception) -> str:
+    if isinstance(exc, ClientError):
+        code = exc.response.get("Error", {}).get("Code", "")
+        if code in ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation"):
+            return f"{code}: the credentials may not read this; grant it or run as an admin"
+        return f"{code}: {exc.response.get('Error', {}).get('Message', exc)}"
+    return str(exc)
+
+
+def _offerings(s: StackSettings, client: ClientFactory) -> list[Check]:
+    ec2 = client("ec2")
+    types = sorted({ec2_type(g.instance_type) for g in s.gpu_groups.values()})
+    offered = _offered_zones(ec2, types)
+    checks = []
+    for t in types:
+        zones = sorted(offered.get(t, ()))
+        name = f"offering ml.{t} in {s.availability_zone_id}"
+        if s.availability_zone_id in zones:
+            checks.append(Check(name, PASS, "EC2 offers the type in the GPU AZ"))
+        else:
+            where = ", ".join(zones) or "no AZ of this Region"
+            checks.append(
+                Check(
+                    name,
+                    FAIL,
+                    f"not offered in {s.availability_zone_id}; offered in {where}. Set "
+                    "hyperpod-dpd:availabilityZoneId to one of those (where your capacity is)",
+                )
+            )
+    return checks
+
+
+def _offered_zones(ec2: Any, types: list[str]) -> dict[str, set[str]]:
+    offered: dict[str, set[str]] = defaultdict(set)
+    paginator = ec2.get_paginator("describe_instance_type_offerings")
+    pages = paginator.paginate(
+        LocationType="availability-zone-id",
+        Filters=[{"Name": "instance-type", "Values": types}],
+    )
+    for page in pages:
+        for o in page["InstanceTypeOfferings"]:
+            offered[o["InstanceType"]].add(o["Location"])
+    return offered
+
+
+def _quotas(s: StackSettings, client: ClientFactory) -> list[Check]:
+    needed: dict[str, int] = defaultdict(int)
+    for g in s.instance_groups.values():
+        needed[g.instance_type] += g.instance_count
+    quotas: dict[str, float] = {}
+    paginator = client("service-quotas").get_paginator("list_service_quotas")
+    for page in paginator.paginate(ServiceCode="sagemaker"):
+        for q in page["Quotas"]:
+            quotas[q["QuotaName"]] = q["Value"]
+    checks = []
+    for instance_type, count in sorted(needed.items()):
+        quota_name = f"{instance_type} for cluster usage"
+        name = f"quota '{quota_name}'"
+        if quota_name not in quotas:
+            checks.append(Check(name, WARN, "quota not found in Service Quotas; check the console"))
+        elif quotas[quota_name] < count:
+            checks.append(
+                Check(
+                    name,
+                    FAIL,
+                    f"{quotas[quota_name]:g} < {count} needed; request an increase "
+                    "(Service Quotas > Amazon SageMaker) or lower instanceCount",
+                )
+            )
+        else:
+            checks.append(Check(name, PASS, f"{quotas[quota_name]:g} >= {count} needed"))
+    return checks
+
+
+def _training_plans(s: StackSettings, client: ClientFactory) -> list[Check]:
+    checks = []
+    sagemaker = client("sagemaker")
+    for group_name, g in sorted(s.instance_groups.items()):
+        if not g.training_plan_arn:
+            continue
+        plan_name = g.training_plan_arn.rsplit("/", 1)[-1]
+        name = f"training plan {plan_name} ({group_name})"
+        plan = sagemaker.describe_training_plan(TrainingPlanName=plan_name)
+        problems = []
+        if plan["Status"] not in ("Active", "Scheduled"):
+            problems.append(f"status {plan['Status']}")
+        capacity = [
+            c
+            for c in plan.get("ReservedCapacitySummaries", [])
+            if c.get("InstanceType") == g.instance_type
+        ]
+        if not capacity:
+            problems.append(f"reserves no {g.instance_type}")
+        elif all(c.get("AvailabilityZoneId") != s.availability_zone_id for c in capacity):
+            zones = ", ".join(sorted({str(c.get("AvailabilityZoneId")) for c in capacity}))
+            problems.append(f"reserves {g.instance_type} in {zones}, not {s.availability_zone_id}")
+        elif sum(c.get("TotalInstanceCount", 0) for c in capacity) < g.instance_count:
+            problems.append(f"reserves fewer than the {g.instance_count} instances of the group")
+        if problems:
+            checks.append(Check(name, FAIL, "; ".join(problems)))
+        else:
+            checks.append(Check(name, PASS, f"{plan['Status']}, {g.instance_type} in the GPU AZ"))
+    return checks
+
+
+def _addon_versions(s: StackSettings, client: ClientFactory) -> list[Check]:
+    eks = client("eks")
+    checks = []
+    for addon, version in sorted(EKS_ADDON_VERSIONS[s.eks.kubernetes_version].items()):
+        response = eks.describe_addon_versions(
+            kubernetesVersion=s.eks.kubernetes_version, addonName=addon
+        )
+        published = {v["addonVersion"] for a in response["addons"] for v in a["addonVersions"]}
+        name = f"add-on {addon} {version}"
+        if version in published:
+            checks.append(Check(name, PASS, f"published for Kubernetes {s.eks.kubernetes_version}"))
+        else:
+            checks.append(
+                Check(
+                    name,
+                    FAIL,
+                    f"not published for Kubernetes {s.eks.kubernetes_version} in this Region; "
+                    "update infra/versions.py EKS_ADDON_VERSIONS",
+                )
+            )
+    return checks
+
+
+def render(checks: list[Check]) -> str:
+    width = max(len(c.name) for c in checks)
+    lines = [f"{'CHECK'.ljust(width)}  RESULT  DETAIL"]
+    lines += [f"{c.name.ljust(width)}  {c.result.ljust(6)}  {c.detail}" for c in checks]
+    failed = sum(c.result == FAIL for c in checks)
+    lines.append(f"{len(checks) - failed} passed, {failed} failed")
+    return "\n".join(lines)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("preflight", help="check AWS capacity, quotas, plans (boto3)")
+    parser.add_argument("--stack", required=True)
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--project-dir", type=Path)
+    parser.set_defaults(handler=run, client_factory=None)
+
+
+def run(args: argparse.Namespace, project_dir: Path) -> int:
+    stack = load_stack(project_dir, args.stack)
+    settings = parse_settings(stack.decoded(), stack.secret_keys)
+    factory = args.client_factory or _boto3_factory(settings.region)
+    checks = run_checks(settings, factory)
+    if args.format == "json":
+        print(json.dumps([asdict(c) for c in checks], indent=2))
+    else:
+        print(render(checks))
+    return 1 if any(c.result == FAIL for c in checks) else 0
+
+
+def _boto3_factory(region: str) -> ClientFactory:
+    session = boto3.session.Session(region_name=region)
+    return lambda service: session.client(service)
