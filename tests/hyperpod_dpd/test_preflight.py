@@ -15,6 +15,7 @@ from infra.versions import EKS_ADDON_VERSIONS
 from tests.conftest import edit, stack_raw
 
 PLAN_ARN = "arn:aws:sagemaker:us-east-2:111122223333:training-plan/p5-dev"
+CAPACITY_ARN = "arn:aws:sagemaker:us-east-2:111122223333:reserved-capacity/rc-p5-dev-0001"
 
 
 @pytest.fixture
@@ -125,7 +126,7 @@ def _plan(stubs, zone_id, status="Active", count=1):
             "Status": status,
             "ReservedCapacitySummaries": [
                 {
-                    "ReservedCapacityArn": PLAN_ARN.replace("training-plan/p5-dev", "rc/x"),
+                    "ReservedCapacityArn": CAPACITY_ARN,
                     "InstanceType": "ml.p5.48xlarge",
                     "TotalInstanceCount": count,
                     "Status": "Active",
