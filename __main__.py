@@ -17,6 +17,8 @@ from infra.network import Network, NetworkArgs
 from infra.placement import Placement, PlacementArgs, role_node_selector
 from infra.regions import partition_of
 from infra.tags import base_tags
+from workloads.build import ClusterFacts
+from workloads.endpoint import EndpointArgs, InferenceEndpoint
 
 config = load_stack_config()
 s = config.settings
@@ -93,6 +95,21 @@ hyperpod = HyperPodCluster(
     ),
 )
 eks.create_node_addons(hyperpod.cluster)
+endpoint = InferenceEndpoint(
+    "endpoint",
+    EndpointArgs(
+        settings=s,
+        cluster=ClusterFacts(
+            model_bucket=models.name,
+            az_name=placement.az_name,
+            placement_group=placement.placement_group_name,
+        ),
+        provider=eks.provider,
+        # The endpoint's pods need nodes and the device plugins.
+        depends_on=[hyperpod.cluster, dependencies.release],
+        tags=tags,
+    ),
+)
 
 pulumi.export("region", s.region)
 pulumi.export("gpuAvailabilityZoneId", s.availability_zone_id)
@@ -105,4 +122,6 @@ pulumi.export("kubeconfig", eks.kubeconfig)
 pulumi.export("hyperpodClusterArn", hyperpod.arn)
 pulumi.export("modelBucket", models.name)
 pulumi.export("modelPrefix", s.checkpoint.effective_prefix)
+pulumi.export("endpointName", s.endpoint.name)
+pulumi.export("endpointMode", s.endpoint.mode)
 pulumi.export("roleNodeSelectors", {r: role_node_selector(r) for r in ("prefill", "decode")})

@@ -89,6 +89,25 @@ def kubernetes_manifests(run: ProgramRun) -> dict[str, dict[str, Any]]:
     return manifests
 
 
+_HEAD = ("apiVersion", "kind", "metadata", "spec")
+
+
+def render_manifest(manifest: dict[str, Any]) -> str:
+    """YAML with apiVersion, kind, metadata, spec first and every map sorted: stable diffs."""
+    head = {k: manifest[k] for k in _HEAD if k in manifest}
+    rest = {k: manifest[k] for k in sorted(manifest) if k not in _HEAD}
+    return yaml.safe_dump(_sorted({**head, **rest}, top=True), sort_keys=False)
+
+
+def _sorted(value: Any, top: bool = False) -> Any:
+    if isinstance(value, dict):
+        keys = list(value) if top else sorted(value)
+        return {k: _sorted(value[k]) for k in keys}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
 def write_plan(plan: Plan) -> None:
     out = plan.out_dir
     if out.exists():
@@ -97,7 +116,7 @@ def write_plan(plan: Plan) -> None:
     resources = [r.to_json() for r in plan.run.resources]
     (out / "resources.json").write_text(json.dumps(resources, indent=2, sort_keys=True) + "\n")
     for file, manifest in plan.manifests.items():
-        (out / "manifests" / file).write_text(yaml.safe_dump(manifest, sort_keys=False))
+        (out / "manifests" / file).write_text(render_manifest(manifest))
     report = {"violations": [v.to_json() for v in plan.violations]}
     (out / "policy-report.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "summary.md").write_text(render_summary(plan))

@@ -39,6 +39,7 @@ def test_component_type_tokens(dev):
         "hyperpod-dpd:infra:SecureBucket",
         "hyperpod-dpd:infra:HyperPodDependencies",
         "hyperpod-dpd:infra:HyperPodCluster",
+        "hyperpod-dpd:workloads:InferenceEndpoint",
     }
 
 

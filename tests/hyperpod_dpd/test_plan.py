@@ -162,4 +162,9 @@ def test_stale_files_of_a_previous_plan_are_removed(tmp_path):
     (tmp_path / "manifests").mkdir(parents=True)
     (tmp_path / "manifests" / "old.yaml").write_text("kind: Old\n")
     make_plan(ROOT, "dev", tmp_path)
-    assert list((tmp_path / "manifests").iterdir()) == []
+    names = sorted(p.name for p in (tmp_path / "manifests").iterdir())
+    assert "old.yaml" not in names
+    assert names == [
+        "inferenceendpointconfig.inference.llama-3-3-70b.yaml",
+        "namespace._cluster.inference.yaml",
+    ]

@@ -1,0 +1,178 @@
+"""From the stack settings to a typed InferenceEndpointConfig: the docs' best practice as defaults.
+
+Every default is overridable from `hyperpod-dpd:endpoint`: environment variables by name,
+vLLM flags through `prefill.args` / `decode.args` (merged with the operator's rule).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from infra.config.model import StackSettings
+from infra.placement import role_node_selector
+from workloads.catalog import INSTANCES
+from workloads.spec import (
+    EmptyDirVolume,
+    EnvVar,
+    HttpProbe,
+    InferenceEndpointConfig,
+    PdSpec,
+    Probes,
+    Resources,
+    RoleSpec,
+    S3ModelSource,
+    TopologySpec,
+    Worker,
+)
+from workloads.vllm_args import merge_args
+
+PORT = 8000
+MODEL_PATH = "/opt/ml/model"
+GPU = "nvidia.com/gpu"
+EFA = "vpc.amazonaws.com/efa"
+SHM_VOLUME = "dshm"
+# A 70B model loads from S3 in 5-10 minutes (field-problems.md row 15); the startup probe
+# allows 30 minutes before the kubelet restarts a worker that is still loading.
+STARTUP_PROBE = HttpProbe(
+    "/health", PORT, initial_delay_seconds=60, period_seconds=30, failure_threshold=60
+)
+READINESS_PROBE = HttpProbe("/health", PORT, period_seconds=10, failure_threshold=3)
+
+
+def default_environment(s: StackSettings) -> dict[str, str]:
+    """The DPD docs' variables. PYTHONHASHSEED must be fixed and equal on both roles: LMCache
+    keys use Python's hash(), and a random seed per process makes every lookup miss."""
+    return {
+        "HF_HOME": "/tmp/hf_home",
+        "PD_BUFFER_SIZE": str(s.endpoint.pd_buffer_size),
+        "LMCACHE_SAVE_DECODE_CACHE": "False",
+        "PYTHONHASHSEED": "0",
+    }
+
+
+def worker_args(s: StackSettings) -> list[str]:
+    e = s.endpoint
+    return [
+        "--model", MODEL_PATH,
+        "--host", "0.0.0.0",
+        "--port", str(PORT),
+        "--tensor-parallel-size", str(e.tensor_parallel_size),
+        "--max-model-len", str(e.max_model_len),
+        "--gpu-memory-utilization", str(e.gpu_memory_utilization),
+    ]  # fmt: skip
+
+
+def role_args(s: StackSettings, role: str) -> list[str]:
+    """Per-role defaults, then the user's role args over them (same merge rule)."""
+    e = s.endpoint
+    if role == "prefill":
+        # Eager mode on the prefiller (no CUDA graphs: prompts vary in length), as benchmarked.
+        defaults = ["--max-num-seqs", str(e.prefill.max_num_seqs), "--enforce-eager"]
+        return merge_args(defaults, e.prefill.args)
+    return merge_args(["--max-num-seqs", str(e.decode.max_num_seqs)], e.decode.args)
+
+
+def gpu_group_type(s: StackSettings, role: str) -> str:
+    groups = s.groups_with_role(role) or s.gpu_groups
+    return sorted(g.instance_type for g in groups.values())[0]
+
+
+def node_resources(instance_type: str) -> Resources:
+    """A worker gets the node: all GPUs and EFA interfaces, half the CPUs and memory (the rest
+    is for the nginx and OpenTelemetry sidecars and the node's daemons)."""
+    amounts = {GPU: "8", "cpu": "96", "memory": "1024Gi"}
+    spec = INSTANCES.get(instance_type)
+    if spec is not None:
+        amounts = {
+            GPU: str(spec.gpu_count),
+            EFA: str(spec.efa_interfaces),
+            "cpu": str(spec.vcpus // 2),
+            "memory": f"{spec.memory_mib // 2 // 1024}Gi",
+        }
+    return Resources(requests=dict(amounts), limits=dict(amounts))
+
+
+def model_name(source: str) -> str:
+    """A CRD-valid modelName (letters, digits, '-'): 'hf://meta-llama/Llama-3.3-70B-Instruct'
+    -> 'Llama-3-3-70B-Instruct'."""
+    base = source.rstrip("/").rsplit("/", 1)[-1]
+    return re.sub(r"-+", "-", re.sub(r"[^a-zA-Z0-9]", "-", base)).strip("-")[:63] or "model"
+
+
+@dataclass(frozen=True)
+class ClusterFacts:
+    """What the endpoint needs from the cluster: outputs of other components."""
+
+    model_bucket: Any
+    az_name: Any
+    placement_group: Any = None
+
+
+def build_endpoint(
+    s: StackSettings, cluster: ClusterFacts, tags: dict[str, str] | None = None
+) -> InferenceEndpointConfig:
+    e = s.endpoint
+    pd = e.mode == "dpd"
+    env = {**default_environment(s), **e.environment_variables}
+    decode_type = gpu_group_type(s, "decode")
+    gpu_types = tuple(sorted({g.instance_type for g in s.gpu_groups.values()}))
+    worker = Worker(
+        image=e.image,
+        args=tuple(worker_args(s) if pd else effective_role_args(s, "decode")),
+        environment_variables=tuple(EnvVar(k, v) for k, v in env.items()),
+        # Ignored by the operator for DPD pods (per-role resources apply); required by the CRD
+        # and used as is in colocated mode.
+        resources=node_resources(decode_type),
+        container_port=PORT,
+        model_mount_path=MODEL_PATH,
+        probes=Probes(startup=STARTUP_PROBE, readiness=READINESS_PROBE),
+    )
+    pd_spec = None
+    if pd:
+        pd_spec = PdSpec(
+            prefill=_role(s, "prefill", e.prefill.replicas),
+            decoding=_role(s, "decode", e.decode.replicas),
+            routing_threshold=e.routing_threshold,
+            topology=TopologySpec(
+                same_az=True,
+                availability_zone=cluster.az_name,
+                placement_group=cluster.placement_group,
+            ),
+        )
+    # NCCL needs a large /dev/shm with TP > 1; the 64 MB default fails (field-problems row 14).
+    volumes = (EmptyDirVolume(SHM_VOLUME, "Memory", "64Gi"),) if e.tensor_parallel_size > 1 else ()
+    return InferenceEndpointConfig(
+        name=e.name,
+        namespace=e.namespace,
+        model_name=model_name(s.checkpoint.source),
+        worker=worker,
+        model_source=S3ModelSource(
+            bucket_name=cluster.model_bucket,
+            region=s.region,
+            model_location=s.checkpoint.effective_prefix,
+        ),
+        instance_types=gpu_types,
+        pd_spec=pd_spec,
+        routing_strategy=e.routing_strategy,
+        # Colocated baseline at the same GPU budget as DPD, for a fair A/B.
+        replicas=None if pd_spec else e.prefill.replicas + e.decode.replicas,
+        volumes=volumes,
+        tags=dict(tags or {}),
+        labels={"hyperpod-dpd/mode": e.mode},
+    )
+
+
+def _role(s: StackSettings, role: str, replicas: int) -> RoleSpec:
+    return RoleSpec(
+        replicas=replicas,
+        args=tuple(role_args(s, role)),
+        node_selector=role_node_selector(role),
+        resources=node_resources(gpu_group_type(s, role)),
+    )
+
+
+def effective_role_args(s: StackSettings, role: str) -> list[str]:
+    """What vLLM runs with on `role`: worker args with the role's args merged in."""
+    return merge_args(worker_args(s), role_args(s, role))
