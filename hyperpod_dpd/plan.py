@@ -25,6 +25,7 @@ from hyperpod_dpd.stackfile import StackFile, load_stack
 from infra.config import StackSettings, parse_settings
 from infra.units import format_gib
 from policies.rules import ALL_RULES, ResourceView, Rule, Violation, evaluate
+from workloads.endpoint_sizing import endpoint_sizing
 
 EXIT_OK, EXIT_VIOLATION, EXIT_CONFIG = 0, 1, 2
 CLUSTER_SCOPE = "_cluster"  # not a valid namespace name, so it cannot clash with one
@@ -153,10 +154,40 @@ def endpoint_facts(settings: StackSettings) -> list[tuple[str, str]]:
     return facts
 
 
+def render_sizing(settings: StackSettings) -> list[str]:
+    r = endpoint_sizing(settings)
+    if r is None:
+        return ["", "## Sizing", "", "Not sized: the decode instance type is not a DPD type."]
+    gib = 2**30
+    lines = [
+        "",
+        f"## Sizing ({r.model} on {r.instance_type}, TP {r.tensor_parallel_size})",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| KV per token per rank | {r.kv_bytes_per_token_per_rank:,} B |",
+        f"| LMCache chunk | {r.chunk_tokens} tokens = {r.chunk_bytes / 2**20:g} MiB |",
+        f"| Transfer of {r.prompt_tokens:,} tokens | {r.prompt_chunks} chunks, "
+        f"{r.transfer_gib} GiB |",
+        f"| PD buffer | {format_gib(r.pd_buffer_bytes)} = {r.pd_buffer_chunks} chunks |",
+        f"| Transfers in flight | {r.transfers_in_flight} |",
+        f"| Headroom per GPU | prefill {r.prefill.headroom_bytes / gib:.2f} GiB, "
+        f"decode {r.decode.headroom_bytes / gib:.2f} GiB |",
+    ]
+    if r.recommended_pd_buffer_bytes:
+        lines.append(
+            f"| Recommended PD buffer for {r.expected_in_flight} in flight | "
+            f"{format_gib(r.recommended_pd_buffer_bytes)} |"
+        )
+    lines += [f"\n- {w}" for w in r.warnings]
+    return lines
+
+
 def render_summary(plan: Plan) -> str:
     lines = [f"# Offline plan: stack `{plan.stack.stack}`", ""]
     lines += ["## Endpoint", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in endpoint_facts(plan.settings)]
+    lines += render_sizing(plan.settings)
     lines += ["", f"## Resources ({len(plan.run.resources)})", "", "| type | count |", "|---|---|"]
     lines += [f"| `{t}` | {n} |" for t, n in resource_counts(plan)]
     lines += ["", f"## Policy violations ({len(plan.violations)})", ""]

@@ -74,11 +74,6 @@ def role_args(s: StackSettings, role: str) -> list[str]:
     return merge_args(["--max-num-seqs", str(e.decode.max_num_seqs)], e.decode.args)
 
 
-def gpu_group_type(s: StackSettings, role: str) -> str:
-    groups = s.groups_with_role(role) or s.gpu_groups
-    return sorted(g.instance_type for g in groups.values())[0]
-
-
 def node_resources(instance_type: str) -> Resources:
     """A worker gets the node: all GPUs and EFA interfaces, half the CPUs and memory (the rest
     is for the nginx and OpenTelemetry sidecars and the node's daemons)."""
@@ -116,7 +111,7 @@ def build_endpoint(
     e = s.endpoint
     pd = e.mode == "dpd"
     env = {**default_environment(s), **e.environment_variables}
-    decode_type = gpu_group_type(s, "decode")
+    decode_type = s.instance_type_for("decode")
     gpu_types = tuple(sorted({g.instance_type for g in s.gpu_groups.values()}))
     worker = Worker(
         image=e.image,
@@ -169,7 +164,7 @@ def _role(s: StackSettings, role: str, replicas: int) -> RoleSpec:
         replicas=replicas,
         args=tuple(role_args(s, role)),
         node_selector=role_node_selector(role),
-        resources=node_resources(gpu_group_type(s, role)),
+        resources=node_resources(s.instance_type_for(role)),
     )
 
 

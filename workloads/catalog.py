@@ -34,7 +34,7 @@ class SizingError(ValueError):
 
     def __init__(self, field: str, value: Any, problem: str, fix: str) -> None:
         self.key, self.flag = FIELDS[field]
-        self.value = value
+        self.value, self.problem, self.fix = value, problem, fix
         super().__init__(f"{self.key} ({self.flag}) = {value!r}: {problem}. {fix}")
 
 

@@ -11,7 +11,7 @@ import ipaddress
 import re
 
 from infra.config.errors import MISSING, ConfigProblem, full_key, set_fix
-from infra.config.model import StackSettings
+from infra.config.model import PROJECT, StackSettings
 from infra.regions import az_id_in_region, az_id_prefix
 from infra.versions import SUPPORTED_KUBERNETES_VERSIONS
 
@@ -31,7 +31,22 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *_check_kubernetes(s),
         *_check_groups(s),
         *_check_checkpoint(s),
+        *_check_sizing_inputs(s),
     ]
+
+
+def _check_sizing_inputs(s: StackSettings) -> list[ConfigProblem]:
+    """The model must be known and TP must fit it and the node (see workloads/sizing.py)."""
+    from workloads.catalog import SizingError
+    from workloads.endpoint_sizing import endpoint_sizing
+
+    try:
+        endpoint_sizing(s)
+    except SizingError as exc:
+        path = exc.key.replace("<group>", next(iter(s.groups_with_role("decode")), "decode"))
+        key = f"{PROJECT}:{path}"
+        return [ConfigProblem(key, exc.value, exc.problem, exc.fix)]
+    return []
 
 
 def _check_kubernetes(s: StackSettings) -> list[ConfigProblem]:

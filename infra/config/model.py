@@ -313,6 +313,12 @@ class StackSettings(_Model):
     def groups_with_role(self, role: str) -> dict[str, InstanceGroupConfig]:
         return {name: g for name, g in self.instance_groups.items() if g.role == role}
 
+    def instance_type_for(self, role: str) -> str:
+        """The instance type serving `role` (the first group's, by name; any GPU group's when
+        no group has the role, as in colocated mode)."""
+        groups = self.groups_with_role(role) or self.gpu_groups
+        return groups[sorted(groups)[0]].instance_type
+
     @property
     def gpu_groups(self) -> dict[str, InstanceGroupConfig]:
         return {n: g for n, g in self.instance_groups.items() if g.role in ("prefill", "decode")}

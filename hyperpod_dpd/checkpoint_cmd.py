@@ -1,0 +1,27 @@
+"""`hyperpod-dpd checkpoint upload|verify`: stage a model checkpoint in S3 and check it.
+
+  hyperpod-dpd checkpoint upload --source hf://ORG/NAME --revision SHA --dest s3://BUCKET/PREFIX
+                                 [--region R] [--endpoint-url URL] [--concurrency N] ...
+  hyperpod-dpd checkpoint verify --dest s3://BUCKET/PREFIX [--deep]
+
+The same commands run in the cluster as `python -m workloads.checkpoint ...` (the staging Job).
+Exit codes: 0 done, 1 transfer or check failed (rerun to resume), 2 bad input, 3 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from workloads.checkpoint.cli import add_commands
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `checkpoint` to the hyperpod-dpd command line (hyperpod_dpd.cli._EXTRA_COMMANDS)."""
+    p = subparsers.add_parser(
+        "checkpoint",
+        help="stage a model checkpoint in S3 (upload, verify)",
+        description=__doc__.split("\n")[0],
+    )
+    # cli.main reads args.project_dir; staging needs no project files.
+    p.set_defaults(project_dir=None)
+    add_commands(p.add_subparsers(dest="checkpoint_command", required=True))

@@ -1,0 +1,137 @@
+"""The endpoint spec the stack renders from config: defaults, overrides, modes."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.config import parse_settings
+from tests.conftest import edit, stack_raw
+from workloads.build import ClusterFacts, build_endpoint, effective_role_args, model_name
+from workloads.vllm_args import flag_value
+
+FACTS = ClusterFacts(model_bucket="models-bucket", az_name="us-east-2b")
+NS = "hyperpod-dpd"
+
+
+def manifest(raw=None):
+    return build_endpoint(parse_settings(raw or stack_raw("dev")), FACTS).to_manifest()
+
+
+def env(m) -> dict[str, str]:
+    return {e["name"]: e["value"] for e in m["spec"]["worker"]["environmentVariables"]}
+
+
+def test_dpd_defaults_follow_the_docs():
+    m = manifest()
+    assert env(m) == {
+        "HF_HOME": "/tmp/hf_home",
+        "PD_BUFFER_SIZE": "8589934592",
+        "LMCACHE_SAVE_DECODE_CACHE": "False",
+        "PYTHONHASHSEED": "0",
+    }
+    pd = m["spec"]["pdSpec"]
+    assert pd["routingThreshold"] == 4096
+    assert pd["prefillSpec"]["args"] == ["--max-num-seqs", "16", "--enforce-eager"]
+    assert pd["decodingSpec"]["args"] == ["--max-num-seqs", "32"]
+    assert pd["topologySpec"] == {"sameAZ": True, "availabilityZone": "us-east-2b"}
+    assert pd["prefillSpec"]["nodeSelector"] == {"hyperpod-dpd/role": "prefill"}
+    assert pd["decodingSpec"]["nodeSelector"] == {"hyperpod-dpd/role": "decode"}
+    assert m["spec"]["intelligentRoutingSpec"] == {
+        "enabled": True,
+        "routingStrategy": "prefixaware",
+    }
+    assert m["spec"]["kvCacheSpec"] == {"enableL1Cache": True}
+    assert m["spec"]["metrics"] == {"enabled": True}
+    assert m["spec"]["modelSourceConfig"]["s3Storage"] == {
+        "bucketName": "models-bucket",
+        "region": "us-east-2",
+    }
+
+
+def test_effective_flags_per_role():
+    s = parse_settings(stack_raw("dev"))
+    prefill, decode = effective_role_args(s, "prefill"), effective_role_args(s, "decode")
+    assert flag_value(prefill, "--tensor-parallel-size") == "8"
+    assert flag_value(prefill, "--enforce-eager") == ""
+    assert flag_value(decode, "--enforce-eager") is None  # CUDA graphs on the decoder
+    assert flag_value(decode, "--gpu-memory-utilization") == "0.75"
+
+
+def test_user_overrides_env_and_role_args():
+    raw = stack_raw("dev")
+    edit(raw, f"{NS}:endpoint.environmentVariables", {"PYTHONHASHSEED": "42", "VLLM_X": "1"})
+    edit(
+        raw,
+        f"{NS}:endpoint.prefill.args",
+        ["--max-num-seqs", "8", "--gpu-memory-utilization", "0.7"],
+    )
+    edit(raw, f"{NS}:endpoint.decode.args", ["--enable-chunked-prefill"])
+    m = manifest(raw)
+    assert env(m)["PYTHONHASHSEED"] == "42" and env(m)["VLLM_X"] == "1"
+    pd = m["spec"]["pdSpec"]
+    assert pd["prefillSpec"]["args"] == [
+        "--max-num-seqs", "8", "--enforce-eager", "--gpu-memory-utilization", "0.7"
+    ]  # fmt: skip
+    assert pd["decodingSpec"]["args"] == ["--max-num-seqs", "32", "--enable-chunked-prefill"]
+
+
+def test_colocated_mode_has_no_pd_spec_and_the_same_gpu_budget():
+    m = manifest(edit(stack_raw("dev"), f"{NS}:endpoint.mode", "colocated"))
+    assert "pdSpec" not in m["spec"]
+    assert m["spec"]["replicas"] == 2
+    assert flag_value(m["spec"]["worker"]["args"], "--max-num-seqs") == "32"
+    assert m["metadata"]["labels"] == {"hyperpod-dpd/mode": "colocated"}
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "efa", "memory"),
+    [
+        ("ml.p5.48xlarge", "32", "1024Gi"),
+        ("ml.p5en.48xlarge", "16", "1024Gi"),
+        ("ml.p6-b200.48xlarge", "8", "1024Gi"),
+        ("ml.p6-b300.48xlarge", "16", "2048Gi"),
+    ],
+)
+def test_role_resources_are_the_instance_types_gpus_and_efa(instance_type, efa, memory):
+    raw = stack_raw("dev")
+    for group in ("prefill", "decode"):
+        edit(raw, f"{NS}:instanceGroups.{group}.instanceType", instance_type)
+    m = manifest(raw)
+    for role in ("prefillSpec", "decodingSpec"):
+        requests = m["spec"]["pdSpec"][role]["resources"]["requests"]
+        assert requests["nvidia.com/gpu"] == "8"
+        assert requests["vpc.amazonaws.com/efa"] == efa
+        assert requests["memory"] == memory
+    assert m["spec"]["instanceType"] == instance_type
+
+
+def test_mixed_gpu_types_use_instance_types():
+    raw = edit(stack_raw("dev"), f"{NS}:instanceGroups.prefill.instanceType", "ml.p5en.48xlarge")
+    spec = manifest(raw)["spec"]
+    assert "instanceType" not in spec
+    assert spec["instanceTypes"] == ["ml.p5.48xlarge", "ml.p5en.48xlarge"]
+
+
+def test_shm_volume_only_with_tensor_parallelism():
+    assert manifest()["spec"]["kubernetes"]["volumes"][0]["emptyDir"]["medium"] == "Memory"
+    raw = edit(stack_raw("dev"), f"{NS}:endpoint.tensorParallelSize", 1)
+    assert "kubernetes" not in manifest(raw)["spec"]
+
+
+def test_placement_group_is_named_in_topology():
+    s = parse_settings(stack_raw("dev"))
+    facts = ClusterFacts(model_bucket="b", az_name="us-east-2b", placement_group="pg-1")
+    topology = build_endpoint(s, facts).to_manifest()["spec"]["pdSpec"]["topologySpec"]
+    assert topology["placementGroup"] == "pg-1"
+
+
+@pytest.mark.parametrize(
+    ("source", "name"),
+    [
+        ("hf://meta-llama/Llama-3.3-70B-Instruct", "Llama-3-3-70B-Instruct"),
+        ("s3://bucket/models/qwen2.5_72b/", "qwen2-5-72b"),
+        ("/data/x..y", "x-y"),
+    ],
+)
+def test_model_name_is_crd_valid(source, name):
+    assert model_name(source) == name

@@ -1,0 +1,80 @@
+"""Rendered InferenceEndpointConfigs: valid for the operator's CRDs (v3.3 and v3.2) and equal
+to the committed golden files. After an intended change: UPDATE_GOLDEN=1 pytest tests/workloads.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hyperpod_dpd.plan import kubernetes_manifests, render_manifest
+from tests.conftest import edit, run_stack, stack_raw
+from workloads.catalog import DPD_INSTANCE_TYPES
+from workloads.schema import validate_manifest
+
+GOLDEN = Path(__file__).parent / "golden"
+NS = "hyperpod-dpd"
+
+
+def _dev(*edits):
+    raw = stack_raw("dev")
+    for path, value in edits:
+        edit(raw, f"{NS}:{path}", value)
+    return raw, "dev"
+
+
+def _types(instance_type):
+    return _dev(
+        ("instanceGroups.prefill.instanceType", instance_type),
+        ("instanceGroups.decode.instanceType", instance_type),
+    )
+
+
+VARIANTS = {
+    "dev": lambda: (stack_raw("dev"), "dev"),
+    "prod": lambda: (stack_raw("prod"), "prod"),
+    "colocated": lambda: _dev(("endpoint.mode", "colocated")),
+    "multi-replica": lambda: _dev(
+        ("endpoint.prefill.replicas", 3),
+        ("endpoint.decode.replicas", 2),
+        ("endpoint.routingStrategy", "roundrobin"),
+    ),
+    **{
+        t.removeprefix("ml.").replace(".", "-"): (lambda t=t: _types(t)) for t in DPD_INSTANCE_TYPES
+    },
+}
+
+
+def rendered(variant: str) -> str:
+    raw, stack = VARIANTS[variant]()
+    manifests = kubernetes_manifests(run_stack(raw, stack=stack))
+    (iec,) = [m for name, m in manifests.items() if name.startswith("inferenceendpointconfig.")]
+    return render_manifest(iec)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("operator", ["3.3", "3.2"])
+def test_manifest_is_valid_for_the_crd(variant, operator):
+    assert validate_manifest(yaml.safe_load(rendered(variant)), operator) == []
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_manifest_equals_golden(variant):
+    text = rendered(variant)
+    golden = GOLDEN / f"{variant}.yaml"
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(text)
+    assert golden.exists(), f"no golden file {golden.name}: run UPDATE_GOLDEN=1 pytest {__file__}"
+    assert text == golden.read_text()
+
+
+def test_dpd_and_colocated_differ_only_where_they_should():
+    dpd = yaml.safe_load(rendered("dev"))["spec"]
+    colocated = yaml.safe_load(rendered("colocated"))["spec"]
+    assert "pdSpec" in dpd and "pdSpec" not in colocated
+    changed = {k for k in dpd.keys() | colocated.keys() if dpd.get(k) != colocated.get(k)}
+    assert changed == {"pdSpec", "replicas", "worker"}
