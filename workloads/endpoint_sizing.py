@@ -14,6 +14,8 @@ def endpoint_sizing(s: StackSettings) -> SizingReport | None:
     """Size the endpoint on its decode instance type. None when that type is not one of the
     five DPD types (the instance-type policy reports it); SizingError on bad model/TP input."""
     e = s.endpoint
+    if not s.gpu_groups:
+        return None  # config validation reports the missing GPU group
     decode_type = s.instance_type_for("decode")
     if decode_type not in INSTANCES:
         return None
