@@ -156,7 +156,27 @@ def build_endpoint(
         volumes=volumes,
         tags=dict(tags or {}),
         labels={"hyperpod-dpd/mode": e.mode},
+        annotations=policy_annotations(s),
     )
+
+
+# What the policy rules need to know that the CRD has no field for. The rules read these from
+# the manifest, so the CrossGuard pack and the offline plan judge exactly what is deployed.
+ANNOTATION_PREFIX = "hyperpod-dpd/"
+
+
+def policy_annotations(s: StackSettings) -> dict[str, str]:
+    e = s.endpoint
+    notes = {
+        "sizing-model": e.model,
+        "operator-version": s.inference_operator.version,
+        "dpd-capable-image": str(e.image_dpd_capable).lower(),
+    }
+    if e.expected_prompt_tokens:
+        notes["expected-prompt-tokens"] = str(e.expected_prompt_tokens)
+    if e.expected_in_flight_transfers:
+        notes["expected-in-flight-transfers"] = str(e.expected_in_flight_transfers)
+    return {ANNOTATION_PREFIX + k: v for k, v in notes.items()}
 
 
 def _role(s: StackSettings, role: str, replicas: int) -> RoleSpec:

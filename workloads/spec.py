@@ -242,6 +242,7 @@ class InferenceEndpointConfig:
     volumes: tuple[EmptyDirVolume, ...] = ()
     tags: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_dpd(self) -> bool:
@@ -277,4 +278,6 @@ class InferenceEndpointConfig:
         metadata: dict[str, Any] = {"name": self.name, "namespace": self.namespace}
         if self.labels:
             metadata["labels"] = dict(self.labels)
+        if self.annotations:
+            metadata["annotations"] = dict(self.annotations)
         return {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec}

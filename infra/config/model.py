@@ -240,6 +240,11 @@ class EndpointConfig(_Model):
         min_length=1,
         description="Worker image (vLLM + LMCache + NIXL + EFA libfabric), same for both roles.",
     )
+    image_dpd_capable: bool = Field(
+        False,
+        description="Mark a custom image as DPD-capable (vLLM + LMCache + NIXL + EFA libfabric); "
+        "the image policy accepts only the two documented images otherwise.",
+    )
     tensor_parallel_size: int = Field(8, ge=1, description="vLLM --tensor-parallel-size.")
     max_model_len: int = Field(16384, ge=1, description="vLLM --max-model-len, in tokens.")
     gpu_memory_utilization: float = Field(
@@ -269,6 +274,19 @@ class EndpointConfig(_Model):
     )
     expected_in_flight_transfers: int | None = Field(
         None, ge=1, description="KV transfers expected in flight at once, for PD buffer sizing."
+    )
+
+
+PolicyLevel = Literal["mandatory", "advisory", "disabled"]
+
+
+class PolicyConfig(_Model):
+    enforcement: dict[str, PolicyLevel] = Field(
+        default_factory=dict,
+        description="Per-rule enforcement override, e.g. {hyperpod-dpd-shm-volume: mandatory}.",
+    )
+    advisories_mandatory: bool = Field(
+        False, description="Treat every advisory rule as mandatory (stricter stacks, e.g. prod)."
     )
 
 
@@ -303,6 +321,10 @@ class StackSettings(_Model):
     checkpoint: CheckpointConfig = Field(
         default_factory=CheckpointConfig,
         description="Model checkpoint staged into S3: source, revision, prefix, bucketName.",
+    )
+    policy: PolicyConfig = Field(
+        default_factory=PolicyConfig,
+        description="Policy enforcement: per-rule overrides (enforcement), advisoriesMandatory.",
     )
     endpoint: EndpointConfig = Field(
         default_factory=EndpointConfig,
