@@ -69,7 +69,12 @@ def make_plan(
         stack=stack_file,
         settings=settings,
         run=run,
-        violations=evaluate(views, rules),
+        violations=evaluate(
+            views,
+            rules,
+            enforcement=settings.policy.enforcement,
+            advisories_mandatory=settings.policy.advisories_mandatory,
+        ),
         manifests=kubernetes_manifests(run),
         out_dir=out_dir or project_dir / "build" / "plan" / stack,
     )

@@ -110,7 +110,8 @@ def build_endpoint(
 ) -> InferenceEndpointConfig:
     e = s.endpoint
     pd = e.mode == "dpd"
-    env = {**default_environment(s), **e.environment_variables}
+    merged = {**default_environment(s), **e.environment_variables}
+    env = {k: v for k, v in merged.items() if v is not None}  # null removes a default
     decode_type = s.instance_type_for("decode")
     gpu_types = tuple(sorted({g.instance_type for g in s.gpu_groups.values()}))
     worker = Worker(

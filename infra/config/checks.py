@@ -32,7 +32,23 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *_check_groups(s),
         *_check_checkpoint(s),
         *_check_sizing_inputs(s),
+        *_check_policy_names(s),
     ]
+
+
+def _check_policy_names(s: StackSettings) -> list[ConfigProblem]:
+    from policies.rules import RULE_NAMES
+
+    problems = []
+    for name in s.policy.enforcement:
+        if name not in RULE_NAMES:
+            key = full_key(("policy", "enforcement", name))
+            problems.append(
+                ConfigProblem(
+                    key, name, "a rule name: " + ", ".join(sorted(RULE_NAMES)), "fix the rule name"
+                )
+            )
+    return problems
 
 
 def _check_sizing_inputs(s: StackSettings) -> list[ConfigProblem]:

@@ -265,9 +265,10 @@ class EndpointConfig(_Model):
     )
     prefill: PrefillConfig = Field(default_factory=PrefillConfig)
     decode: DecodeConfig = Field(default_factory=DecodeConfig)
-    environment_variables: dict[EnvName, EnvValue] = Field(
+    environment_variables: dict[EnvName, EnvValue | None] = Field(
         default_factory=dict,
-        description="Extra environment variables for both roles; override the DPD defaults.",
+        description="Environment variables for both roles; a name here overrides the DPD "
+        "default of that name, null removes it.",
     )
     expected_prompt_tokens: int | None = Field(
         None, ge=1, description="Typical prompt length, for PD buffer sizing checks."

@@ -1,28 +1,88 @@
-"""The rule set. Every rule is registered in ALL_RULES; the plan and the pack iterate it."""
+"""The rule set. Every rule is registered in ALL_RULES; the plan, the pack and the components
+iterate it. One rule per module; each module's RULE is the unit its tests exercise."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from policies.rules.base import Enforcement, Finding, ResourceView, Rule, Violation
+from policies.rules import (
+    efa,
+    eks_endpoint,
+    hash_seed,
+    hf_token,
+    iam_wildcards,
+    image,
+    instance_type,
+    model_size,
+    operator_version,
+    pd_buffer_capacity,
+    pd_buffer_fits,
+    public_ingress,
+    routing_strategy,
+    routing_threshold,
+    s3_buckets,
+    shm_volume,
+    single_az,
+    tensor_parallel,
+)
+from policies.rules.base import Enforcement, Finding, Limits, ResourceView, Rule, Violation
 
-# Rules are added here by their modules (policies issue): one rule per module.
-ALL_RULES: tuple[Rule, ...] = ()
+ALL_RULES: tuple[Rule, ...] = tuple(
+    m.RULE
+    for m in (
+        instance_type,
+        single_az,
+        efa,
+        pd_buffer_fits,
+        pd_buffer_capacity,
+        hash_seed,
+        image,
+        routing_threshold,
+        tensor_parallel,
+        operator_version,
+        routing_strategy,
+        model_size,
+        shm_volume,
+        s3_buckets,
+        iam_wildcards,
+        public_ingress,
+        eks_endpoint,
+        hf_token,
+    )
+)
+RULE_NAMES = frozenset(r.name for r in ALL_RULES)
 
 
 def evaluate(
     resources: Sequence[ResourceView],
     rules: Sequence[Rule] = ALL_RULES,
-    enforcement: Mapping[str, Enforcement] | None = None,
+    enforcement: Mapping[str, str] | None = None,
+    advisories_mandatory: bool = False,
+    limits: Limits | None = None,
 ) -> list[Violation]:
-    """Run `rules` over `resources`; `enforcement` overrides a rule's level per stack."""
+    """Run `rules`; `enforcement` overrides a rule's level per stack ("disabled" skips it)."""
     levels = dict(enforcement or {})
     violations = []
     for rule in rules:
-        level = levels.get(rule.name, rule.enforcement)
-        for finding in rule.check(resources):
+        override = levels.get(rule.name)
+        if override == "disabled":
+            continue
+        for finding in rule.check(resources, limits or Limits()):
+            level = override or finding.enforcement or rule.enforcement
+            if advisories_mandatory:
+                level = "mandatory"
             violations.append(Violation(rule.name, level, finding.urn, finding.message))
     return sorted(violations, key=lambda v: (v.enforcement != "mandatory", v.policy, v.urn))
 
 
-__all__ = ["ALL_RULES", "Enforcement", "Finding", "ResourceView", "Rule", "Violation", "evaluate"]
+__all__ = [
+    "ALL_RULES",
+    "RULE_NAMES",
+    "Enforcement",
+    "Finding",
+    "Limits",
+    "ResourceView",
+    "Rule",
+    "Violation",
+    "evaluate",
+]

@@ -26,6 +26,19 @@ class ResourceView:
 class Finding:
     urn: str
     message: str
+    # A rule may lower its own level for one finding (e.g. advisory when the user gave no
+    # expected load and the documents' defaults were assumed).
+    enforcement: Enforcement | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Tunable limits (the CrossGuard pack's config schema; defaults from the documents)."""
+
+    min_routing_threshold: int = 256  # one LMCache chunk: shorter prompts can hang the decoder
+    overhead_gib: float = 2.0  # per GPU outside vLLM's share (CUDA context, NCCL/NIXL buffers)
+    min_dense_params_billion: float = 70.0  # DPD pays off for dense 70B+ models
+    extra_dpd_images: tuple[str, ...] = ()  # images trusted as DPD-capable besides the two
 
 
 @dataclass(frozen=True)
@@ -33,7 +46,7 @@ class Rule:
     name: str  # kebab-case, e.g. "hyperpod-dpd-instance-type"
     description: str
     enforcement: Enforcement
-    check: Callable[[Sequence[ResourceView]], Iterable[Finding]]
+    check: Callable[[Sequence[ResourceView], Limits], Iterable[Finding]]
 
 
 @dataclass(frozen=True)

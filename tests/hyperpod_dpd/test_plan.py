@@ -131,7 +131,7 @@ def test_secret_plaintext_never_reaches_any_plan_file(tmp_path):
 
 
 def _flag_vpcs(level):
-    def check(resources):
+    def check(resources, limits):
         return [Finding(r.urn, "VPC flagged by test") for r in resources if r.type.endswith(":Vpc")]
 
     return Rule("hyperpod-dpd-test-rule", "flags every VPC", level, check)

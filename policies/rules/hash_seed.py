@@ -1,0 +1,31 @@
+"""hyperpod-dpd-hash-seed: PYTHONHASHSEED fixed, so prefill and decode compute the same LMCache
+keys. Unset or random, every decoder lookup misses: 'Retrieved 0 out of N' and silent
+recomputation (field-problems.md row 8). Worker env applies to both roles alike."""
+
+from __future__ import annotations
+
+from policies.rules import views
+from policies.rules.base import Finding, Rule
+
+
+def check(resources, limits):
+    for iec in views.endpoints(resources):
+        if views.pd_spec(iec) is None:
+            continue
+        seed = views.env(iec).get("PYTHONHASHSEED")
+        if seed is None:
+            yield Finding(
+                iec.urn,
+                "PYTHONHASHSEED is not set: prefill and decode hash KV cache keys differently and "
+                "the decoder recomputes every prompt; remove the override of PYTHONHASHSEED from "
+                "hyperpod-dpd:endpoint.environmentVariables (the stack sets 0)",
+            )
+        elif not (isinstance(seed, str) and seed.isdigit()):
+            yield Finding(
+                iec.urn,
+                f'PYTHONHASHSEED is {seed!r}, not a fixed integer; set it to "0" in '
+                "hyperpod-dpd:endpoint.environmentVariables",
+            )
+
+
+RULE = Rule("hyperpod-dpd-hash-seed", "PYTHONHASHSEED fixed for both roles", "mandatory", check)

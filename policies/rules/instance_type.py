@@ -1,0 +1,48 @@
+"""hyperpod-dpd-instance-type: DPD runs only on the five NVLink + EFA RDMA instance types."""
+
+from __future__ import annotations
+
+from policies.rules import views
+from policies.rules.base import Finding, Rule
+from workloads.catalog import DPD_INSTANCE_TYPES
+
+ALLOWED = ", ".join(DPD_INSTANCE_TYPES)
+
+
+def check(resources, limits):
+    for iec in views.endpoints(resources):
+        if views.pd_spec(iec) is None:
+            continue
+        for t in views.instance_types(iec):
+            if views.known(t) and t not in DPD_INSTANCE_TYPES:
+                yield Finding(
+                    iec.urn,
+                    f"endpoint instance type {t} does not support DPD (allowed: {ALLOWED}); set "
+                    "hyperpod-dpd:instanceGroups.<prefill|decode>.instanceType to one of them "
+                    "or hyperpod-dpd:endpoint.mode to colocated",
+                )
+        for role in views.GPU_ROLES:
+            selected = views.role_spec(iec, role).get("nodeSelector", {})
+            t = selected.get("node.kubernetes.io/instance-type")
+            if views.known(t) and t not in DPD_INSTANCE_TYPES:
+                yield Finding(
+                    iec.urn, f"{role} nodeSelector selects {t}, not a DPD type ({ALLOWED})"
+                )
+    for cluster, group in views.gpu_groups(resources):
+        t = group.get("instanceType")
+        if views.known(t) and t not in DPD_INSTANCE_TYPES:
+            name = group.get("instanceGroupName")
+            yield Finding(
+                cluster.urn,
+                f"instance group {name} ({views.group_role(group)}) uses {t}, which does not "
+                f"support DPD (allowed: {ALLOWED}); set hyperpod-dpd:instanceGroups.{name}."
+                "instanceType to one of them",
+            )
+
+
+RULE = Rule(
+    "hyperpod-dpd-instance-type",
+    "Prefill and decode run on ml.p5/p5e/p5en/p6-b200/p6-b300.48xlarge only",
+    "mandatory",
+    check,
+)

@@ -1,0 +1,70 @@
+"""hyperpod-dpd-pd-buffer-capacity: the buffer, counted in whole LMCache chunks (LMCache rounds
+it down to whole chunks), holds one max-model-len transfer and the expected transfers in flight.
+Without an expected load in config the documents' example (6,035-token prompts) and the decoder's
+--max-num-seqs are assumed, and a shortfall is only advisory."""
+
+from __future__ import annotations
+
+from policies.rules import views
+from policies.rules.base import Finding, Rule
+from workloads.catalog import GIB
+from workloads.sizing import (
+    buffer_chunks,
+    chunks_for_tokens,
+    kv_bytes_per_token_per_rank,
+    recommend_pd_buffer,
+)
+from workloads.vllm_args import flag_value
+
+DOCS_PROMPT_TOKENS = 6035
+
+
+def check(resources, limits):
+    for iec in views.endpoints(resources):
+        if views.pd_spec(iec) is None:
+            continue
+        inputs = views.sizing_inputs(iec, resources)
+        if inputs is None:
+            continue
+        model, _, tp, _, max_len, buffer = inputs
+        kv = kv_bytes_per_token_per_rank(model, tp)
+        chunks = buffer_chunks(buffer, kv)
+        if chunks < chunks_for_tokens(max_len):
+            yield Finding(
+                iec.urn,
+                f"PD_BUFFER_SIZE {buffer / GIB:g} GiB holds {chunks} LMCache chunks, fewer than "
+                f"the {chunks_for_tokens(max_len)} of one {max_len}-token prompt: the longest "
+                "prompts can never be transferred; raise hyperpod-dpd:endpoint.pdBufferSize",
+            )
+        prompt = views.as_int(views.annotation(iec, "expected-prompt-tokens"))
+        in_flight = views.as_int(views.annotation(iec, "expected-in-flight-transfers"))
+        assumed = prompt is None or in_flight is None
+        prompt = prompt or min(DOCS_PROMPT_TOKENS, max_len)
+        in_flight = in_flight or views.as_int(
+            flag_value(views.effective_args(iec, "decode"), "--max-num-seqs") or 256
+        )
+        fits = chunks // chunks_for_tokens(prompt)
+        if fits < in_flight:
+            need = recommend_pd_buffer(prompt, in_flight, max_len, kv)
+            basis = (
+                "assumed (set hyperpod-dpd:endpoint.expectedPromptTokens and "
+                "expectedInFlightTransfers to size for your load)"
+                if assumed
+                else "expected"
+            )
+            yield Finding(
+                iec.urn,
+                f"PD_BUFFER_SIZE {buffer / GIB:g} GiB holds {fits} transfers of {prompt} tokens "
+                f"at once, fewer than the {in_flight} {basis}; the decoder will log 'Failed to "
+                f"allocate memory object'. Set hyperpod-dpd:endpoint.pdBufferSize to "
+                f"{need // GIB}GiB or add decode replicas",
+                enforcement="advisory" if assumed else None,
+            )
+
+
+RULE = Rule(
+    "hyperpod-dpd-pd-buffer-capacity",
+    "PD buffer holds a max-model-len transfer and the expected transfers in flight",
+    "mandatory",
+    check,
+)

@@ -1,0 +1,145 @@
+"""Reading the resources the engine sees (camelCase props) the way the rules need them.
+
+Everything here is plain data in, plain data out: the same functions serve the offline plan
+(mock-recorded inputs) and the CrossGuard pack (preview props). Values unknown at preview time
+arrive as None or a placeholder string; readers return None for them and rules skip the check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from policies.rules.base import ResourceView
+from workloads.vllm_args import merge_args
+
+IEC_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
+HYPERPOD_TYPE = "aws-native:sagemaker:Cluster"
+ROLE_LABEL = "hyperpod-dpd/role"
+ANNOTATION = "hyperpod-dpd/"
+GPU_ROLES = ("prefill", "decode")
+ROLE_SPECS = {"prefill": "prefillSpec", "decode": "decodingSpec"}
+
+
+def of_type(resources: Sequence[ResourceView], type_: str) -> Iterator[ResourceView]:
+    return (r for r in resources if r.type == type_)
+
+
+def endpoints(resources: Sequence[ResourceView]) -> Iterator[ResourceView]:
+    return of_type(resources, IEC_TYPE)
+
+
+def spec(iec: ResourceView) -> Mapping[str, Any]:
+    return iec.props.get("spec") or {}
+
+
+def pd_spec(iec: ResourceView) -> Mapping[str, Any] | None:
+    return spec(iec).get("pdSpec")
+
+
+def annotation(iec: ResourceView, name: str) -> str | None:
+    notes = (iec.props.get("metadata") or {}).get("annotations") or {}
+    value = notes.get(ANNOTATION + name)
+    return value if isinstance(value, str) else None
+
+
+def env(iec: ResourceView) -> dict[str, Any]:
+    """Worker environment (applied identically to prefill and decode pods)."""
+    out = {}
+    for e in spec(iec).get("worker", {}).get("environmentVariables") or []:
+        out[e.get("name")] = e.get("value", e.get("valueFrom"))
+    return out
+
+
+def worker_args(iec: ResourceView) -> list[str]:
+    return [str(a) for a in spec(iec).get("worker", {}).get("args") or []]
+
+
+def role_spec(iec: ResourceView, role: str) -> Mapping[str, Any]:
+    return (pd_spec(iec) or {}).get(ROLE_SPECS[role]) or {}
+
+
+def effective_args(iec: ResourceView, role: str) -> list[str]:
+    """What vLLM runs with on `role` (the operator's merge of role args into worker args)."""
+    if pd_spec(iec) is None:
+        return worker_args(iec)
+    return merge_args(worker_args(iec), [str(a) for a in role_spec(iec, role).get("args") or []])
+
+
+def role_resources(iec: ResourceView, role: str) -> Mapping[str, Any]:
+    if pd_spec(iec) is None:
+        return spec(iec).get("worker", {}).get("resources") or {}
+    return role_spec(iec, role).get("resources") or {}
+
+
+def instance_types(iec: ResourceView) -> list[str]:
+    s = spec(iec)
+    if s.get("instanceType"):
+        return [s["instanceType"]]
+    return [t for t in s.get("instanceTypes") or [] if isinstance(t, str)]
+
+
+def hyperpod_groups(resources: Sequence[ResourceView]) -> Iterator[tuple[ResourceView, dict]]:
+    for cluster in of_type(resources, HYPERPOD_TYPE):
+        for group in cluster.props.get("instanceGroups") or []:
+            yield cluster, group
+
+
+def group_role(group: Mapping[str, Any]) -> str | None:
+    labels = (group.get("kubernetesConfig") or {}).get("labels") or {}
+    return labels.get(ROLE_LABEL)
+
+
+def gpu_groups(resources: Sequence[ResourceView]) -> Iterator[tuple[ResourceView, dict]]:
+    """HyperPod groups that run DPD roles (labelled prefill/decode by this stack)."""
+    return ((c, g) for c, g in hyperpod_groups(resources) if group_role(g) in GPU_ROLES)
+
+
+def known(value: Any) -> bool:
+    """False for values the engine does not know yet (preview of a first deployment)."""
+    return value is not None and value not in ("[unknown]", "[secret]")
+
+
+def as_int(value: Any) -> int | None:
+    try:
+        return int(str(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def as_float(value: Any) -> float | None:
+    try:
+        return float(str(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def decode_instance_type(iec: ResourceView, resources: Sequence[ResourceView]) -> str | None:
+    """The decoder's instance type: from the HyperPod decode group, else the endpoint's."""
+    for _, group in gpu_groups(resources):
+        if group_role(group) == "decode" and known(group.get("instanceType")):
+            return group["instanceType"]
+    types = instance_types(iec)
+    return types[0] if types else None
+
+
+def sizing_inputs(iec: ResourceView, resources: Sequence[ResourceView]):
+    """(model, instance, tp, utilization, max_model_len, buffer) of the decoder, or None when
+    any is unknown (then the sizing rules have nothing to judge)."""
+    from workloads.catalog import INSTANCES, SizingError, load_model
+
+    try:
+        model = load_model(annotation(iec, "sizing-model") or "")
+    except SizingError:
+        return None
+    instance = INSTANCES.get(decode_instance_type(iec, resources) or "")
+    args = effective_args(iec, "decode")
+    from workloads.vllm_args import flag_value
+
+    tp = as_int(flag_value(args, "--tensor-parallel-size") or 1)
+    utilization = as_float(flag_value(args, "--gpu-memory-utilization") or 0.9)  # vLLM default
+    max_len = as_int(flag_value(args, "--max-model-len"))
+    buffer = as_int(env(iec).get("PD_BUFFER_SIZE"))
+    if None in (instance, tp, utilization, max_len, buffer):
+        return None
+    return model, instance, tp, utilization, max_len, buffer
