@@ -103,11 +103,11 @@ def render_text(plan: Plan) -> str:
         "",
     ]
     if plan.violations:
-        lines.append(f"Policy violations ({len(plan.violations)}):")
-        lines += [
-            f"  [{v.enforcement}] {v.policy}: {v.urn.rsplit('::', 1)[-1]}: {v.message}"
-            for v in plan.violations
-        ]
+        for level in ("mandatory", "advisory"):
+            found = [v for v in plan.violations if v.enforcement == level]
+            if found:
+                lines.append(f"Policy violations, {level} ({len(found)}):")
+                lines += [f"  {v.policy}: {v.urn.rsplit('::', 1)[-1]}: {v.message}" for v in found]
     else:
         lines.append("Policy violations: none")
     lines.append(

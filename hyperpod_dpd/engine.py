@@ -24,7 +24,7 @@ from pulumi.runtime.settings import get_root_resource
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from hyperpod_dpd.fakes import FakeCloud
+from hyperpod_dpd.fakes import AUTONAMED, FakeCloud
 from infra.charts import offline_chart_path, use_resolver
 
 SECRET = "[secret]"
@@ -118,6 +118,11 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
             wire = json_format.MessageToDict(request.object, preserving_proto_field_name=True)
+            # The engine auto-names resources during preview (the provider's Check fills e.g. a
+            # bucket's name into its inputs); the fake chose that name, so record it as input.
+            key = AUTONAMED.get(request.type)
+            if key and key not in wire:
+                wire[key] = self.mocks.states[(request.type, request.name)][key]
             self.recorded.append(
                 RecordedResource(
                     type=request.type,
@@ -139,10 +144,13 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 class ProgramMocks(pulumi_mocks.Mocks):
     def __init__(self, cloud: FakeCloud):
         self.cloud = cloud
+        self.states: dict[tuple[str, str], dict[str, Any]] = {}
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs):
         inputs = _unwrap_secrets(args.inputs)
-        return self.cloud.create(args.typ, args.name, inputs)
+        rid, state = self.cloud.create(args.typ, args.name, inputs)
+        self.states[(args.typ, args.name)] = state
+        return rid, state
 
     def call(self, args: pulumi_mocks.MockCallArgs):
         return self.cloud.invoke(args.token, _unwrap_secrets(args.args)), []

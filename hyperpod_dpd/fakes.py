@@ -15,6 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 ACCOUNT_ID = "123456789012"
+# Resource types whose physical name Pulumi generates when the program gives none, and the
+# input property that carries it.
+AUTONAMED = {
+    "aws:s3/bucket:Bucket": "bucket",
+    "aws:iam/role:Role": "name",
+    "aws:ec2/placementGroup:PlacementGroup": "name",
+}
 
 
 class UnknownInvokeError(RuntimeError):

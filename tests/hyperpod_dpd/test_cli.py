@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from hyperpod_dpd.cli import main
 from tests.conftest import ROOT
 
@@ -66,3 +68,40 @@ def test_console_script_runs_the_plan(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "resources.json").exists()
+
+
+BROKEN = [
+    ("instanceType: ml.p5.48xlarge\n      instanceCount: 1\n      role: prefill",
+     "instanceType: ml.g6e.48xlarge\n      instanceCount: 1\n      role: prefill",
+     "hyperpod-dpd-instance-type: hyperpod-cluster: instance group prefill (prefill) uses ml.g6e.48xlarge",
+     "hyperpod-dpd:instanceGroups.prefill.instanceType"),
+    ("    pdBufferSize: 8GiB\n",
+     "    pdBufferSize: 8GiB\n    environmentVariables:\n      PYTHONHASHSEED: null\n",
+     "hyperpod-dpd-hash-seed: endpoint-iec: PYTHONHASHSEED is not set",
+     "hyperpod-dpd:endpoint.environmentVariables"),
+    ("pdBufferSize: 8GiB", "pdBufferSize: 32GiB",
+     "hyperpod-dpd-pd-buffer-fits: endpoint-iec: PD_BUFFER_SIZE 32 GiB + 2 GiB overhead does not fit",
+     "hyperpod-dpd:endpoint.pdBufferSize"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("old", "new", "violation", "key"), BROKEN)
+def test_policy_violation_exits_1_naming_rule_resource_and_key(
+    tmp_path, capsys, old, new, violation, key
+):
+    project = _project_with(tmp_path, old, new)
+    code = main(
+        ["plan", "--stack", "dev", "--project-dir", str(project), "--out", str(tmp_path / "o")]
+    )
+    out = capsys.readouterr().out
+    assert code == 1, out
+    line = next(line for line in out.splitlines() if violation in line)
+    assert key in line
+
+
+def test_gpu_capacity_in_two_azs_cannot_be_configured(tmp_path, capsys):
+    project = _project_with(
+        tmp_path, "availabilityZoneId: use2-az2", "availabilityZoneId: [use2-az2, use2-az3]"
+    )
+    assert main(["plan", "--stack", "dev", "--project-dir", str(project)]) == 2
+    assert "hyperpod-dpd:availabilityZoneId: got" in capsys.readouterr().err

@@ -1,0 +1,46 @@
+"""The happy-path props factory: the resources the dev stack records, as the rules see them."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from policies.rules import ResourceView
+from tests.conftest import run_stack, stack_raw
+
+_CACHE: dict[str, list[ResourceView]] = {}
+
+
+def recorded(stack: str = "dev") -> list[ResourceView]:
+    """A fresh deep copy of the stack's recorded resources (tests mutate them)."""
+    if stack not in _CACHE:
+        run = run_stack(stack_raw(stack), stack=stack)
+        _CACHE[stack] = [ResourceView(r.type, r.name, r.urn, r.inputs) for r in run.resources]
+    return copy.deepcopy(_CACHE[stack])
+
+
+def named(views: list[ResourceView], name: str) -> ResourceView:
+    (view,) = [v for v in views if v.name == name]
+    return view
+
+
+def iec_spec(views: list[ResourceView]) -> dict:
+    return named(views, "endpoint-iec").props["spec"]
+
+
+def set_env(views, name, value=None):
+    env = iec_spec(views)["worker"]["environmentVariables"]
+    env[:] = [e for e in env if e["name"] != name]
+    if value is not None:
+        env.append({"name": name, "value": value})
+
+
+def gpu_group(views, name="decode") -> dict:
+    cluster = named(views, "hyperpod-cluster")
+    return next(g for g in cluster.props["instanceGroups"] if g["instanceGroupName"] == name)
+
+
+@pytest.fixture
+def dev():
+    return recorded("dev")
