@@ -16,7 +16,7 @@ import traceback
 from pathlib import Path
 
 from hyperpod_dpd import preflight, size_cmd
-from hyperpod_dpd.plan import EXIT_CONFIG, Plan, make_plan, resource_counts
+from hyperpod_dpd.plan import EXIT_CONFIG, STOPPED, Plan, make_plan, resource_counts
 from infra.config import ConfigError
 from infra.config.declare import render_pulumi_yaml
 
@@ -102,6 +102,8 @@ def render_text(plan: Plan) -> str:
         f"  {'total'.ljust(width)}  {len(plan.run.resources):>5}",
         "",
     ]
+    if plan.stopped:
+        lines = [lines[0], "", STOPPED, ""]
     if plan.violations:
         for level in ("mandatory", "advisory"):
             found = [v for v in plan.violations if v.enforcement == level]

@@ -24,10 +24,15 @@ from hyperpod_dpd.engine import ProgramRun, run_program
 from hyperpod_dpd.stackfile import StackFile, load_stack
 from infra.config import StackSettings, parse_settings
 from infra.units import format_gib
+from policies.enforce import PolicyViolationError
 from policies.rules import ALL_RULES, ResourceView, Rule, Violation, evaluate
 from workloads.endpoint_sizing import endpoint_sizing
 
 EXIT_OK, EXIT_VIOLATION, EXIT_CONFIG = 0, 1, 2
+STOPPED = (
+    "The program stopped before registering its resources: a component's policy check failed, "
+    "as `pulumi up` would. Fix the violations below and plan again."
+)
 CLUSTER_SCOPE = "_cluster"  # not a valid namespace name, so it cannot clash with one
 
 
@@ -39,6 +44,7 @@ class Plan:
     violations: list[Violation]
     manifests: dict[str, dict[str, Any]]  # file name -> manifest
     out_dir: Path
+    stopped: bool = False  # a component refused to register (fail-fast policy check)
 
     @property
     def exit_code(self) -> int:
@@ -56,27 +62,37 @@ def make_plan(
     stack_file = load_stack(project_dir, stack)
     # Validate before running the program: the same function the program calls first.
     settings = parse_settings(stack_file.decoded(), stack_file.secret_keys)
-    run = run_program(
-        project_dir / "__main__.py",
-        stack_file.config,
-        stack_file.secret_keys,
-        project=stack_file.project,
-        stack=stack,
-    )
-    run.resources.sort(key=lambda r: r.urn)  # registration order is async: sort for stable files
-    views = [ResourceView(r.type, r.name, r.urn, r.inputs) for r in run.resources]
-    plan = Plan(
-        stack=stack_file,
-        settings=settings,
-        run=run,
-        violations=evaluate(
+    try:
+        run = run_program(
+            project_dir / "__main__.py",
+            stack_file.config,
+            stack_file.secret_keys,
+            project=stack_file.project,
+            stack=stack,
+        )
+    except PolicyViolationError as stopped:
+        # A component refused to register its resources (fail fast, as in `pulumi up`).
+        run, violations, halted = ProgramRun([], {}), stopped.violations, True
+    else:
+        halted = False
+        run.resources.sort(
+            key=lambda r: r.urn
+        )  # registration order is async: sort for stable files
+        views = [ResourceView(r.type, r.name, r.urn, r.inputs) for r in run.resources]
+        violations = evaluate(
             views,
             rules,
             enforcement=settings.policy.enforcement,
             advisories_mandatory=settings.policy.advisories_mandatory,
-        ),
+        )
+    plan = Plan(
+        stack=stack_file,
+        settings=settings,
+        run=run,
+        violations=violations,
         manifests=kubernetes_manifests(run),
         out_dir=out_dir or project_dir / "build" / "plan" / stack,
+        stopped=halted,
     )
     write_plan(plan)
     return plan
@@ -195,6 +211,8 @@ def render_summary(plan: Plan) -> str:
     lines += render_sizing(plan.settings)
     lines += ["", f"## Resources ({len(plan.run.resources)})", "", "| type | count |", "|---|---|"]
     lines += [f"| `{t}` | {n} |" for t, n in resource_counts(plan)]
+    if plan.stopped:
+        lines += ["", STOPPED]
     lines += ["", f"## Policy violations ({len(plan.violations)})", ""]
     if plan.violations:
         lines += ["| policy | enforcement | resource | message |", "|---|---|---|---|"]

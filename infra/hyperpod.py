@@ -17,6 +17,9 @@ from infra.config.model import InstanceGroupConfig
 from infra.dependencies import GPU_TAINT_KEY
 from infra.iam import allow, document, managed_policy, service_trust
 from infra.placement import GROUP_LABEL, ROLE_LABEL
+from policies.enforce import UNKNOWN, camel_keys, child_urn, enforce, plain
+from policies.rules import ResourceView
+from policies.rules.views import HYPERPOD_TYPE as CLUSTER_TYPE
 
 GPU_ROLES = ("prefill", "decode")
 DEEP_HEALTH_CHECKS = ["InstanceStress", "InstanceConnectivity"]
@@ -69,7 +72,10 @@ class HyperPodCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: HyperPodArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("hyperpod-dpd:infra:HyperPodCluster", name, None, opts)
         self._name, self._args = name, args
+        # Judge the groups before anything is created; the role's ARN is not known yet.
+        self._enforce_policies([self._instance_group(n, g, UNKNOWN) for n, g in self._groups()])
         self.execution_role = self._create_execution_role()
+        groups = [self._instance_group(n, g, self.execution_role.arn) for n, g in self._groups()]
         self.cluster = aws_native.sagemaker.Cluster(
             f"{name}-cluster",
             cluster_name=args.cluster_name,
@@ -80,7 +86,7 @@ class HyperPodCluster(pulumi.ComponentResource):
                 "security_group_ids": [args.security_group_id],
                 "subnets": args.system_subnet_ids,
             },
-            instance_groups=[self._instance_group(n, g) for n, g in sorted(args.groups.items())],
+            instance_groups=groups,
             tags=[{"key": k, "value": v} for k, v in sorted(args.tags.items())],
             opts=pulumi.ResourceOptions(
                 parent=self,
@@ -93,13 +99,24 @@ class HyperPodCluster(pulumi.ComponentResource):
         self.arn = self.cluster.cluster_arn
         self.register_outputs({"clusterArn": self.arn, "executionRoleArn": self.execution_role.arn})
 
-    def _instance_group(self, group_name: str, group: InstanceGroupConfig) -> dict:
+    def _enforce_policies(self, groups: list[dict]) -> None:
+        """Run the rules on the groups before anything is created (fail fast, clear message)."""
+        urn = child_urn("hyperpod-dpd:infra:HyperPodCluster", CLUSTER_TYPE, f"{self._name}-cluster")
+        props = {"instanceGroups": [camel_keys(plain(g)) for g in groups]}
+        enforce([ResourceView(CLUSTER_TYPE, f"{self._name}-cluster", urn, props)])
+
+    def _groups(self) -> list[tuple[str, InstanceGroupConfig]]:
+        return sorted(self._args.groups.items())
+
+    def _instance_group(
+        self, group_name: str, group: InstanceGroupConfig, role_arn: pulumi.Input[str]
+    ) -> dict:
         a = self._args
         spec: dict = {
             "instance_group_name": group_name,
             "instance_type": group.instance_type,
             "instance_count": group.instance_count,
-            "execution_role": self.execution_role.arn,
+            "execution_role": role_arn,
             "life_cycle_config": {
                 "source_s3_uri": a.lifecycle_source_s3_uri,
                 "on_create": a.lifecycle_on_create,

@@ -14,6 +14,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from infra.config.model import StackSettings
+from policies.enforce import child_urn, enforce, plain
+from policies.rules import ResourceView
+from policies.rules.views import IEC_TYPE
 from workloads.build import ClusterFacts, build_endpoint
 from workloads.spec import API_VERSION, KIND, InferenceEndpointConfig
 
@@ -36,6 +39,20 @@ class InferenceEndpoint(pulumi.ComponentResource):
         super().__init__("hyperpod-dpd:workloads:InferenceEndpoint", name, None, opts)
         self.spec = build_endpoint(args.settings, args.cluster, args.tags)
         manifest = self.spec.to_manifest()
+        # Judge the endpoint before anything is created: the same rules as the pack and plan.
+        policy = args.settings.policy
+        enforce(
+            [
+                ResourceView(
+                    IEC_TYPE,
+                    f"{name}-iec",
+                    child_urn("hyperpod-dpd:workloads:InferenceEndpoint", IEC_TYPE, f"{name}-iec"),
+                    plain(manifest),
+                )
+            ],
+            policy.enforcement,
+            policy.advisories_mandatory,
+        )
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         depends_on = list(args.depends_on)
         if self.spec.namespace != "default":

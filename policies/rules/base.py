@@ -47,6 +47,9 @@ class Rule:
     description: str
     enforcement: Enforcement
     check: Callable[[Sequence[ResourceView], Limits], Iterable[Finding]]
+    # True when some findings are only advisory (the pack then adds a companion advisory
+    # policy, since a CrossGuard policy has one enforcement level).
+    advisory_findings: bool = False
 
 
 @dataclass(frozen=True)

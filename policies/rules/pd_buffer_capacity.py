@@ -67,4 +67,5 @@ RULE = Rule(
     "PD buffer holds a max-model-len transfer and the expected transfers in flight",
     "mandatory",
     check,
+    advisory_findings=True,
 )

@@ -26,7 +26,7 @@ def check(resources, limits):
             yield Finding(
                 iec.urn,
                 f"PD_BUFFER_SIZE {buffer / GIB:g} GiB + {limits.overhead_gib:g} GiB overhead "
-                f"does not fit the {left:.1f} GiB a {instance.gpu_model} leaves at "
+                f"does not fit the {left:.1f} GiB each {instance.gpu_model} leaves at "
                 f"--gpu-memory-utilization {utilization:g} on the decoder; lower "
                 "hyperpod-dpd:endpoint.pdBufferSize or set hyperpod-dpd:endpoint."
                 f"gpuMemoryUtilization to at most {int(fit_util * 100) / 100:.2f}",

@@ -131,7 +131,7 @@ def test_32_gib_buffer_at_075_on_h100_does_not_fit(dev):
     assert findings("hyperpod-dpd-pd-buffer-fits", dev) == [
         (
             IEC_URN,
-            "PD_BUFFER_SIZE 32 GiB + 2 GiB overhead does not fit the 20.0 GiB a H100 leaves at "
+            "PD_BUFFER_SIZE 32 GiB + 2 GiB overhead does not fit the 20.0 GiB each H100 leaves at "
             "--gpu-memory-utilization 0.75 on the decoder; lower hyperpod-dpd:endpoint.pdBufferSize "
             "or set hyperpod-dpd:endpoint.gpuMemoryUtilization to at most 0.57",
         )
