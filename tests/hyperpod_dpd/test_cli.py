@@ -105,3 +105,13 @@ def test_gpu_capacity_in_two_azs_cannot_be_configured(tmp_path, capsys):
     )
     assert main(["plan", "--stack", "dev", "--project-dir", str(project)]) == 2
     assert "hyperpod-dpd:availabilityZoneId: got" in capsys.readouterr().err
+
+
+def test_policy_config_of_prod_makes_advisories_mandatory(capsys):
+    assert main(["policy-config", "--stack", "prod"]) == 0
+    config = json.loads(capsys.readouterr().out)
+    assert config["hyperpod-dpd-routing-strategy"] == {"enforcementLevel": "mandatory"}
+    assert main(["policy-config", "--stack", "dev"]) == 0
+    assert json.loads(capsys.readouterr().out)["hyperpod-dpd-routing-strategy"] == {
+        "enforcementLevel": "advisory"
+    }

@@ -1,0 +1,35 @@
+"""`hyperpod-dpd policy-config --stack prod`: the CrossGuard pack's config for a stack.
+
+The stack's `hyperpod-dpd:policy` (per-rule enforcement, advisoriesMandatory) is what the offline
+plan and the components apply; `pulumi preview --policy-pack policies --policy-pack-config F`
+applies it in the real preview when F is this command's output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from hyperpod_dpd.stackfile import load_stack
+from infra.config import parse_settings
+from policies.pack import pack_config
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("policy-config", help="CrossGuard pack config of a stack")
+    parser.add_argument("--stack", required=True)
+    parser.add_argument("--out", type=Path, help="write here instead of stdout")
+    parser.add_argument("--project-dir", type=Path)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, project_dir: Path) -> int:
+    stack = load_stack(project_dir, args.stack)
+    policy = parse_settings(stack.decoded(), stack.secret_keys).policy
+    text = json.dumps(pack_config(policy.enforcement, policy.advisories_mandatory), indent=2)
+    if args.out:
+        args.out.write_text(text + "\n")
+    else:
+        print(text)
+    return 0
