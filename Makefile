@@ -27,7 +27,7 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/pytest
 
-# Regenerate Pulumi.yaml's config block after changing infra/config/model.py.
+# Regenerate Pulumi.yaml's config block and README's config table after changing the model.
 pulumi-yaml: $(STAMP)
 	$(BIN)/hyperpod-dpd pulumi-yaml
 

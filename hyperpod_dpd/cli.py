@@ -18,7 +18,7 @@ from pathlib import Path
 from hyperpod_dpd import policy_cmd, preflight, size_cmd
 from hyperpod_dpd.plan import EXIT_CONFIG, STOPPED, Plan, make_plan, resource_counts
 from infra.config import ConfigError
-from infra.config.declare import render_pulumi_yaml
+from infra.config.declare import render_pulumi_yaml, render_readme
 
 EXIT_INTERNAL = 3
 _EXTRA_COMMANDS: list = [size_cmd.register, preflight.register, policy_cmd.register]
@@ -120,15 +120,19 @@ def render_text(plan: Plan) -> str:
 
 
 def _pulumi_yaml(args: argparse.Namespace, project_dir: Path) -> int:
-    path = project_dir / "Pulumi.yaml"
-    current = path.read_text()
-    wanted = render_pulumi_yaml(current)
-    if args.check:
+    """Pulumi.yaml's config block and README's configuration table, from the model."""
+    stale = []
+    for name, render in (("Pulumi.yaml", render_pulumi_yaml), ("README.md", render_readme)):
+        path = project_dir / name
+        current = path.read_text()
+        wanted = render(current)
         if current != wanted:
-            print(f"{path} is out of date: run `make pulumi-yaml`", file=sys.stderr)
-            return 1
-        return 0
-    path.write_text(wanted)
+            stale.append(name)
+            if not args.check:
+                path.write_text(wanted)
+    if args.check and stale:
+        print(f"{', '.join(stale)} out of date: run `make pulumi-yaml`", file=sys.stderr)
+        return 1
     return 0
 
 

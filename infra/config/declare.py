@@ -6,7 +6,8 @@ and the Pulumi Cloud console show them; a test keeps the file equal to what this
 
 from __future__ import annotations
 
-from typing import Any, get_origin
+import json
+from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
@@ -65,3 +66,51 @@ def render_pulumi_yaml(current: str) -> str:
         raise ValueError("Pulumi.yaml has no top-level 'config:' block to regenerate")
     body = yaml.safe_dump({"config": project_config_block()}, sort_keys=False, width=100)
     return head + "\n" + body
+
+
+def config_reference() -> str:
+    """The README's configuration table: every key and sub-key, its default and meaning."""
+    rows = ["| key | default | meaning |", "|---|---|---|"]
+    rows.append("| `aws:region` | (required) | Region of the cluster and the model bucket. |")
+    rows += _rows("", StackSettings)
+    rows.append(f"| `hfToken` | (none) | {_SECRET_DECLARATIONS['hfToken']['description']} |")
+    return "\n".join(rows) + "\n"
+
+
+def _rows(prefix: str, model: type[BaseModel]) -> list[str]:
+    rows = []
+    for name, f in model.model_fields.items():
+        if name == "region" and not prefix:
+            continue
+        key = f"{prefix}{f.alias or name}"
+        annotation = f.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            rows += _rows(f"{key}.", annotation)
+            continue
+        if get_origin(annotation) is dict:
+            value_type = get_args(annotation)[1]
+            if isinstance(value_type, type) and issubclass(value_type, BaseModel):
+                rows.append(f"| `{key}` | (required) | {f.description} |")
+                rows += _rows(f"{key}.<name>.", value_type)
+                continue
+        if f.is_required():
+            default = "(required)"
+        else:
+            value = f.get_default(call_default_factory=True)
+            default = "(none)" if value is None else f"`{json.dumps(value)}`"
+        description = (f.description or "").replace("|", "\\\\|")
+        rows.append(f"| `{key}` | {default} | {description} |")
+    return rows
+
+
+README_START = "<!-- config-reference:start (generated: make pulumi-yaml) -->"
+README_END = "<!-- config-reference:end -->"
+
+
+def render_readme(current: str) -> str:
+    """`current` (README.md) with the table between the markers regenerated."""
+    head, start, rest = current.partition(README_START)
+    _, end, tail = rest.partition(README_END)
+    if not (start and end):
+        raise ValueError("README.md lacks the config-reference markers")
+    return f"{head}{README_START}\n{config_reference()}{README_END}{tail}"

@@ -49,3 +49,13 @@ def test_declared_defaults_validate_against_the_model():
 
 def test_hf_token_is_declared_secret():
     assert pulumi_yaml()["config"]["hfToken"]["secret"] is True
+
+
+def test_readme_configuration_table_is_generated_from_the_model():
+    from infra.config.declare import config_reference, render_readme
+
+    text = (ROOT / "README.md").read_text()
+    assert config_reference() in text
+    assert render_readme(text) == text
+    for key in ("instanceGroups.<name>.instanceType", "endpoint.pdBufferSize", "hfToken"):
+        assert f"| `{key}` |" in text
