@@ -5,6 +5,7 @@ leaves a half-created stack.
 """
 
 import pulumi
+import pulumi_aws as aws
 
 from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.config import load_stack_config
@@ -14,6 +15,8 @@ from infra.eks import Eks, EksArgs
 from infra.hyperpod import HyperPodArgs, HyperPodCluster
 from infra.lifecycle import LifecycleScripts, LifecycleScriptsArgs
 from infra.network import Network, NetworkArgs
+from infra.observability import Observability, ObservabilityArgs
+from infra.operator import InferenceOperator, InferenceOperatorArgs
 from infra.placement import Placement, PlacementArgs, role_node_selector
 from infra.regions import partition_of
 from infra.tags import base_tags
@@ -95,6 +98,41 @@ hyperpod = HyperPodCluster(
     ),
 )
 eks.create_node_addons(hyperpod.cluster)
+account_id = aws.get_caller_identity_output().account_id
+observability = None
+if s.observability.enabled:
+    observability = Observability(
+        "observability",
+        ObservabilityArgs(
+            cluster_name=eks.cluster.name,
+            eks_cluster_arn=eks.cluster.arn,
+            account_id=account_id,
+            region=s.region,
+            stack=config.stack,
+            partition=partition,
+            tags=tags,
+            depends_on=[hyperpod.cluster, eks.addons["eks-pod-identity-agent"]],
+        ),
+    )
+operator = InferenceOperator(
+    "inference-operator",
+    InferenceOperatorArgs(
+        cluster_name=eks.cluster.name,
+        oidc_provider_arn=eks.oidc_provider.arn,
+        oidc_issuer_url=eks.oidc_issuer,
+        hyperpod_cluster_arn=hyperpod.arn,
+        model_bucket_arn=models.arn,
+        model_prefix=s.checkpoint.effective_prefix,
+        addon_version=s.inference_operator.addon_version,
+        region=s.region,
+        account_id=account_id,
+        stack=config.stack,
+        partition=partition,
+        amp_workspace_arn=observability.prometheus.arn if observability else None,
+        tags=tags,
+        depends_on=[hyperpod.cluster, dependencies.release],
+    ),
+)
 endpoint = InferenceEndpoint(
     "endpoint",
     EndpointArgs(
@@ -105,8 +143,9 @@ endpoint = InferenceEndpoint(
             placement_group=placement.placement_group_name,
         ),
         provider=eks.provider,
-        # The endpoint's pods need nodes and the device plugins.
-        depends_on=[hyperpod.cluster, dependencies.release],
+        # The endpoint's pods need the operator (its CRD and controller), the nodes and the
+        # device plugins.
+        depends_on=[operator.addon, hyperpod.cluster, dependencies.release],
         tags=tags,
     ),
 )
@@ -122,6 +161,11 @@ pulumi.export("kubeconfig", eks.kubeconfig)
 pulumi.export("hyperpodClusterArn", hyperpod.arn)
 pulumi.export("modelBucket", models.name)
 pulumi.export("modelPrefix", s.checkpoint.effective_prefix)
+pulumi.export("inferenceOperatorVersion", s.inference_operator.version)
+pulumi.export("inferenceOperatorAddonVersion", s.inference_operator.addon_version)
+if observability:
+    pulumi.export("grafanaUrl", observability.grafana_url)
+    pulumi.export("prometheusEndpoint", observability.prometheus_endpoint)
 pulumi.export("endpointName", s.endpoint.name)
 pulumi.export("endpointMode", s.endpoint.mode)
 pulumi.export("roleNodeSelectors", {r: role_node_selector(r) for r in ("prefill", "decode")})

@@ -25,7 +25,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from hyperpod_dpd.fakes import AUTONAMED, FakeCloud
-from infra.charts import offline_chart_path, use_resolver
+from infra.charts import offline
 
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"
@@ -208,7 +208,7 @@ def _run(
         sys.path.insert(0, program_dir)  # as the Python language host does for the program
     try:
         # Charts fetched at deploy time are not fetched offline: only their path is recorded.
-        with use_resolver(offline_chart_path):
+        with offline():
             _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program), run_name="__main__")))
     finally:
         if added:

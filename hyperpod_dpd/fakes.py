@@ -20,6 +20,7 @@ ACCOUNT_ID = "123456789012"
 AUTONAMED = {
     "aws:s3/bucket:Bucket": "bucket",
     "aws:iam/role:Role": "name",
+    "aws:iam/policy:Policy": "name",
     "aws:ec2/placementGroup:PlacementGroup": "name",
 }
 
@@ -94,7 +95,9 @@ def _autoname(name: str, inputs: dict[str, Any], key: str = "name") -> str:
 
 
 def _iam_role(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
-    role = _autoname(name, inputs)
+    prefix = inputs.get("namePrefix")
+    role = inputs.get("name") or (f"{prefix}{_hex('role', name, n=26)}" if prefix else None)
+    role = role or _autoname(name, inputs)
     arn = f"arn:aws:iam::{cloud.account_id}:role/{role}"
     return role, {**inputs, "name": role, "arn": arn, "uniqueId": f"AROA{_hex(role, n=17).upper()}"}
 
@@ -132,7 +135,9 @@ def _oidc_provider(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple
 
 
 def _s3_bucket(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
-    bucket = _autoname(name, inputs, key="bucket")
+    prefix = inputs.get("bucketPrefix")
+    generated = f"{prefix}{_hex('bucket', name, n=20)}" if prefix else None
+    bucket = inputs.get("bucket") or generated or _autoname(name, inputs, key="bucket")
     return bucket, {
         **inputs,
         "bucket": bucket,
@@ -146,6 +151,30 @@ def _hyperpod_cluster(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tu
     cluster_id = _hex("hyperpod", name, n=12)
     arn = cloud.arn("sagemaker", f"cluster/{cluster_id}")
     return arn, {**inputs, "clusterArn": arn, "clusterStatus": "InService"}
+
+
+def _iam_policy(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+    policy = _autoname(name, inputs)
+    arn = f"arn:aws:iam::{cloud.account_id}:policy/{policy}"
+    return arn, {**inputs, "name": policy, "arn": arn}
+
+
+def _amp_workspace(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+    ws = f"ws-{_hex('amp', name, n=8)}-{_hex('amp2', name, n=4)}-{_hex('amp3', name, n=4)}"
+    return ws, {
+        **inputs,
+        "arn": cloud.arn("aps", f"workspace/{ws}"),
+        "prometheusEndpoint": f"https://aps-workspaces.{cloud.region}.amazonaws.com/workspaces/{ws}/",
+    }
+
+
+def _grafana_workspace(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+    ws = f"g-{_hex('amg', name, n=10)}"
+    return ws, {
+        **inputs,
+        "arn": cloud.arn("grafana", f"/workspaces/{ws}"),
+        "endpoint": f"{ws}.grafana-workspace.{cloud.region}.amazonaws.com",
+    }
 
 
 def _named(service: str, kind: str) -> Callable[[FakeCloud, str, dict[str, Any]], tuple[str, dict]]:
@@ -168,6 +197,9 @@ _BUILDERS: dict[str, Callable[[FakeCloud, str, dict[str, Any]], tuple[str, dict]
     "aws:s3/bucket:Bucket": _s3_bucket,
     "aws-native:sagemaker:Cluster": _hyperpod_cluster,
     "aws:ec2/placementGroup:PlacementGroup": _named("ec2", "placement-group"),
+    "aws:iam/policy:Policy": _iam_policy,
+    "aws:amp/workspace:Workspace": _amp_workspace,
+    "aws:grafana/workspace:Workspace": _grafana_workspace,
     "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": _ec2("sgr", "security-group-rule"),
     "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _ec2("sgr", "security-group-rule"),
     "aws:ec2/vpc:Vpc": _ec2("vpc", "vpc"),

@@ -158,6 +158,11 @@ def endpoint_facts(settings: StackSettings) -> list[tuple[str, str]]:
         ("Endpoint", f"{e.name} in namespace {e.namespace}, mode {e.mode}"),
         ("Model", f"{e.model} from {settings.checkpoint.source}@{settings.checkpoint.revision}"),
         ("Image", e.image),
+        (
+            "Inference operator",
+            f"{settings.inference_operator.version} (EKS add-on "
+            f"{settings.inference_operator.addon_version})",
+        ),
         ("Region / GPU AZ", f"{settings.region} / {settings.availability_zone_id}"),
         ("Instance groups", groups),
         (

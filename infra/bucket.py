@@ -17,6 +17,7 @@ from infra.iam import document
 @dataclass(frozen=True)
 class SecureBucketArgs:
     bucket_name: str | None = None  # None: Pulumi generates a unique name from the resource name
+    bucket_prefix: str | None = None  # generated names start with this (e.g. "sagemaker-")
     kms_key_arn: pulumi.Input[str] | None = None  # None: SSE-S3 (AES256)
     retain_on_delete: bool = False  # prod model buckets: never deleted with the stack
     force_destroy: bool = False
@@ -36,6 +37,7 @@ class SecureBucket(pulumi.ComponentResource):
         self.bucket = aws.s3.Bucket(
             f"{name}-bucket",
             bucket=args.bucket_name,
+            bucket_prefix=args.bucket_prefix if not args.bucket_name else None,
             force_destroy=args.force_destroy,
             tags={**args.tags, "Name": name},
             opts=pulumi.ResourceOptions(parent=self, retain_on_delete=args.retain_on_delete),

@@ -1,13 +1,15 @@
-"""Fetching a Helm chart that lives in a GitHub repository, pinned to a commit.
+"""Fetching pinned third-party artifacts from GitHub at deploy time: a Helm chart directory
+(pinned to a commit) and single files (pinned to a tag), such as an upstream IAM policy.
 
-The chart is downloaded once per commit into a local cache at deploy time (`pulumi up` and
-`pulumi preview` need it), never committed to this repository. The offline plan swaps the
-resolver for one that only computes the path (no network), see `use_resolver`.
+Each is downloaded once into a local cache when `pulumi up`/`preview` runs, never committed to
+this repository. The offline plan swaps the resolvers for ones that fetch nothing, see
+`offline`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tarfile
@@ -18,9 +20,10 @@ from pathlib import Path
 
 import pulumi
 
-from infra.versions import GitHubChart
+from infra.versions import GitHubChart, GitHubFile
 
 ARCHIVE_BASE_URL = "https://codeload.github.com"
+RAW_BASE_URL = "https://raw.githubusercontent.com"
 DEFAULT_CACHE = Path(os.environ.get("HYPERPOD_DPD_CACHE", Path.home() / ".cache" / "hyperpod-dpd"))
 
 
@@ -82,19 +85,57 @@ def offline_chart_path(pin: GitHubChart) -> Path:
     return chart_dir(pin, Path("$HYPERPOD_DPD_CACHE"))
 
 
-# The resolver the program uses: real fetch by default; the offline plan installs its own.
-_resolver: Callable[[GitHubChart], Path] = fetch_chart
+def fetch_file(pin: GitHubFile, cache: Path = DEFAULT_CACHE, base_url: str = RAW_BASE_URL) -> str:
+    """The text of `pin`, from the cache or downloaded once."""
+    target = cache / "files" / pin.raw_path
+    if target.exists():
+        return target.read_text()
+    url = f"{base_url}/{pin.raw_path}"
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            text = response.read().decode()
+    except OSError as exc:
+        raise ChartFetchError(
+            f"could not download {pin.path} of {pin.repo}@{pin.ref} from {url}: {exc}; check "
+            f"network access to GitHub or pre-populate {target}"
+        ) from exc
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    return text
+
+
+def offline_file_text(pin: GitHubFile) -> str:
+    """Stands in for a fetched IAM policy in the offline plan: valid JSON naming its source."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [],
+            "Comment": f"fetched at deploy time: {pin.repo}@{pin.ref}/{pin.path}",
+        }
+    )
+
+
+# The resolvers the program uses: real fetches by default; the offline plan installs its own.
+_chart_resolver: Callable[[GitHubChart], Path] = fetch_chart
+_file_resolver: Callable[[GitHubFile], str] = fetch_file
 
 
 def resolve_chart(pin: GitHubChart) -> Path:
-    return _resolver(pin)
+    return _chart_resolver(pin)
+
+
+def resolve_file(pin: GitHubFile) -> str:
+    return _file_resolver(pin)
 
 
 @contextlib.contextmanager
-def use_resolver(resolver: Callable[[GitHubChart], Path]) -> Iterator[None]:
-    global _resolver
-    previous, _resolver = _resolver, resolver
+def offline() -> Iterator[None]:
+    """Within this block nothing is downloaded: charts resolve to a placeholder path and files
+    to a placeholder document (the offline plan)."""
+    global _chart_resolver, _file_resolver
+    previous = _chart_resolver, _file_resolver
+    _chart_resolver, _file_resolver = offline_chart_path, offline_file_text
     try:
         yield
     finally:
-        _resolver = previous
+        _chart_resolver, _file_resolver = previous

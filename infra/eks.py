@@ -49,6 +49,7 @@ class Eks(pulumi.ComponentResource):
         self.kms_key = self._create_kms_key()
         self.cluster = self._create_cluster()
         self.oidc_provider = self._create_oidc_provider()
+        self.oidc_issuer = self.cluster.identities[0].oidcs[0].issuer
         self.access_entries = self._create_access_entries()
         self.addons = {a: self._create_addon(a) for a in PRE_NODE_ADDONS}
         self.kubeconfig = pulumi.Output.secret(

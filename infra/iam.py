@@ -24,11 +24,36 @@ def allow(actions: list[str], resources: list[Any], sid: str | None = None) -> S
     return statement
 
 
+def service_statement(*services: str) -> Statement:
+    return {"Effect": "Allow", "Principal": {"Service": list(services)}, "Action": "sts:AssumeRole"}
+
+
 def service_trust(*services: str) -> pulumi.Output[str]:
     """Trust policy letting AWS services (e.g. sagemaker.amazonaws.com) assume the role."""
-    return document(
-        {"Effect": "Allow", "Principal": {"Service": list(services)}, "Action": "sts:AssumeRole"}
-    )
+    return document(service_statement(*services))
+
+
+def irsa_statement(
+    oidc_provider_arn: pulumi.Input[str],
+    oidc_issuer_url: pulumi.Input[str],
+    namespace: str,
+    service_account: str,
+) -> Statement:
+    """Trust for exactly one Kubernetes service account through the cluster's OIDC provider."""
+    issuer = pulumi.Output.from_input(oidc_issuer_url).apply(lambda u: u.removeprefix("https://"))
+    return {
+        "Effect": "Allow",
+        "Principal": {"Federated": oidc_provider_arn},
+        "Action": "sts:AssumeRoleWithWebIdentity",
+        "Condition": {
+            "StringEquals": {
+                pulumi.Output.concat(issuer, ":sub"): (
+                    f"system:serviceaccount:{namespace}:{service_account}"
+                ),
+                pulumi.Output.concat(issuer, ":aud"): "sts.amazonaws.com",
+            }
+        },
+    }
 
 
 def irsa_trust(
@@ -37,20 +62,21 @@ def irsa_trust(
     namespace: str,
     service_account: str,
 ) -> pulumi.Output[str]:
-    """Trust for one Kubernetes service account through the cluster's OIDC provider (IRSA)."""
-    issuer = pulumi.Output.from_input(oidc_issuer_url).apply(lambda u: u.removeprefix("https://"))
+    return document(irsa_statement(oidc_provider_arn, oidc_issuer_url, namespace, service_account))
+
+
+def pod_identity_trust(
+    cluster_arn: pulumi.Input[str], account_id: pulumi.Input[str]
+) -> pulumi.Output[str]:
+    """Trust for EKS Pod Identity, limited to one cluster of this account."""
     return document(
         {
             "Effect": "Allow",
-            "Principal": {"Federated": oidc_provider_arn},
-            "Action": "sts:AssumeRoleWithWebIdentity",
+            "Principal": {"Service": "pods.eks.amazonaws.com"},
+            "Action": ["sts:AssumeRole", "sts:TagSession"],
             "Condition": {
-                "StringEquals": {
-                    pulumi.Output.concat(issuer, ":sub"): (
-                        f"system:serviceaccount:{namespace}:{service_account}"
-                    ),
-                    pulumi.Output.concat(issuer, ":aud"): "sts.amazonaws.com",
-                }
+                "StringEquals": {"aws:SourceAccount": account_id},
+                "ArnEquals": {"aws:SourceArn": cluster_arn},
             },
         }
     )

@@ -32,8 +32,8 @@ class LifecycleScripts(pulumi.ComponentResource):
         # The "sagemaker-" name prefix: AmazonSageMakerClusterInstanceRolePolicy grants read of
         # such buckets; the execution role also gets an explicit, bucket-scoped grant.
         self.bucket = SecureBucket(
-            f"sagemaker-{name}",
-            SecureBucketArgs(tags=args.tags, force_destroy=True),
+            f"{name}-scripts",
+            SecureBucketArgs(bucket_prefix="sagemaker-", tags=args.tags, force_destroy=True),
             opts=pulumi.ResourceOptions(parent=self),
         )
         script = aws.s3.BucketObjectv2(

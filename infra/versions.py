@@ -48,3 +48,49 @@ HYPERPOD_DEPENDENCIES_CHART = GitHubChart(
     commit="067d658b2d5c3d347afbadd75e1425214e965dcb",
     path="helm_chart/HyperPodHelmChart",
 )
+
+
+# HyperPod Inference Operator versions and the amazon-sagemaker-hyperpod-inference EKS add-on
+# version that carries each (AWS docs: DPD page "--addon-version v1.3.0-eksbuild.1" for 3.2;
+# release notes for 3.3 and 3.4). DPD (pdSpec) needs 3.2 or newer.
+DPD_MINIMUM_OPERATOR = (3, 2)
+OPERATOR_ADDON_VERSIONS: dict[str, str] = {
+    # 3.1: colocated endpoints only (caching and routing docs: add-on v1.2.1 for >= 3.1.3).
+    "3.1": "v1.2.1-eksbuild.1",
+    "3.2": "v1.3.0-eksbuild.1",
+    "3.3": "v1.4.0-eksbuild.1",
+    "3.4": "v1.5.0-eksbuild.1",
+}
+# Add-ons the operator's manager needs before it starts (its init container checks the S3 and
+# FSx CSI drivers and the cert-manager CRDs, field-problems.md row 6); minimum versions from the
+# AWS setup docs, pinned at those versions.
+OPERATOR_DEPENDENCY_ADDONS: dict[str, str] = {
+    "aws-mountpoint-s3-csi-driver": "v1.14.1-eksbuild.1",
+    "aws-fsx-csi-driver": "v1.6.0-eksbuild.1",
+    "metrics-server": "v0.7.2-eksbuild.4",
+    "cert-manager": "v1.18.2-eksbuild.2",
+}
+# amazon-sagemaker-hyperpod-observability; v1.0.5 adds the restricted-instance-group toleration.
+OBSERVABILITY_ADDON_VERSION = "v1.0.5-eksbuild.1"
+
+
+@dataclass(frozen=True)
+class GitHubFile:
+    """One file of a GitHub repository at a pinned tag or commit."""
+
+    repo: str
+    ref: str
+    path: str
+
+    @property
+    def raw_path(self) -> str:
+        return f"{self.repo}/{self.ref}/{self.path}"
+
+
+# The AWS Load Balancer Controller's IAM policy, at the controller version the inference
+# operator's chart installs (v2.13.x; the AWS setup docs point at v2.13.0 of this file).
+ALB_CONTROLLER_POLICY = GitHubFile(
+    repo="kubernetes-sigs/aws-load-balancer-controller",
+    ref="v2.13.0",
+    path="docs/install/iam_policy.json",
+)

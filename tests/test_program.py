@@ -24,8 +24,7 @@ def test_children_are_named_after_their_component(dev):
     for r in dev.resources:
         parent = components.get(r.parent)
         if parent is not None:
-            # SecureBucket children of LifecycleScripts carry the bucket's own name prefix.
-            assert r.name.startswith(f"{parent.name}-") or parent.name in r.name, r.name
+            assert r.name.startswith(f"{parent.name}-"), r.name
 
 
 def test_component_type_tokens(dev):
@@ -40,6 +39,8 @@ def test_component_type_tokens(dev):
         "hyperpod-dpd:infra:HyperPodDependencies",
         "hyperpod-dpd:infra:HyperPodCluster",
         "hyperpod-dpd:workloads:InferenceEndpoint",
+        "hyperpod-dpd:infra:InferenceOperator",
+        "hyperpod-dpd:infra:Observability",
     }
 
 

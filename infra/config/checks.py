@@ -13,7 +13,11 @@ import re
 from infra.config.errors import MISSING, ConfigProblem, full_key, set_fix
 from infra.config.model import PROJECT, StackSettings
 from infra.regions import az_id_in_region, az_id_prefix
-from infra.versions import SUPPORTED_KUBERNETES_VERSIONS
+from infra.versions import (
+    DPD_MINIMUM_OPERATOR,
+    OPERATOR_ADDON_VERSIONS,
+    SUPPORTED_KUBERNETES_VERSIONS,
+)
 
 _HF_SOURCE = re.compile(r"^hf://[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _S3_SOURCE = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$")
@@ -33,7 +37,61 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *_check_checkpoint(s),
         *_check_sizing_inputs(s),
         *_check_policy_names(s),
+        *_check_operator(s),
     ]
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", text)[:3])
+
+
+def _check_operator(s: StackSettings) -> list[ConfigProblem]:
+    """The version gate: known operator version, its add-on version, DPD only from 3.2."""
+    op = s.inference_operator
+    key, addon_key = (
+        full_key(("inferenceOperator", "version")),
+        full_key(("inferenceOperator", "addonVersion")),
+    )
+    known = ", ".join(f"{v} ({a})" for v, a in OPERATOR_ADDON_VERSIONS.items())
+    minor = ".".join(op.version.split(".")[:2])
+    if minor not in OPERATOR_ADDON_VERSIONS:
+        return [
+            ConfigProblem(
+                key, op.version, f"a known operator version: {known}", set_fix(key, "3.3")
+            )
+        ]
+    problems = []
+    if s.endpoint.mode == "dpd" and _version(op.version) < DPD_MINIMUM_OPERATOR:
+        problems.append(
+            ConfigProblem(
+                key,
+                op.version,
+                "3.2 or newer with endpoint.mode dpd (older operators crash DPD pods)",
+                f"{set_fix(key, '3.3')}, or set hyperpod-dpd:endpoint.mode colocated",
+            )
+        )
+    needed = OPERATOR_ADDON_VERSIONS[minor]
+    if op.addon_version not in OPERATOR_ADDON_VERSIONS.values():
+        problems.append(
+            ConfigProblem(
+                addon_key,
+                op.addon_version,
+                f"an add-on version of the version table: {known} (check `aws eks "
+                "describe-addon-versions --addon-name amazon-sagemaker-hyperpod-inference` and "
+                "add new ones to infra/versions.py)",
+                set_fix(addon_key, needed),
+            )
+        )
+    elif _version(op.addon_version) < _version(needed):
+        problems.append(
+            ConfigProblem(
+                addon_key,
+                op.addon_version,
+                f"at least {needed}, the add-on that carries operator {minor}",
+                set_fix(addon_key, needed),
+            )
+        )
+    return problems
 
 
 def _check_policy_names(s: StackSettings) -> list[ConfigProblem]:

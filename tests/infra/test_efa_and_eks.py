@@ -95,7 +95,9 @@ def test_access_entries_keyed_by_role_name(prod):
 
 def test_core_addons_are_pinned(dev):
     versions = {
-        r.inputs["addonName"]: r.inputs["addonVersion"] for r in dev.of_type("aws:eks/addon:Addon")
+        r.inputs["addonName"]: r.inputs["addonVersion"]
+        for r in dev.of_type("aws:eks/addon:Addon")
+        if r.name.startswith("eks-")  # the Eks component's core add-ons
     }
     assert versions == {
         "vpc-cni": "v1.19.5-eksbuild.1",
@@ -129,7 +131,7 @@ def test_kubeconfig_is_secret_and_uses_aws_eks_get_token(dev):
 
 
 def test_buckets_are_private_encrypted_versioned_and_tls_only(dev):
-    for bucket in ("sagemaker-lifecycle", "models"):
+    for bucket in ("lifecycle-scripts", "models", "inference-operator-tls"):
         block = dev.named(f"{bucket}-public-access-block").inputs
         assert all(
             block[k]
@@ -152,7 +154,7 @@ def test_buckets_are_private_encrypted_versioned_and_tls_only(dev):
 
 def test_model_bucket_is_retained_on_delete(dev):
     assert dev.named("models-bucket").retain_on_delete is True
-    assert dev.named("sagemaker-lifecycle-bucket").retain_on_delete is False
+    assert dev.named("lifecycle-scripts-bucket").retain_on_delete is False
 
 
 def test_placement_resolves_the_az_name_and_optional_group():

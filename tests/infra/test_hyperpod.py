@@ -102,7 +102,7 @@ def test_execution_role_s3_access_is_scoped_to_bucket_arns(dev):
     resources = [res for s in statements for res in s["Resource"]]
     assert all(res.startswith("arn:aws:s3:::") for res in resources)
     assert not any(res in ("*", "arn:aws:s3:::*") for res in resources)
-    lifecycle = dev.named("sagemaker-lifecycle-bucket").id
+    lifecycle = dev.named("lifecycle-scripts-bucket").id
     models = dev.named("models-bucket").id
     prefix = "models/meta-llama/Llama-3.3-70B-Instruct/6f6073b423013f6a7d4d9f39144961bfbfbc386b"
     assert f"arn:aws:s3:::{lifecycle}/*" in resources
@@ -132,7 +132,8 @@ def test_lifecycle_script_is_uploaded_and_referenced(dev):
     (script,) = dev.of_type("aws:s3/bucketObjectv2:BucketObjectv2")
     assert script.inputs["key"] == "lifecycle/on_create.sh"
     assert script.inputs["source"]["path"].endswith("infra/lifecycle_scripts/on_create.sh")
-    bucket = dev.named("sagemaker-lifecycle-bucket").id
+    bucket = dev.named("lifecycle-scripts-bucket").id
+    assert bucket.startswith("sagemaker-")  # what AmazonSageMakerClusterInstanceRolePolicy reads
     for g in groups(dev).values():
         assert g["lifeCycleConfig"] == {
             "sourceS3Uri": f"s3://{bucket}/lifecycle/",

@@ -1,0 +1,177 @@
+"""Observability: Amazon Managed Prometheus and Grafana, and the HyperPod observability add-on
+that scrapes the inference metrics (TTFT, TPOT, queue depths, KV transfer time) into them.
+
+`observability.enabled: false` creates none of this (the component is not instantiated).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+
+from infra.iam import allow, document, managed_policy, pod_identity_trust, service_trust
+from infra.versions import OBSERVABILITY_ADDON_VERSION
+
+ADDON_NAME = "amazon-sagemaker-hyperpod-observability"
+NAMESPACE = "hyperpod-observability"
+SERVICE_ACCOUNT = "hyperpod-observability-operator-otel-collector"
+# Metric families of the add-on; inference metrics are what DPD tuning needs.
+METRIC_LEVELS = {
+    "trainingMetrics": "DISABLED",
+    "inferenceMetrics": "BASIC",
+    "taskGovernanceMetrics": "DISABLED",
+    "scalingMetrics": "BASIC",
+    "customMetrics": "DISABLED",
+    "nodeMetrics": "BASIC",
+    "acceleratedComputeMetrics": "BASIC",
+    "networkMetrics": "BASIC",
+}
+SCRAPE_INTERVAL_SECONDS = 30
+
+
+@dataclass(frozen=True)
+class ObservabilityArgs:
+    cluster_name: pulumi.Input[str]
+    eks_cluster_arn: pulumi.Input[str]
+    account_id: pulumi.Input[str]
+    region: str
+    stack: str
+    partition: str = "aws"
+    tags: dict[str, str] = field(default_factory=dict)
+    # The HyperPod cluster (the collector runs on its nodes) and the pod identity agent add-on.
+    depends_on: list[pulumi.Resource] = field(default_factory=list)
+
+
+class Observability(pulumi.ComponentResource):
+    prometheus: aws.amp.Workspace
+    grafana: aws.grafana.Workspace
+
+    def __init__(
+        self, name: str, args: ObservabilityArgs, opts: pulumi.ResourceOptions | None = None
+    ):
+        super().__init__("hyperpod-dpd:infra:Observability", name, None, opts)
+        self._name, self._args = name, args
+        child = pulumi.ResourceOptions(parent=self)
+        self.prometheus = aws.amp.Workspace(
+            f"{name}-amp", alias=f"hyperpod-dpd-{args.stack}", tags=args.tags, opts=child
+        )
+        self.grafana = self._create_grafana()
+        collector = self._create_collector_role()
+        self.addon = aws.eks.Addon(
+            f"{name}-addon",
+            cluster_name=args.cluster_name,
+            addon_name=ADDON_NAME,
+            addon_version=OBSERVABILITY_ADDON_VERSION,
+            configuration_values=addon_configuration(
+                self.prometheus.prometheus_endpoint,
+                self.prometheus.arn,
+                self.grafana.name,
+                self.grafana.arn,
+            ),
+            pod_identity_associations=[
+                {"role_arn": collector.arn, "service_account": SERVICE_ACCOUNT}
+            ],
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="PRESERVE",
+            tags=args.tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, *self._grants]),
+        )
+        self.grafana_url = pulumi.Output.concat("https://", self.grafana.endpoint)
+        self.prometheus_endpoint = self.prometheus.prometheus_endpoint
+        self.register_outputs(
+            {"grafanaUrl": self.grafana_url, "prometheusEndpoint": self.prometheus_endpoint}
+        )
+
+    def _create_grafana(self) -> aws.grafana.Workspace:
+        a = self._args
+        role = aws.iam.Role(
+            f"{self._name}-grafana-role",
+            assume_role_policy=service_trust("grafana.amazonaws.com"),
+            tags=a.tags,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self._grants: list[pulumi.Resource] = [
+            aws.iam.RolePolicyAttachment(
+                f"{self._name}-grafana-{policy.lower()}",
+                role=role.name,
+                policy_arn=managed_policy(a.partition, policy),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            # Read AMP (the DPD dashboards) and CloudWatch (HyperPod cluster logs and metrics).
+            for policy in ("AmazonPrometheusQueryAccess", "CloudWatchReadOnlyAccess")
+        ]
+        return aws.grafana.Workspace(
+            f"{self._name}-grafana",
+            name=f"hyperpod-dpd-{a.stack}",
+            account_access_type="CURRENT_ACCOUNT",
+            authentication_providers=["AWS_SSO"],  # IAM Identity Center users sign in
+            permission_type="SERVICE_MANAGED",
+            data_sources=["PROMETHEUS", "CLOUDWATCH"],
+            role_arn=role.arn,
+            tags=a.tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self._grants),
+        )
+
+    def _create_collector_role(self) -> aws.iam.Role:
+        a = self._args
+        role = aws.iam.Role(
+            f"{self._name}-collector-role",
+            assume_role_policy=pod_identity_trust(a.eks_cluster_arn, a.account_id),
+            tags=a.tags,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        log_groups = pulumi.Output.concat(
+            f"arn:{a.partition}:logs:{a.region}:",
+            a.account_id,
+            ":log-group:/aws/sagemaker/Clusters/*",
+        )
+        self._grants.append(
+            aws.iam.RolePolicy(
+                f"{self._name}-collector-policy",
+                role=role.id,
+                policy=document(
+                    allow(["aps:RemoteWrite"], [self.prometheus.arn], "WriteMetrics"),
+                    allow(
+                        [
+                            "logs:CreateLogGroup",
+                            "logs:CreateLogStream",
+                            "logs:DescribeLogGroups",
+                            "logs:DescribeLogStreams",
+                            "logs:PutLogEvents",
+                            "logs:GetLogEvents",
+                            "logs:FilterLogEvents",
+                            "logs:PutRetentionPolicy",
+                            "logs:StartQuery",
+                            "logs:GetQueryResults",
+                        ],
+                        [log_groups, pulumi.Output.concat(log_groups, ":log-stream:*")],
+                        "WriteClusterLogs",
+                    ),
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        )
+        return role
+
+
+def addon_configuration(
+    prometheus_endpoint: pulumi.Input[str],
+    prometheus_arn: pulumi.Input[str],
+    grafana_name: pulumi.Input[str],
+    grafana_arn: pulumi.Input[str],
+) -> pulumi.Output[str]:
+    """The add-on's configuration values (keys as the awsome-distributed-training module and the
+    HyperPod CLI write them; no published schema was found)."""
+    return pulumi.Output.json_dumps(
+        {
+            "ampWorkspace": {"prometheusEndpoint": prometheus_endpoint, "arn": prometheus_arn},
+            "amgWorkspace": {"workspaceName": grafana_name, "arn": grafana_arn},
+            "logging": {"enabled": True},
+            "metricsProvider": {
+                family: {"level": level, "scrapeInterval": SCRAPE_INTERVAL_SECONDS}
+                for family, level in METRIC_LEVELS.items()
+            },
+        }
+    )
