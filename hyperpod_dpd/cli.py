@@ -15,13 +15,18 @@ import sys
 import traceback
 from pathlib import Path
 
-from hyperpod_dpd import policy_cmd, preflight, size_cmd
+from hyperpod_dpd import checkpoint_cmd, policy_cmd, preflight, size_cmd
 from hyperpod_dpd.plan import EXIT_CONFIG, STOPPED, Plan, make_plan, resource_counts
 from infra.config import ConfigError
 from infra.config.declare import render_pulumi_yaml, render_readme
 
 EXIT_INTERNAL = 3
-_EXTRA_COMMANDS: list = [size_cmd.register, preflight.register, policy_cmd.register]
+_EXTRA_COMMANDS: list = [
+    size_cmd.register,
+    preflight.register,
+    policy_cmd.register,
+    checkpoint_cmd.register,
+]
 
 
 def find_project_dir(start: Path) -> Path:

@@ -5,7 +5,9 @@ Outputs in build/plan/<stack>/ (or --out):
                        protect, inputs), secret values as "[secret]"
   manifests/           one YAML per Kubernetes object, <kind>.<namespace>.<name>.yaml
   policy-report.json   {"violations": [...]} from policies/rules
-  summary.md           resources by type, the endpoint at a glance, violations, stack outputs
+  summary.md           resources by type, the endpoint at a glance, sizing, violations, the
+                       hourly cost estimate, stack outputs
+  plan.json            stack, hourly cost lines and sizing numbers (what `diff` compares)
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from hyperpod_dpd.cost import hourly_cost, total
 from hyperpod_dpd.engine import ProgramRun, run_program
 from hyperpod_dpd.stackfile import StackFile, load_stack
 from infra.config import StackSettings, parse_settings
@@ -141,7 +144,34 @@ def write_plan(plan: Plan) -> None:
         (out / "manifests" / file).write_text(render_manifest(manifest))
     report = {"violations": [v.to_json() for v in plan.violations]}
     (out / "policy-report.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / "plan.json").write_text(json.dumps(plan_facts(plan), indent=2, sort_keys=True) + "\n")
     (out / "summary.md").write_text(render_summary(plan))
+
+
+def plan_facts(plan: Plan) -> dict[str, Any]:
+    """What `hyperpod-dpd diff` compares besides resources and manifests."""
+    sizing = endpoint_sizing(plan.settings)
+    lines = hourly_cost(plan.settings)
+    return {
+        "stack": plan.stack.stack,
+        "project": plan.stack.project,
+        "stopped": plan.stopped,
+        "costPerHour": {
+            "total": total(lines),
+            "lines": [
+                {"item": c.item, "quantity": c.quantity, "hourly": c.hourly, "source": c.source}
+                for c in lines
+            ],
+        },
+        "sizing": None
+        if sizing is None
+        else {
+            "transfersInFlight": sizing.transfers_in_flight,
+            "pdBufferChunks": sizing.pd_buffer_chunks,
+            "prefillHeadroomGiB": round(sizing.prefill.headroom_bytes / 2**30, 2),
+            "decodeHeadroomGiB": round(sizing.decode.headroom_bytes / 2**30, 2),
+        },
+    }
 
 
 def resource_counts(plan: Plan) -> list[tuple[str, int]]:
@@ -209,6 +239,16 @@ def render_sizing(settings: StackSettings) -> list[str]:
     return lines
 
 
+def render_cost(settings: StackSettings) -> list[str]:
+    lines = hourly_cost(settings)
+    out = ["", f"## Cost per hour: ${total(lines):,.2f} (estimate)", ""]
+    out += ["| item | quantity | hourly | source |", "|---|---|---|---|"]
+    for c in lines:
+        price = "unknown" if c.hourly is None else f"${c.hourly:,.3f}"
+        out.append(f"| {c.item} | {c.quantity} | {price} | {c.source} |")
+    return out
+
+
 def render_summary(plan: Plan) -> str:
     lines = [f"# Offline plan: stack `{plan.stack.stack}`", ""]
     lines += ["## Endpoint", "", "| | |", "|---|---|"]
@@ -227,6 +267,7 @@ def render_summary(plan: Plan) -> str:
         ]
     else:
         lines.append("None.")
+    lines += render_cost(plan.settings)
     lines += ["", "## Stack outputs", "", "| output | value |", "|---|---|"]
     lines += [f"| {k} | `{json.dumps(v)}` |" for k, v in sorted(plan.run.outputs.items())]
     return "\n".join(lines) + "\n"

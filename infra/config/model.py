@@ -278,6 +278,14 @@ class EndpointConfig(_Model):
     )
 
 
+class CostConfig(_Model):
+    hourly_prices: dict[str, Annotated[float, Field(ge=0)]] = Field(
+        default_factory=dict,
+        description="Hourly USD price overrides for the plan's cost estimate, keyed like "
+        "hyperpod_dpd/prices.yaml (instance types, eks-control-plane, nat-gateway).",
+    )
+
+
 PolicyLevel = Literal["mandatory", "advisory", "disabled"]
 
 
@@ -322,6 +330,10 @@ class StackSettings(_Model):
     checkpoint: CheckpointConfig = Field(
         default_factory=CheckpointConfig,
         description="Model checkpoint staged into S3: source, revision, prefix, bucketName.",
+    )
+    cost: CostConfig = Field(
+        default_factory=CostConfig,
+        description="Cost estimate settings: hourlyPrices overrides.",
     )
     policy: PolicyConfig = Field(
         default_factory=PolicyConfig,

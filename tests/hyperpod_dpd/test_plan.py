@@ -44,10 +44,11 @@ def dev_plan(tmp_path_factory):
     return make_plan(ROOT, "dev", tmp_path_factory.mktemp("plan") / "dev")
 
 
-def test_plan_writes_the_four_outputs(dev_plan):
+def test_plan_writes_its_outputs(dev_plan):
     out = dev_plan.out_dir
     assert sorted(p.name for p in out.iterdir()) == [
         "manifests",
+        "plan.json",
         "policy-report.json",
         "resources.json",
         "summary.md",
@@ -124,7 +125,7 @@ def test_secret_plaintext_never_reaches_any_plan_file(tmp_path):
     )
     write_plan(plan)
     written = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
-    assert len(written) == 5  # resources.json, 2 manifests, policy report, summary
+    assert len(written) == 6  # resources.json, 2 manifests, policy report, plan.json, summary
     for path in written:
         assert token not in path.read_text(), path
     assert "hf_" not in json.dumps([r.to_json() for r in run.resources])

@@ -1,0 +1,387 @@
+"""Benchmark: `hyperpod-dpd checkpoint upload` against `aws s3 sync` and `s5cmd cp`.
+
+  .venv/bin/python bench/checkpoint_upload.py [--shards 4] [--shard-size 256MiB] [--runs 3]
+                                              [--concurrency 16] [--part-size 16MiB]
+
+Generates a checkpoint-shaped data set (a few large shards plus the small JSON files of a
+Hugging Face model) in a temp dir, starts a local S3 endpoint (moto on 127.0.0.1, in this
+process), then uploads the same data with each tool, interleaved (the order rotates every
+run), each run to a fresh prefix, and reports the median of the runs: wall time, client CPU
+seconds per GiB (getrusage(RUSAGE_CHILDREN) deltas: every tool, ours included, runs as a child
+process), ratios against ours, and a no-op resync (the same command again with everything in
+place) with the number of object-writing requests it sent.
+
+The peers come from requirements-bench.txt, installed into build/bench-venv on first use.
+Nothing here is a test: numbers depend on the machine, and moto (one Python process) is the
+bottleneck for wall time on a small machine; CPU per GiB is the client's own cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import venv
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import boto3  # noqa: E402
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer  # noqa: E402
+from moto.moto_server.werkzeug_app import (  # noqa: E402
+    DomainDispatcherApplication,
+    MotoRequestHandler,
+    create_backend_app,
+)
+from werkzeug.serving import make_server  # noqa: E402
+
+from infra.units import parse_byte_size  # noqa: E402
+
+REGION = "us-east-2"
+BUCKET = "bench-checkpoints"
+BENCH_VENV = ROOT / "build" / "bench-venv"
+REQUIREMENTS = ROOT / "requirements-bench.txt"
+MiB, GiB = 2**20, 2**30
+CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "bench",
+    "AWS_SECRET_ACCESS_KEY": "bench",
+    "AWS_DEFAULT_REGION": REGION,
+    "AWS_REGION": REGION,
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+# -- the local S3 endpoint, counting object writes ------------------------------------------
+class _WriteCounter:
+    def __init__(self, app):
+        self.app = app
+        self.writes: list[str] = []  # paths of PUT/POST requests (PutObject, UploadPart, ...)
+        self._lock = threading.Lock()
+
+    def __call__(self, environ, start_response):
+        if environ["REQUEST_METHOD"] in ("PUT", "POST"):
+            with self._lock:
+                self.writes.append(environ.get("PATH_INFO", ""))
+        return self.app(environ, start_response)
+
+    def count(self, prefix: str) -> int:
+        with self._lock:
+            return sum(p.startswith(prefix) for p in self.writes)
+
+
+class CountingMotoServer(ThreadedMotoServer):
+    def __init__(self):
+        super().__init__(ip_address="127.0.0.1", port=0, verbose=False)
+        self.counter = _WriteCounter(DomainDispatcherApplication(create_backend_app))
+
+    def _server_entry(self) -> None:
+        self._server = make_server(
+            self._ip_address, self._port, self.counter, True, request_handler=MotoRequestHandler
+        )
+        self._server_ready_event.set()
+        self._server.serve_forever()
+
+    @property
+    def endpoint(self) -> str:
+        host, port = self.get_host_and_port()
+        return f"http://{host}:{port}"
+
+
+# -- the peers' venv ----------------------------------------------------------------------------
+def bench_venv() -> Path:
+    """build/bench-venv with requirements-bench.txt installed (reinstalled when it changes)."""
+    stamp = BENCH_VENV / ".requirements-sha256"
+    wanted = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == wanted:
+        return BENCH_VENV / "bin"
+    print(f"installing {REQUIREMENTS.name} into {BENCH_VENV} ...", file=sys.stderr)
+    venv.create(BENCH_VENV, with_pip=True, clear=True)
+    subprocess.run(
+        [BENCH_VENV / "bin" / "python", "-m", "pip", "install", "--quiet", "-r", REQUIREMENTS],
+        check=True,
+    )
+    stamp.write_text(wanted)
+    return BENCH_VENV / "bin"
+
+
+def version(argv: list[str]) -> str:
+    out = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **CREDENTIALS})
+    return (out.stdout or out.stderr).strip().split()[0]
+
+
+# -- the data -------------------------------------------------------------------------------------
+def make_dataset(root: Path, shards: int, shard_size: int) -> dict[str, int]:
+    """N safetensors-sized shards of random bytes plus a Hugging Face model's small files."""
+    sizes = {f"model-{i + 1:05d}-of-{shards:05d}.safetensors": shard_size for i in range(shards)}
+    sizes |= {
+        "config.json": 1_400,
+        "generation_config.json": 200,
+        "tokenizer_config.json": 55_000,
+        "tokenizer.json": 9 * MiB,
+        "model.safetensors.index.json": 60_000,
+    }
+    root.mkdir(parents=True, exist_ok=True)
+    for name, size in sizes.items():
+        with (root / name).open("wb") as f:
+            left = size
+            while left:
+                chunk = min(left, 16 * MiB)
+                f.write(os.urandom(chunk))
+                left -= chunk
+    return sizes
+
+
+# -- the tools -----------------------------------------------------------------------------------
+@dataclass
+class Tool:
+    name: str
+    upload: Callable[[str], list[str]]  # s3 URI -> argv
+    resync: Callable[[str], list[str]]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def tools(args, data: Path, endpoint: str, bin_dir: Path, workdir: Path, files: int) -> list[Tool]:
+    part_mib = args.part_size // MiB
+
+    def ours(client: str) -> Callable[[str], list[str]]:
+        return lambda uri: [
+            sys.executable,
+            "-m",
+            "workloads.checkpoint",
+            "upload",
+            "--source",
+            str(data),
+            "--dest",
+            uri,
+            "--endpoint-url",
+            endpoint,
+            "--region",
+            REGION,
+            "--concurrency",
+            str(args.concurrency),
+            "--part-size",
+            str(args.part_size),
+            "--transfer-client",
+            client,
+            "--progress",
+            "none",
+        ]
+
+    aws_config = workdir / "aws-config"
+    aws_config.write_text(
+        f"[default]\nregion = {REGION}\ns3 =\n"
+        f"  max_concurrent_requests = {args.concurrency}\n"
+        f"  multipart_threshold = {part_mib}MB\n"
+        f"  multipart_chunksize = {part_mib}MB\n"
+    )
+
+    def aws(uri: str) -> list[str]:
+        cmd = [str(bin_dir / "aws"), "s3", "sync", str(data), uri, "--endpoint-url", endpoint]
+        return [*cmd, "--only-show-errors", "--no-progress"]
+
+    # s5cmd: --numworkers files at once, --concurrency parts per file: about as many requests
+    # in flight as the others' --concurrency.
+    per_file = max(1, math.ceil(args.concurrency / min(args.concurrency, files)))
+    s5 = [str(bin_dir / "s5cmd"), "--endpoint-url", endpoint, "--numworkers", str(args.concurrency)]
+    parts = ["--concurrency", str(per_file), "--part-size", str(part_mib)]
+    return [
+        Tool("ours (crt)", ours("crt"), ours("crt")),
+        Tool("ours (classic)", ours("classic"), ours("classic")),
+        Tool(
+            "aws s3 sync",
+            aws,
+            aws,
+            {"AWS_CONFIG_FILE": str(aws_config), "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"},
+        ),
+        Tool(
+            "s5cmd cp",
+            lambda uri: [*s5, "cp", *parts, f"{data}/*", f"{uri}/"],
+            lambda uri: [*s5, "sync", *parts, f"{data}/", f"{uri}/"],
+        ),
+    ]
+
+
+@dataclass
+class Sample:
+    wall: float
+    cpu: float  # the tool's process (user + system)
+    server_cpu: float  # this process: the moto server's threads while the tool ran
+    writes: int = 0
+
+
+def _cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(argv: list[str], env: dict[str, str]) -> Sample:
+    """Wall seconds and CPU seconds of one child process, and of the server meanwhile."""
+    child, server = _cpu(resource.RUSAGE_CHILDREN), _cpu(resource.RUSAGE_SELF)
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    sample = Sample(
+        wall, _cpu(resource.RUSAGE_CHILDREN) - child, _cpu(resource.RUSAGE_SELF) - server
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"{argv[0]} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return sample
+
+
+def clear(client, prefix: str) -> None:
+    pages = client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix)
+    for page in pages:
+        keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+        if keys:
+            client.delete_objects(Bucket=BUCKET, Delete={"Objects": keys, "Quiet": True})
+
+
+def stored_bytes(client, prefix: str, names: set[str]) -> int:
+    total = 0
+    pages = client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix)
+    for page in pages:
+        for obj in page.get("Contents", []):
+            if obj["Key"].rsplit("/", 1)[-1] in names:
+                total += obj["Size"]
+    return total
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--shards", type=int, default=4)
+    parser.add_argument("--shard-size", type=parse_byte_size, default=256 * MiB)
+    parser.add_argument("--runs", type=int, default=3, help="runs per tool (median; >= 3)")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--part-size", type=parse_byte_size, default=16 * MiB)
+    parser.add_argument("--tmp-dir", type=Path, help="where the data set is generated")
+    parser.add_argument("--json", type=Path, help="also write the raw samples here")
+    args = parser.parse_args(argv)
+    if args.runs < 3:
+        parser.error("--runs must be at least 3 (the table shows medians)")
+    if args.part_size % MiB:
+        parser.error("--part-size must be whole MiB (s5cmd takes MiB)")
+
+    bin_dir = bench_venv()
+    workdir = Path(tempfile.mkdtemp(prefix="ckpt-bench-", dir=args.tmp_dir))
+    server = CountingMotoServer()
+    try:
+        data = workdir / "checkpoint"
+        print(
+            f"generating {args.shards} x {args.shard_size // MiB} MiB shards ...", file=sys.stderr
+        )
+        sizes = make_dataset(data, args.shards, args.shard_size)
+        total = sum(sizes.values())
+        os.environ.update(CREDENTIALS)  # dummy credentials for the local endpoint only
+        server.start()
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        client = boto3.client("s3", endpoint_url=server.endpoint, region_name=REGION)
+        client.create_bucket(
+            Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION}
+        )
+        peers = tools(args, data, server.endpoint, bin_dir, workdir, len(sizes))
+        samples: dict[str, list[Sample]] = {t.name: [] for t in peers}
+        resyncs: dict[str, list[Sample]] = {t.name: [] for t in peers}
+        for i in range(args.runs):
+            order = peers[i % len(peers) :] + peers[: i % len(peers)]
+            for tool in order:
+                prefix = f"run{i}/" + re.sub(r"[^a-z0-9]+", "-", tool.name.lower()).strip("-")
+                uri = f"s3://{BUCKET}/{prefix}"
+                tool_env = {**env, **tool.env}
+                for argv, into in ((tool.upload(uri), samples), (tool.resync(uri), resyncs)):
+                    before = server.counter.count(f"/{BUCKET}/{prefix}/")
+                    sample = run(argv, tool_env)
+                    sample.writes = server.counter.count(f"/{BUCKET}/{prefix}/") - before
+                    into[tool.name].append(sample)
+                    if (got := stored_bytes(client, f"{prefix}/", set(sizes))) != total:
+                        raise SystemExit(f"{tool.name} stored {got} bytes of {total}")
+                clear(client, f"{prefix}/")
+                print(
+                    f"run {i + 1}/{args.runs} {tool.name}: {samples[tool.name][-1].wall:.2f}s",
+                    file=sys.stderr,
+                )
+        versions = {
+            "aws s3 sync": version([str(bin_dir / "aws"), "--version"]),
+            "s5cmd cp": version([str(bin_dir / "s5cmd"), "version"]),
+        }
+        print(report(args, sizes, samples, resyncs, versions))
+        if args.json:
+            args.json.write_text(
+                json.dumps(
+                    {
+                        "bytes": total,
+                        "files": len(sizes),
+                        "upload": {k: [vars(s) for s in v] for k, v in samples.items()},
+                        "resync": {k: [vars(s) for s in v] for k, v in resyncs.items()},
+                        "versions": versions,
+                    },
+                    indent=2,
+                )
+            )
+    finally:
+        server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+def report(args, sizes, samples, resyncs, versions) -> str:
+    total = sum(sizes.values())
+    gib = total / GiB
+
+    def med(values: list[Sample], attr: str) -> float:
+        return statistics.median(getattr(s, attr) for s in values)
+
+    ours_wall = med(samples["ours (crt)"], "wall")
+    ours_cpu = med(samples["ours (crt)"], "cpu") / gib
+    lines = [
+        f"Data: {args.shards} x {args.shard_size // MiB} MiB shards + {len(sizes) - args.shards} "
+        f"small files = {total / MiB:.1f} MiB; concurrency {args.concurrency}, part size "
+        f"{args.part_size // MiB} MiB; local moto S3 on 127.0.0.1, {os.cpu_count()} CPUs; "
+        f"median of {args.runs} interleaved runs",
+        "",
+        f"{'tool':<30} {'wall s':>7} {'MiB/s':>7} {'CPU s/GiB':>10} {'wall/ours':>10} "
+        f"{'CPU/ours':>9} {'writes':>7} {'server CPU s/GiB':>17}",
+    ]
+    for name, values in samples.items():
+        wall, cpu = med(values, "wall"), med(values, "cpu") / gib
+        label = f"{name} ({versions[name]})" if name in versions else name
+        lines.append(
+            f"{label:<30} {wall:>7.2f} {total / MiB / wall:>7.1f} {cpu:>10.2f} "
+            f"{wall / ours_wall:>10.2f} {cpu / ours_cpu:>9.2f} {med(values, 'writes'):>7.0f} "
+            f"{med(values, 'server_cpu') / gib:>17.2f}"
+        )
+    lines += ["", "No-op resync (the same command again, everything in place):"]
+    lines.append(f"{'tool':<30} {'wall s':>7} {'CPU s':>7} {'writes':>7}")
+    for name, values in resyncs.items():
+        label = "s5cmd sync" if name == "s5cmd cp" else name
+        lines.append(
+            f"{label:<30} {med(values, 'wall'):>7.2f} {med(values, 'cpu'):>7.2f} "
+            f"{med(values, 'writes'):>7.0f}"
+        )
+    lines += [
+        "",
+        "writes: PUT/POST requests (PutObject, UploadPart, Create/CompleteMultipartUpload). Ours "
+        "also hashes every file (CRC64NVME), reads every object's checksum back and writes a "
+        "manifest; its no-op rerun re-reads the local files to compare content, the others "
+        "compare size and mtime. server CPU: the local moto server's own work for the same "
+        "bytes (it decodes aws-chunked bodies, which the CRT client sends, in Python): wall "
+        "time against moto on a small machine largely measures the server.",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""A real local S3 endpoint for the staging tests: moto's ThreadedMotoServer on 127.0.0.1, its
+WSGI app wrapped to record every request (to count PUTs) and to inject faults that S3 serves
+in the field (503 SlowDown, 500, 403 AccessDenied, a body cut short in transit)."""
+
+from __future__ import annotations
+
+import io
+import threading
+from dataclasses import dataclass
+from urllib.parse import parse_qs, unquote
+
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+from moto.moto_server.werkzeug_app import (
+    DomainDispatcherApplication,
+    MotoRequestHandler,
+    create_backend_app,
+)
+from werkzeug.serving import make_server
+
+# Requests that write object data (what "zero PUTs" counts).
+WRITES = {
+    "PutObject",
+    "CopyObject",
+    "UploadPart",
+    "UploadPartCopy",
+    "CreateMultipartUpload",
+    "CompleteMultipartUpload",
+}
+
+
+@dataclass(frozen=True)
+class Request:
+    seq: int
+    op: str
+    bucket: str
+    key: str
+    status: int
+
+
+@dataclass
+class Fault:
+    """Serve `status`/`code` (or cut the body in half) to the next `times` matching requests."""
+
+    op: str
+    bucket: str
+    key: str | None = None  # None: any key
+    times: int = 1
+    status: int = 503
+    code: str = "SlowDown"
+    truncate: bool = False
+
+    def matches(self, op: str, bucket: str, key: str) -> bool:
+        return (
+            self.times > 0 and op == self.op and bucket == self.bucket and self.key in (None, key)
+        )
+
+
+def operation(method: str, key: str, query: dict, headers: dict) -> str:
+    copy = "HTTP_X_AMZ_COPY_SOURCE" in headers
+    if method == "PUT" and key:
+        if "partNumber" in query:
+            return "UploadPartCopy" if copy else "UploadPart"
+        return "CopyObject" if copy else "PutObject"
+    if method == "POST":
+        if "uploads" in query:
+            return "CreateMultipartUpload"
+        if "uploadId" in query:
+            return "CompleteMultipartUpload"
+        if "delete" in query:
+            return "DeleteObjects"
+    if method == "DELETE":
+        return "AbortMultipartUpload" if "uploadId" in query else "DeleteObject"
+    if method == "HEAD":
+        return "HeadObject" if key else "HeadBucket"
+    if method == "GET":
+        if key:
+            return "GetObjectAttributes" if "attributes" in query else "GetObject"
+        for name, op in (
+            ("location", "GetBucketLocation"),
+            ("uploads", "ListMultipartUploads"),
+            ("versioning", "GetBucketVersioning"),
+        ):
+            if name in query:
+                return op
+        return "ListObjects"
+    return f"{method} {'object' if key else 'bucket'}"
+
+
+class Recorder:
+    """WSGI middleware in front of moto."""
+
+    def __init__(self, app):
+        self.app = app
+        self.requests: list[Request] = []
+        self.faults: list[Fault] = []
+        self._lock = threading.Lock()
+
+    def add_fault(self, fault: Fault) -> Fault:
+        with self._lock:
+            self.faults.append(fault)
+        return fault
+
+    def mark(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def since(self, mark: int = 0, bucket: str | None = None) -> list[Request]:
+        with self._lock:
+            return [r for r in self.requests[mark:] if bucket in (None, r.bucket)]
+
+    def writes(self, mark: int = 0, bucket: str | None = None) -> list[Request]:
+        return [r for r in self.since(mark, bucket) if r.op in WRITES]
+
+    def __call__(self, environ, start_response):
+        path = unquote(environ.get("PATH_INFO", ""))
+        bucket, _, key = path.lstrip("/").partition("/")
+        query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        op = operation(environ["REQUEST_METHOD"], key, query, environ)
+        with self._lock:
+            fault = next((f for f in self.faults if f.matches(op, bucket, key)), None)
+            if fault is not None:
+                fault.times -= 1
+            seq = len(self.requests)
+            self.requests.append(Request(seq, op, bucket, key, 0))
+
+        def record(status: str, headers, exc_info=None):
+            with self._lock:
+                self.requests[seq] = Request(seq, op, bucket, key, int(status.split()[0]))
+            return start_response(status, headers, exc_info)
+
+        if fault is not None:
+            body = _read_body(environ)
+            if fault.truncate:
+                environ["wsgi.input"] = io.BytesIO(body[: len(body) // 2])
+                environ["CONTENT_LENGTH"] = str(len(body) // 2)
+            else:
+                xml = (
+                    f"<?xml version='1.0' encoding='UTF-8'?><Error><Code>{fault.code}</Code>"
+                    f"<Message>injected by the test</Message></Error>"
+                ).encode()
+                record(
+                    f"{fault.status} Injected",
+                    [("Content-Type", "application/xml"), ("Content-Length", str(len(xml)))],
+                )
+                return [xml]
+        return self.app(environ, record)
+
+
+def _read_body(environ) -> bytes:
+    length = environ.get("CONTENT_LENGTH")
+    stream = environ["wsgi.input"]
+    if length:
+        return stream.read(int(length))
+    return stream.read() if environ.get("wsgi.input_terminated") else b""
+
+
+class RecordingMotoServer(ThreadedMotoServer):
+    """ThreadedMotoServer whose app is wrapped by a Recorder (moto is pinned: 5.2.5)."""
+
+    def __init__(self):
+        super().__init__(ip_address="127.0.0.1", port=0, verbose=False)
+        self.recorder = Recorder(DomainDispatcherApplication(create_backend_app))
+
+    def _server_entry(self) -> None:
+        self._server = make_server(
+            self._ip_address, self._port, self.recorder, True, request_handler=MotoRequestHandler
+        )
+        self._server_ready_event.set()
+        self._server.serve_forever()
+
+    @property
+    def endpoint(self) -> str:
+        host, port = self.get_host_and_port()
+        return f"http://{host}:{port}"

@@ -1,0 +1,251 @@
+"""Command line of checkpoint staging, shared by `hyperpod-dpd checkpoint ...` and the in-cluster
+Job's `python -m workloads.checkpoint ...`.
+
+  upload --source hf://ORG/NAME|s3://BUCKET/PREFIX|DIR --dest s3://BUCKET/PREFIX
+         [--revision SHA] [--region R] [--endpoint-url URL] [--concurrency N] ...
+  verify --dest s3://BUCKET/PREFIX [--region R] [--endpoint-url URL] [--deep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from infra.units import parse_byte_size
+from workloads.checkpoint.errors import EXIT_FAILED, EXIT_OK, CheckpointError
+from workloads.checkpoint.progress import MODES
+from workloads.checkpoint.s3dest import TRANSFER_CLIENTS
+from workloads.checkpoint.upload import UploadOptions, upload_checkpoint
+from workloads.checkpoint.verify import verify_checkpoint
+
+EXIT_INTERRUPTED = 130
+
+
+def _size(value: str) -> int:
+    try:
+        return parse_byte_size(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{value!r}: {exc}") from None
+
+
+def _positive_int(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: must be at least 1")
+    return n
+
+
+def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    """Add `upload` and `verify`; each sets handler=<fn(args, project_dir) -> exit code>."""
+    up = subparsers.add_parser(
+        "upload",
+        help="stage a checkpoint in S3 (resumable, verified, manifest last)",
+        description="Copy a model checkpoint to s3://BUCKET/PREFIX. Reruns transfer only what "
+        "is missing or wrong; the manifest object is written last and means 'complete'.",
+    )
+    up.add_argument(
+        "--source",
+        required=True,
+        help="hf://ORG/NAME (token: HF_TOKEN; endpoint: HF_ENDPOINT), s3://BUCKET/PREFIX "
+        "(copied server-side) or a local directory",
+    )
+    up.add_argument("--dest", required=True, help="s3://BUCKET/PREFIX in the cluster's Region")
+    up.add_argument(
+        "--revision", help="commit SHA (40 hex) of an hf:// model; a free label for other sources"
+    )
+    up.add_argument(
+        "--region",
+        help="the cluster's Region: refuse a destination bucket elsewhere (default: no check)",
+    )
+    up.add_argument("--endpoint-url", help="S3 endpoint (S3-compatible stores, tests)")
+    up.add_argument(
+        "--concurrency", type=_positive_int, default=16, help="parallel S3 requests (default 16)"
+    )
+    up.add_argument(
+        "--part-size", type=_size, default=16 * 2**20, help="multipart part size (default 16MiB)"
+    )
+    up.add_argument(
+        "--transfer-client",
+        choices=TRANSFER_CLIENTS,
+        default="auto",
+        help="auto: the CRT client when awscrt is usable, else classic s3transfer",
+    )
+    up.add_argument(
+        "--max-bandwidth", type=_size, help="upload at most this many bytes/s (classic client)"
+    )
+    up.add_argument(
+        "--tmp-dir", type=Path, help="where hf:// files are staged one by one (default: TMPDIR)"
+    )
+    up.add_argument(
+        "--tmp-limit",
+        type=_size,
+        help="local disk hf:// staging may use at once, e.g. the Job's emptyDir sizeLimit",
+    )
+    up.add_argument("--include", action="append", default=[], help="only paths matching (glob)")
+    up.add_argument("--exclude", action="append", default=[], help="leave out paths (glob)")
+    up.add_argument(
+        "--delete-extra",
+        action="store_true",
+        help="delete objects under the prefix that are not part of this checkpoint",
+    )
+    up.add_argument("--dry-run", action="store_true", help="only tell what would be transferred")
+    _common_output(up)
+    up.set_defaults(handler=run_upload, project_dir=None)
+
+    ver = subparsers.add_parser(
+        "verify",
+        help="check a staged checkpoint against its manifest",
+        description="Exit 0 when every object of the manifest is there with its size and "
+        "checksum, 1 naming the objects that are not (or when there is no manifest).",
+    )
+    ver.add_argument("--dest", required=True, help="s3://BUCKET/PREFIX of the checkpoint")
+    ver.add_argument("--region", help="only for the first request (the bucket's Region is used)")
+    ver.add_argument("--endpoint-url", help="S3 endpoint (S3-compatible stores, tests)")
+    ver.add_argument(
+        "--deep", action="store_true", help="also download every object and recompute checksums"
+    )
+    ver.add_argument("--concurrency", type=_positive_int, default=16)
+    ver.add_argument("--json", action="store_true", help="print the report as JSON")
+    ver.set_defaults(handler=run_verify, project_dir=None)
+
+
+def _common_output(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--progress",
+        choices=MODES,
+        default="auto",
+        help="progress on stderr: a live line on a terminal, plain lines otherwise",
+    )
+    p.add_argument(
+        "--progress-interval",
+        type=float,
+        default=15.0,
+        help="seconds between plain progress lines (default 15)",
+    )
+    p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+
+
+def run_upload(args: argparse.Namespace, project_dir: Path | None = None) -> int:
+    options = UploadOptions(
+        region=args.region,
+        endpoint_url=args.endpoint_url,
+        concurrency=args.concurrency,
+        part_size=args.part_size,
+        transfer_client=args.transfer_client,
+        max_bandwidth=args.max_bandwidth,
+        tmp_dir=args.tmp_dir,
+        tmp_limit=args.tmp_limit,
+        include=tuple(args.include),
+        exclude=tuple(args.exclude),
+        delete_extra=args.delete_extra,
+        dry_run=args.dry_run,
+        progress=args.progress,
+        progress_interval=args.progress_interval,
+    )
+    try:
+        result = upload_checkpoint(args.source, args.dest, revision=args.revision, options=options)
+    except CheckpointError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(
+            "interrupted: objects already verified stay, no manifest was written; rerun the same "
+            "command to resume",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "source": result.source,
+                    "revision": result.revision,
+                    "dest": result.dest,
+                    "manifest": result.manifest_uri if result.manifest else None,
+                    "manifestWritten": result.manifest_written,
+                    "transferred": result.transferred,
+                    "kept": result.kept,
+                    "bytesTransferred": result.bytes_transferred,
+                    "extras": result.extras,
+                    "extrasDeleted": result.extras_deleted,
+                    "abortedUploads": result.aborted_uploads,
+                    "transferClient": result.transfer_client or None,
+                    "seconds": round(result.seconds, 3),
+                    "dryRun": args.dry_run,
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(result.summary())
+    return EXIT_OK
+
+
+def run_verify(args: argparse.Namespace, project_dir: Path | None = None) -> int:
+    try:
+        report = verify_checkpoint(
+            args.dest,
+            endpoint_url=args.endpoint_url,
+            region=args.region,
+            deep=args.deep,
+            concurrency=args.concurrency,
+        )
+    except CheckpointError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "dest": report.dest,
+                    "ok": report.ok,
+                    "source": report.manifest.source,
+                    "revision": report.manifest.revision,
+                    "files": len(report.manifest.files),
+                    "totalBytes": report.manifest.total_bytes,
+                    "problems": [{"key": p.key, "problem": p.what} for p in report.problems],
+                    "extras": report.extras,
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(report.summary(), file=sys.stdout if report.ok else sys.stderr)
+    if report.extras:
+        print(
+            f"note: {len(report.extras)} objects under {report.dest} are not in the manifest "
+            f"(e.g. {report.extras[0]})",
+            file=sys.stderr,
+        )
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def build_parser(prog: str = "python -m workloads.checkpoint") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Stage a model checkpoint in S3 and verify it."
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m workloads.checkpoint`: the in-cluster Job's entry point."""
+    import traceback
+
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args, None)
+    except Exception as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug)", file=sys.stderr)
+        return 3
