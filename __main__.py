@@ -22,6 +22,7 @@ from infra.regions import partition_of
 from infra.tags import base_tags
 from workloads.build import ClusterFacts
 from workloads.endpoint import EndpointArgs, InferenceEndpoint
+from workloads.staging import CheckpointStaging, StagingArgs
 
 config = load_stack_config()
 s = config.settings
@@ -133,6 +134,23 @@ operator = InferenceOperator(
         depends_on=[hyperpod.cluster, dependencies.release],
     ),
 )
+staged = []
+if s.checkpoint.staging == "job":
+    staging = CheckpointStaging(
+        "checkpoint",
+        StagingArgs(
+            settings=s,
+            provider=eks.provider,
+            model_bucket_name=models.name,
+            model_bucket_arn=models.arn,
+            oidc_provider_arn=eks.oidc_provider.arn,
+            oidc_issuer_url=eks.oidc_issuer,
+            hf_token=config.hf_token,
+            tags=tags,
+            depends_on=[hyperpod.cluster],
+        ),
+    )
+    staged.append(staging.job)
 endpoint = InferenceEndpoint(
     "endpoint",
     EndpointArgs(
@@ -145,7 +163,8 @@ endpoint = InferenceEndpoint(
         provider=eks.provider,
         # The endpoint's pods need the operator (its CRD and controller), the nodes and the
         # device plugins.
-        depends_on=[operator.addon, hyperpod.cluster, dependencies.release],
+        # The staged checkpoint: the Job completes only when the manifest is written.
+        depends_on=[operator.addon, hyperpod.cluster, dependencies.release, *staged],
         tags=tags,
     ),
 )

@@ -255,4 +255,15 @@ def _check_checkpoint(s: StackSettings) -> list[ConfigProblem]:
     elif "://" in c.source and not c.source.startswith(("hf://", "s3://")):
         allowed = "hf://<org>/<model>, s3://<bucket>/<prefix> or a local directory"
         return [ConfigProblem(source_key, c.source, allowed, set_fix(source_key))]
+    elif "://" not in c.source and c.staging == "job":
+        key = full_key(("checkpoint", "staging"))
+        return [
+            ConfigProblem(
+                key,
+                c.staging,
+                "'manual' for a local directory (an in-cluster Job cannot read your disk)",
+                f"{set_fix(key, 'manual')}, then run `hyperpod-dpd checkpoint upload --source "
+                f"{c.source} --dest s3://<model bucket>/<prefix>` before `pulumi up`",
+            )
+        ]
     return []

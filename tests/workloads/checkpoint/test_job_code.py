@@ -1,0 +1,47 @@
+"""The staging Job's code, as the ConfigMap ships it, runs on its own against a real S3."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.workloads.checkpoint.conftest import REGION, write_checkpoint
+from workloads.checkpoint.manifest import manifest_key
+from workloads.staging import code_files
+
+
+def materialize(app) -> None:
+    for key, text in code_files().items():
+        path = app / key.replace("-", "/")  # as the Job's configMap volume items map them
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_shipped_code_is_complete_and_stages_a_checkpoint(s3, s3_client, bucket, tmp_path):
+    app = tmp_path / "app"
+    materialize(app)
+    where = subprocess.run(
+        [sys.executable, "-c", "import workloads.checkpoint.upload as u; print(u.__file__)"],
+        cwd=app,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert where.stdout.strip().startswith(str(app))  # the ConfigMap's copy, not the repo's
+    src = tmp_path / "ckpt"
+    write_checkpoint(src, {"config.json": 300, "model-00001.safetensors": 2 * 1024 * 1024})
+    result = subprocess.run(
+        [sys.executable, "-m", "workloads.checkpoint", "upload", "--source", str(src),
+         "--dest", f"s3://{bucket}/models/job", "--endpoint-url", s3.endpoint,
+         "--region", REGION, "--progress", "plain"],
+        cwd=app, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads(
+        s3_client.get_object(Bucket=bucket, Key=manifest_key("models/job"))["Body"].read()
+    )
+    assert sorted(f["path"] for f in manifest["files"]) == [
+        "config.json",
+        "model-00001.safetensors",
+    ]
