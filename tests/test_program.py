@@ -41,6 +41,7 @@ def test_component_type_tokens(dev):
         "hyperpod-dpd:workloads:InferenceEndpoint",
         "hyperpod-dpd:infra:InferenceOperator",
         "hyperpod-dpd:infra:Observability",
+        "hyperpod-dpd:workloads:CheckpointStaging",
     }
 
 

@@ -95,7 +95,7 @@ def test_checkpoint_prefix_defaults_to_source_and_revision(dev_raw):
 
 
 def test_local_and_s3_sources_need_no_commit_sha(dev_raw):
-    edit(dev_raw, f"{NS}:checkpoint", {"source": "/data/llama", "revision": None})
+    edit(dev_raw, f"{NS}:checkpoint", {"source": "/data/llama", "staging": "manual"})
     assert parse_settings(dev_raw).checkpoint.effective_prefix == "models/llama"
     edit(dev_raw, f"{NS}:checkpoint", {"source": "s3://models-bucket/llama-70b"})
     assert parse_settings(dev_raw).checkpoint.source == "s3://models-bucket/llama-70b"
