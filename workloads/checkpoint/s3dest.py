@@ -9,6 +9,7 @@ the content, so that a rerun knows from a HeadObject whether the object is right
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Callable
@@ -99,6 +100,7 @@ def parse_s3_uri(uri: str, flag: str) -> S3Location:
 
 _SESSIONS: tuple[boto3.session.Session, botocore.session.Session] | None = None
 _SESSIONS_LOCK = threading.Lock()
+CRT_LOCK_ENV = "HYPERPOD_DPD_CRT_LOCK"
 
 
 def _sessions() -> tuple[boto3.session.Session, botocore.session.Session]:
@@ -406,7 +408,9 @@ class Transfers:
             from s3transfer.crt import acquire_crt_s3_process_lock
         except ImportError:
             return "awscrt is not installed"
-        if acquire_crt_s3_process_lock("hyperpod-dpd") is None:
+        # One CRT S3 client per host (it sizes itself to the whole machine); the lock name can
+        # be changed for isolated runs such as concurrent test sessions.
+        if acquire_crt_s3_process_lock(os.environ.get(CRT_LOCK_ENV, "hyperpod-dpd")) is None:
             return "another process on this host holds the CRT S3 client"
         return None
 

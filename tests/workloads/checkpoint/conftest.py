@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +50,8 @@ def aws_env():
             mp.delenv(name, raising=False)
         for name, value in _ENV.items():
             mp.setenv(name, value)
+        # This session's own CRT lock: another test run on the host must not push it to classic.
+        mp.setenv("HYPERPOD_DPD_CRT_LOCK", f"hyperpod-dpd-tests-{os.getpid()}")
         yield
 
 
