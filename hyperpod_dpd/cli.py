@@ -15,7 +15,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from hyperpod_dpd import checkpoint_cmd, policy_cmd, preflight, size_cmd
+from hyperpod_dpd import checkpoint_cmd, diff, policy_cmd, preflight, size_cmd
 from hyperpod_dpd.plan import EXIT_CONFIG, STOPPED, Plan, make_plan, resource_counts
 from infra.config import ConfigError
 from infra.config.declare import render_pulumi_yaml, render_readme
@@ -26,6 +26,7 @@ _EXTRA_COMMANDS: list = [
     preflight.register,
     policy_cmd.register,
     checkpoint_cmd.register,
+    diff.register,
 ]
 
 

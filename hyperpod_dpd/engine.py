@@ -9,6 +9,7 @@ for the providers, and `RecordingMonitor` keeps every registration as the engine
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import runpy
 import sys
 from dataclasses import dataclass, field
@@ -24,9 +25,13 @@ from pulumi.runtime.settings import get_root_resource
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+import infra
 from hyperpod_dpd.fakes import AUTONAMED, FakeCloud
 from infra.charts import offline
 
+# The checkout whose `infra` package the program imports: asset paths are recorded relative to
+# it, so plans of two checkouts (a git worktree, a copied stack) compare equal.
+CODE_ROOT = Path(infra.__file__).resolve().parents[1]
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"
 _SIG = rpc._special_sig_key
@@ -87,8 +92,10 @@ class ProgramRun:
         return matches[0]
 
 
-def sanitize(value: Any) -> Any:
-    """Wire values -> plain JSON: secrets hidden, resource references as URNs, assets by path."""
+def sanitize(value: Any, root: Path | None = None) -> Any:
+    """Wire values -> plain JSON: secrets hidden, resource references as URNs, file assets by
+    their path relative to the program and their content hash (Pulumi diffs assets by content,
+    so a checkout in another directory is no change)."""
     if isinstance(value, dict):
         sig = value.get(_SIG)
         if sig == _SECRET_SIG:
@@ -96,10 +103,10 @@ def sanitize(value: Any) -> Any:
         if sig == _RESOURCE_SIG:
             return value.get("urn")
         if sig in _ASSET_SIGS:
-            return {k: sanitize(v) for k, v in value.items() if k != _SIG}
-        return {k: sanitize(v) for k, v in value.items()}
+            return _asset(value, root)
+        return {k: sanitize(v, root) for k, v in value.items()}
     if isinstance(value, list):
-        return [sanitize(v) for v in value]
+        return [sanitize(v, root) for v in value]
     if value == _UNKNOWN_VALUE:
         return UNKNOWN
     if isinstance(value, float) and value.is_integer():
@@ -107,12 +114,24 @@ def sanitize(value: Any) -> Any:
     return value
 
 
+def _asset(value: dict[str, Any], root: Path | None) -> dict[str, Any]:
+    out = {k: v for k, v in value.items() if k != _SIG}
+    path = out.get("path")
+    if isinstance(path, str) and Path(path).is_file():
+        file = Path(path).resolve()
+        out["sha256"] = hashlib.sha256(file.read_bytes()).hexdigest()
+        if root is not None and file.is_relative_to(root):
+            out["path"] = file.relative_to(root).as_posix()
+    return out
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     """The SDK's mock monitor, keeping each registration's request as the engine receives it."""
 
-    def __init__(self, mocks: pulumi_mocks.Mocks):
+    def __init__(self, mocks: pulumi_mocks.Mocks, root: Path | None = None):
         super().__init__(mocks)
         self.recorded: list[RecordedResource] = []
+        self.root = root  # the program's directory: asset paths are recorded relative to it
 
     def RegisterResource(self, request):
         response = super().RegisterResource(request)
@@ -134,7 +153,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     protect=bool(request.protect),
                     retain_on_delete=bool(request.retainOnDelete),
                     custom=bool(request.custom),
-                    inputs=sanitize(wire),
+                    inputs=sanitize(wire, self.root),
                     id=response.id or None,
                 )
             )
@@ -199,7 +218,7 @@ def _run(
     cloud: FakeCloud,
 ) -> ProgramRun:
     mocks = ProgramMocks(cloud)
-    monitor = RecordingMonitor(mocks)
+    monitor = RecordingMonitor(mocks, CODE_ROOT)
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
     set_all_config(dict(config), list(secret_keys))
     program_dir = str(program.resolve().parent)
