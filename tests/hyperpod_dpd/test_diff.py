@@ -91,9 +91,10 @@ def test_replacement_is_flagged(base, tmp_path):
 
 
 def test_new_and_fixed_violations(base, tmp_path):
+    prefill = "      instanceType: ml.p5.48xlarge\n      instanceCount: 1\n      role: prefill"
     head = head_with(
         tmp_path,
-        ("routingStrategy: prefixaware", "routingStrategy: prefixaware"),
+        (prefill, prefill.replace("Count: 1", "Count: 2")),
         ("      replicas: 1\n      maxNumSeqs: 16", "      replicas: 2\n      maxNumSeqs: 16"),
     )
     d = diff_plans(load_plan(base), load_plan(head))

@@ -25,7 +25,7 @@ def test_repo_stacks_have_no_violations(stack):
 
 def test_every_rule_is_registered_once_with_a_kebab_name():
     names = [r.name for r in ALL_RULES]
-    assert len(names) == len(set(names)) == 18
+    assert len(names) == len(set(names)) == 19
     assert all(n.startswith("hyperpod-dpd-") and n == n.lower() for n in names)
 
 
@@ -412,7 +412,33 @@ def test_plaintext_hf_token(dev):
 
 def test_enforcement_overrides_and_advisories_mandatory(dev):
     iec_spec(dev)["pdSpec"]["prefillSpec"]["replicas"] = 3
+    gpu_group(dev, "prefill")["instanceCount"] = 3
     (advisory,) = evaluate(dev)
     assert (advisory.policy, advisory.enforcement) == ("hyperpod-dpd-routing-strategy", "advisory")
     assert evaluate(dev, advisories_mandatory=True)[0].enforcement == "mandatory"
     assert evaluate(dev, enforcement={"hyperpod-dpd-routing-strategy": "disabled"}) == []
+
+
+# --- hyperpod-dpd-role-capacity ------------------------------------------------------------
+
+
+def test_more_decode_replicas_than_decode_nodes(dev):
+    iec_spec(dev)["pdSpec"]["decodingSpec"]["replicas"] = 2
+    assert findings("hyperpod-dpd-role-capacity", dev) == [
+        (
+            IEC_URN,
+            "2 decode replicas need 2 nodes but the decode instance groups have 1: raise "
+            "hyperpod-dpd:instanceGroups.<group>.instanceCount or lower "
+            "hyperpod-dpd:endpoint.decode.replicas",
+        )
+    ]
+
+
+def test_colocated_replicas_against_all_gpu_nodes(dev):
+    spec = iec_spec(dev)
+    del spec["pdSpec"]
+    spec["replicas"] = 3
+    ((_, message),) = findings("hyperpod-dpd-role-capacity", dev)
+    assert message.startswith(
+        "3 prefill or decode replicas need 3 nodes but the prefill or decode instance groups have 2"
+    )

@@ -1,0 +1,46 @@
+"""hyperpod-dpd-role-capacity: each DPD worker owns a whole node, so a role's replicas must not
+exceed the instances of the HyperPod groups labelled with that role (extra pods stay Pending,
+and the endpoint never becomes ready)."""
+
+from __future__ import annotations
+
+from policies.rules import views
+from policies.rules.base import Finding, Rule
+
+
+def check(resources, limits):
+    nodes: dict[str, int] = {}
+    for _, group in views.gpu_groups(resources):
+        count = views.as_int(group.get("instanceCount"))
+        if count is not None:
+            role = views.group_role(group)
+            nodes[role] = nodes.get(role, 0) + count
+    if not nodes:
+        return  # no HyperPod cluster in this stack: nothing to compare with
+    for iec in views.endpoints(resources):
+        if views.pd_spec(iec) is None:
+            wanted = {"prefill or decode": views.as_int(views.spec(iec).get("replicas", 1)) or 1}
+            have = {"prefill or decode": sum(nodes.values())}
+        else:
+            wanted = {
+                r: views.as_int(views.role_spec(iec, r).get("replicas", 1)) or 1
+                for r in views.GPU_ROLES
+            }
+            have = {r: nodes.get(r, 0) for r in views.GPU_ROLES}
+        for role, replicas in wanted.items():
+            if replicas > have[role]:
+                key = "replicas" if " " in role else f"{role}.replicas"
+                yield Finding(
+                    iec.urn,
+                    f"{replicas} {role} replicas need {replicas} nodes but the {role} instance "
+                    f"groups have {have[role]}: raise hyperpod-dpd:instanceGroups.<group>."
+                    f"instanceCount or lower hyperpod-dpd:endpoint.{key}",
+                )
+
+
+RULE = Rule(
+    "hyperpod-dpd-role-capacity",
+    "A role's replicas fit the nodes of its instance groups (one worker per node)",
+    "mandatory",
+    check,
+)
