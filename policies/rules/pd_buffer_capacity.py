@@ -20,12 +20,7 @@ DOCS_PROMPT_TOKENS = 6035
 
 
 def check(resources, limits):
-    for iec in views.endpoints(resources):
-        if views.pd_spec(iec) is None:
-            continue
-        inputs = views.sizing_inputs(iec, resources)
-        if inputs is None:
-            continue
+    for iec, inputs in views.sized_dpd_endpoints(resources):
         model, _, tp, _, max_len, buffer = inputs
         kv = kv_bytes_per_token_per_rank(model, tp)
         chunks = buffer_chunks(buffer, kv)

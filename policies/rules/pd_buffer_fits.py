@@ -10,12 +10,7 @@ from workloads.sizing import OVERHEAD_BYTES, role_budget
 
 
 def check(resources, limits):
-    for iec in views.endpoints(resources):
-        if views.pd_spec(iec) is None:
-            continue
-        inputs = views.sizing_inputs(iec, resources)
-        if inputs is None:
-            continue
+    for iec, inputs in views.sized_dpd_endpoints(resources):
         model, instance, tp, utilization, _, buffer = inputs
         budget = role_budget("decode", model, instance, tp, utilization, buffer)
         headroom = budget.headroom_bytes + OVERHEAD_BYTES - int(limits.overhead_gib * GIB)

@@ -143,3 +143,13 @@ def sizing_inputs(iec: ResourceView, resources: Sequence[ResourceView]):
     if None in (instance, tp, utilization, max_len, buffer):
         return None
     return model, instance, tp, utilization, max_len, buffer
+
+
+def sized_dpd_endpoints(resources: Sequence[ResourceView]):
+    """(endpoint, sizing inputs) of every DPD endpoint whose sizing inputs are all known."""
+    for iec in endpoints(resources):
+        if pd_spec(iec) is None:
+            continue
+        inputs = sizing_inputs(iec, resources)
+        if inputs is not None:
+            yield iec, inputs
