@@ -17,6 +17,7 @@ from pathlib import Path
 
 from hyperpod_dpd import checkpoint_cmd, diff, policy_cmd, preflight, size_cmd
 from hyperpod_dpd.plan import EXIT_CONFIG, STOPPED, Plan, make_plan, resource_counts
+from hyperpod_dpd.verify import cli as verify
 from infra.config import ConfigError
 from infra.config.declare import render_pulumi_yaml, render_readme
 
@@ -27,6 +28,7 @@ _EXTRA_COMMANDS: list = [
     policy_cmd.register,
     checkpoint_cmd.register,
     diff.register,
+    verify.register,
 ]
 
 

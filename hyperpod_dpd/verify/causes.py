@@ -1,0 +1,190 @@
+"""Likely cause and fix of each failed check (from ../shared/reference/field-problems.md).
+
+Texts may hold `{name}`, `{namespace}`, `{pod}`, ... placeholders; `Cause.format(**context)`
+fills the ones it is given and leaves the others visible.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Cause:
+    cause: str
+    fix: str
+    ref: str  # where the failure is documented: field-problems.md row or dpd-facts.md section
+
+    def format(self, **context: object) -> Cause:
+        return Cause(_fill(self.cause, context), _fill(self.fix, context), self.ref)
+
+
+class _Keep(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _fill(text: str, context: dict[str, object]) -> str:
+    return string.Formatter().vformat(text, (), _Keep(context))
+
+
+_OPERATOR_LOG = (
+    "kubectl logs -n hyperpod-inference-system deployment/hyperpod-inference-controller-manager"
+)
+
+API_ERROR = Cause(
+    "the Kubernetes API refused or failed the request",
+    "check the kubeconfig's identity may get/list pods, read pods/log and create/delete pods "
+    "in {namespace} and hyperpod-inference-system (`kubectl auth can-i`)",
+    "-",
+)
+IEC_NOT_READY = Cause(
+    "the operator has not reported the DPD deployments ready: the model is still loading (a cold "
+    "S3 load of a 70B model takes 5-10 min while pods sit 2/3 Ready) or a deployment failed",
+    "wait and rerun; otherwise `kubectl describe inferenceendpointconfig {name} -n {namespace}` "
+    f"and the operator log (`{_OPERATOR_LOG}`)",
+    "field-problems #15",
+)
+NOT_DPD = Cause(
+    "the InferenceEndpointConfig has no spec.pdSpec: it is a colocated endpoint, the operator "
+    "creates no prefill/decode pods or router for it",
+    "set hyperpod-dpd:endpoint.mode to dpd and run `pulumi up`",
+    "dpd-facts: What DPD is",
+)
+NO_PODS = Cause(
+    "the operator created no {role} pods for this endpoint: it does not run DPD (operator older "
+    "than 3.2) or it has not reconciled the endpoint yet",
+    "check the operator version (image tag of container `manager`, v3.2 or newer) and "
+    "`kubectl describe inferenceendpointconfig {name} -n {namespace}`",
+    "field-problems #4",
+)
+PODS_PENDING = Cause(
+    "pods pending: not enough GPU/EFA nodes (no node has free nvidia.com/gpu and "
+    "vpc.amazonaws.com/efa for the pod)",
+    "check instanceGroups counts (one p5-class node per prefill and per decode replica, all in "
+    "the GPU AZ) and `kubectl describe pod {pod} -n {namespace}`",
+    "field-problems #1",
+)
+PODS_STARTING = Cause(
+    "containers are still being created (image pull, model volume mount)",
+    "wait and rerun; `kubectl describe pod {pod} -n {namespace}` shows pull or mount errors",
+    "field-problems #15",
+)
+CONTAINERS_NOT_READY = Cause(
+    "containers not ready: the model is still loading, or the worker crash-loops "
+    "(`EngineDeadError`: operator older than 3.2; NCCL shared-memory errors: /dev/shm too small)",
+    "wait for the model load and rerun; otherwise "
+    "`kubectl logs {pod} -n {namespace} -c {container} --previous`",
+    "field-problems #4, #14, #15",
+)
+POD_FAILED = Cause(
+    "the pod ended ({phase}); its deployment should have replaced it",
+    "`kubectl describe pod {pod} -n {namespace}` and the worker log",
+    "field-problems #4",
+)
+ROUTER_MISSING = Cause(
+    "no router pod {prefix}* in hyperpod-inference-system: the operator did not create the DPD "
+    "router",
+    f"`kubectl get pods -n hyperpod-inference-system`; the operator log (`{_OPERATOR_LOG}`)",
+    "field-problems #4",
+)
+ROUTER_NOT_READY = Cause(
+    "the router pod is not running with all containers ready",
+    "`kubectl describe pod {pod} -n hyperpod-inference-system` and "
+    "`kubectl logs {pod} -n hyperpod-inference-system -c router-container`",
+    "field-problems #4",
+)
+ROLES_SWAPPED = Cause(
+    "roles wired backwards: the prefill worker is LMCache's 'receiver' and the decode worker its "
+    "'sender'",
+    "the operator wires the roles: keep --kv-transfer-config out of worker.args and the pdSpec "
+    "role args, use operator v3.2 or newer, and re-apply the InferenceEndpointConfig",
+    "field-problems #4; dpd-facts: Verifying",
+)
+ROLES_SAME = Cause(
+    "prefill and decode both report '{role}': the operator did not wire DPD correctly",
+    "keep --kv-transfer-config out of worker.args and the pdSpec role args, use operator v3.2 or "
+    "newer, and re-apply the InferenceEndpointConfig",
+    "field-problems #4; dpd-facts: Verifying",
+)
+ROLE_WRONG = Cause(
+    "the {role} worker reports {found} instead of '{expected}': the roles are misconfigured",
+    "keep --kv-transfer-config out of worker.args and the pdSpec role args, use operator v3.2 or "
+    "newer, and re-apply the InferenceEndpointConfig",
+    "field-problems #4; dpd-facts: Verifying",
+)
+ROLE_MISSING = Cause(
+    "the {role} worker log has no 'pd_role': LMCache's PD backend did not start (no KV "
+    "connector), or the startup lines are gone (container restarted, log rotated)",
+    "`kubectl logs {pod} -n {namespace} -c {container} | grep pd_role`; restart the pod to get "
+    "fresh startup lines; re-apply the InferenceEndpointConfig with operator v3.2 or newer",
+    "dpd-facts: Verifying",
+)
+PROMPT_FAILED = Cause(
+    "the router did not answer the prompt with a completion",
+    "`kubectl logs {router_pod} -n hyperpod-inference-system -c router-container`; the worker "
+    "logs; check the service {url} resolves from inside the cluster",
+    "dpd-facts: Verifying",
+)
+PROMPT_TIMEOUT = Cause(
+    "the prompt did not finish within {timeout:g} s",
+    "raise --timeout, or port-forward the router service and pass --router-url; "
+    "`kubectl describe pod` of the prompt pod shows pull or scheduling problems",
+    "dpd-facts: Verifying",
+)
+PROMPT_TOO_LONG = Cause(
+    "no prompt can take the disaggregated path: routingThreshold ({threshold}) is too close to "
+    "--max-model-len ({max_model_len}) for a prompt well above it",
+    "lower hyperpod-dpd:endpoint.routingThreshold (default 4096) or raise maxModelLen",
+    "dpd-facts: Tuning defaults",
+)
+NO_ROUTING_LINE = Cause(
+    "the router log has no 'Conditional routing' line for this prompt: the request did not reach "
+    "this router, or the router does not run conditional (DPD) routing",
+    "`kubectl logs {router_pod} -n hyperpod-inference-system -c router-container --tail=50`; "
+    "check the IEC has spec.pdSpec and operator v3.2 or newer",
+    "dpd-facts: Verifying",
+)
+SHORT_DISAGGREGATED = Cause(
+    "the short prompt took the disaggregated path: the router's threshold ({router_threshold}) is "
+    "below it (0 means always disaggregate; prompts under one 256-token LMCache chunk on that "
+    "path can hang the decoder)",
+    "set hyperpod-dpd:endpoint.routingThreshold to at least 256 (default 4096) and re-apply",
+    "field-problems #11",
+)
+LONG_NOT_DISAGGREGATED = Cause(
+    "the long prompt went straight to the decoder: the router's threshold ({router_threshold}) is "
+    "above it, or the router is not routing conditionally",
+    "compare pdSpec.routingThreshold with the router log's threshold=, re-apply the "
+    "InferenceEndpointConfig",
+    "dpd-facts: Verifying",
+)
+KV_MISSING = Cause(
+    "no 'Retrieved ... required tokens' line for the long prompt in the decoder log: no KV cache "
+    "reached the decoder",
+    "check the long prompt was disaggregated (router check) and the decoder log for LMCache/NIXL "
+    "errors: `kubectl logs {pod} -n {namespace} -c {container} | grep -i -E 'lmcache|nixl'`",
+    "field-problems #8",
+)
+KV_RECOMPUTED = Cause(
+    "the decoder recomputed the prompt instead of receiving its KV cache: prefill and decode "
+    "cache keys differ (PYTHONHASHSEED unset or different, or different images)",
+    "keep PYTHONHASHSEED=0 in the worker env (the stack sets it; `hyperpod-dpd plan` checks it) "
+    "and one image for both roles, then restart both deployments so they run the same spec",
+    "field-problems #8",
+)
+KV_SLOW = Cause(
+    "KV transfer below 1 GB/s: it went over TCP, EFA is not in use",
+    "request vpc.amazonaws.com/efa in the pdSpec role resources; `kubectl describe node <node> "
+    "| grep efa`; the EFA security group needs self-referencing ingress AND egress; prefill and "
+    "decode nodes in one AZ",
+    "field-problems #13, #2",
+)
+BUFFER_FULL = Cause(
+    "the decoder's PD buffer is full ('Failed to allocate memory object, retrying...'): "
+    "latency spikes or hangs",
+    "raise hyperpod-dpd:endpoint.pdBufferSize to 16 or 32 GiB (with a lower decoder "
+    "--gpu-memory-utilization if it no longer fits) or add decode replicas",
+    "field-problems #9",
+)

@@ -1,0 +1,439 @@
+"""A local fake of the Kubernetes API paths `verify` calls, serving recorded objects and logs.
+
+`FakeKube` holds the state (recorded IEC, pods, logs with their age) and plays the parts of the
+cluster that react to the prompts:
+- the router: a prompt's `Conditional routing` line is computed from the prompt it receives
+  (estimated_tokens = characters / 4, as in the docs' 6750 for 27,000 characters), and a
+  disaggregated prompt makes the decoder log the recorded `decoder-kv-<variant>.log` lines;
+- the one-shot prompt pod: created Pending, then on the next reads ContainerCreating, then run:
+  its env is spliced into the JSON body exactly as its shell script does, and its log holds the
+  router's answer and the `__HTTP_STATUS__=` line curl's `-w` prints.
+
+It serves HTTP on 127.0.0.1 (a free port) from a thread; `ChatServer` is the same router behind
+a plain /v1/chat/completions URL (the --router-url mode).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+RECORDED = Path(__file__).parent / "recorded"
+TOKEN = "fake-token-for-tests"
+NAME, NAMESPACE = "llama-3-3-70b", "inference"
+ROUTER_NS = "hyperpod-inference-system"
+ROUTER_POD = "llama-3-3-70b-inference-router-7b9d6f5c4-h8k2p"
+PREFILL_POD = "prefill-llama-3-3-70b-6d8f9c7b54-x2k4q"
+DECODE_POD = "decode-llama-3-3-70b-5c7d8e9f61-9qz7m"
+ROUTER_URL = (
+    f"http://{NAME}-{NAMESPACE}-routing-service.{ROUTER_NS}.svc.cluster.local:443"
+    "/v1/chat/completions"
+)
+IEC_PATH = re.compile(
+    r"^/apis/inference\.sagemaker\.aws\.amazon\.com/v1/namespaces/([^/]+)/"
+    r"inferenceendpointconfigs/([^/]+)$"
+)
+PODS_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
+POD_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)$")
+LOG_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
+AGE_MARK = re.compile(r"^### age (\d+)s")
+
+
+def recorded_json(name: str) -> Any:
+    return json.loads((RECORDED / name).read_text())
+
+
+def recorded_log(name: str) -> list[tuple[float, str]]:
+    """Lines of a recorded log with their time; `### age Ns` lines date the lines after them."""
+    now, age, out = time.time(), 0.0, []
+    for line in (RECORDED / name).read_text().splitlines():
+        if m := AGE_MARK.match(line):
+            age = float(m[1])
+        else:
+            out.append((now - age, line))
+    return out
+
+
+def status(code: int, reason: str, message: str) -> dict[str, Any]:
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+
+
+class FakeKube:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()  # on_prompt runs inside a pod read
+        self.iecs = {(NAMESPACE, NAME): recorded_json("iec-llama-3-3-70b.json")}
+        self.pods: dict[str, list[dict[str, Any]]] = {
+            NAMESPACE: recorded_json("pods-inference.json")["items"],
+            ROUTER_NS: recorded_json("pods-hyperpod-inference-system.json")["items"],
+        }
+        self.logs: dict[tuple[str, str, str], list[tuple[float, str]]] = {
+            (NAMESPACE, PREFILL_POD, f"prefill-{NAME}"): recorded_log("prefill-llama-3-3-70b.log"),
+            (NAMESPACE, DECODE_POD, f"decode-{NAME}"): recorded_log("decode-llama-3-3-70b.log"),
+            (ROUTER_NS, ROUTER_POD, "router-container"): recorded_log("router-container.log"),
+        }
+        self.router_threshold: int | None = None  # None: the IEC's routingThreshold
+        self.kv_variant = "healthy"  # decoder-kv-<variant>.log
+        self.prompt_pod_mode = "complete"  # complete | stuck
+        self.requests: list[tuple[str, str]] = []
+        self.created: list[dict[str, Any]] = []
+        self.deleted: list[str] = []
+        self.prompts: list[str] = []
+        self._pod_reads: dict[str, int] = {}
+        self.server: ThreadingHTTPServer | None = None
+
+    # Editing the recorded state (the broken deployments) -------------------------------------
+
+    def pod(self, namespace: str, name: str) -> dict[str, Any]:
+        return next(p for p in self.pods[namespace] if p["metadata"]["name"] == name)
+
+    def replace_in_log(self, pod: str, container: str, old: str, new: str) -> None:
+        key = next(k for k in self.logs if k[1] == pod and k[2] == container)
+        assert any(old in line for _, line in self.logs[key]), old
+        self.logs[key] = [(t, line.replace(old, new)) for t, line in self.logs[key]]
+
+    # The router and the decoder, reacting to a prompt ----------------------------------------
+
+    def on_prompt(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        model = body.get("model")
+        if model != "/opt/ml/model":
+            return 404, {
+                "object": "error",
+                "message": f"The model `{model}` does not exist.",
+                "type": "NotFoundError",
+                "code": 404,
+            }
+        content = body["messages"][0]["content"]
+        iec = self.iecs[(NAMESPACE, NAME)]
+        threshold = self.router_threshold
+        if threshold is None:
+            threshold = iec["spec"]["pdSpec"]["routingThreshold"]
+        estimated = len(content) // 4
+        disaggregate = estimated >= threshold
+        request = str(uuid.uuid4())
+        now = time.time()
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S,000", time.gmtime(now))
+        router = [
+            f"[{stamp}] [INFO] Conditional routing: estimated_tokens={estimated}, "
+            f"threshold={threshold}, disaggregate={disaggregate}"
+        ]
+        decoder: list[str] = []
+        if disaggregate:
+            router += [
+                f"[{stamp}] [INFO] DPD prefill selection: delegating to PrefixAwareRouter with 1 "
+                "endpoints",
+                f"[{stamp}] [INFO] DPD prefill selection: PrefixAwareRouter selected "
+                "http://10.1.54.203:8081",
+                f"[{stamp}] [INFO] {request} prefill time (TTFT): 7.1913",
+                f"[{stamp}] [INFO] Routing request {request} to http://10.1.54.203:8081 at "
+                f"{now:.4f}, process time = 7.1929",
+            ]
+            req_id = f"cmpl-{uuid.uuid4().hex[:16]}"
+            decoder = (RECORDED / f"decoder-kv-{self.kv_variant}.log").read_text().splitlines()
+            decoder = [line.replace("{req_id}", req_id) for line in decoder]
+        router.append(
+            f"[{stamp}] [INFO] Routing request {request} to decoder http://10.1.172.158:8081 at "
+            f"{now:.4f}, process time = 0.0144"
+        )
+        with self.lock:
+            self.prompts.append(content)
+            self.logs[(ROUTER_NS, ROUTER_POD, "router-container")] += [(now, x) for x in router]
+            self.logs[(NAMESPACE, DECODE_POD, f"decode-{NAME}")] += [(now, x) for x in decoder]
+        answer = {
+            "id": f"chatcmpl-{request[:8]}",
+            "object": "chat.completion",
+            "created": int(now),
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": "The text is a repetitive sequence of"
+                        if disaggregate
+                        else "Disaggregated prefill-decode is an inference architecture that",
+                    },
+                    "finish_reason": "length",
+                }
+            ],
+            "usage": {"prompt_tokens": estimated, "completion_tokens": 8},
+        }
+        return 200, answer
+
+    # The one-shot prompt pod -------------------------------------------------------------------
+
+    def create_pod(self, namespace: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        name = body["metadata"]["name"]
+        assert body["spec"]["restartPolicy"] == "Never"
+        assert len(body["spec"]["containers"]) == 1
+        pod = copy.deepcopy(body)
+        pod["metadata"].update(
+            {"namespace": namespace, "uid": str(uuid.uuid4()), "creationTimestamp": _now()}
+        )
+        pod["status"] = {"phase": "Pending", "qosClass": "Burstable"}
+        with self.lock:
+            if any(p["metadata"]["name"] == name for p in self.pods.setdefault(namespace, [])):
+                return 409, status(409, "AlreadyExists", f'pods "{name}" already exists')
+            self.pods[namespace].append(pod)
+            self.created.append(copy.deepcopy(body))
+        return 201, pod
+
+    def advance_prompt_pod(self, pod: dict[str, Any]) -> None:
+        name = pod["metadata"]["name"]
+        reads = self._pod_reads[name] = self._pod_reads.get(name, 0) + 1
+        container = pod["spec"]["containers"][0]
+        if self.prompt_pod_mode == "stuck":
+            pod["status"]["containerStatuses"] = [
+                _waiting(
+                    container, "ImagePullBackOff", f'Back-off pulling image "{container["image"]}"'
+                )
+            ]
+            return
+        if reads == 1:
+            pod["status"]["containerStatuses"] = [_waiting(container, "ContainerCreating", "")]
+            return
+        if pod["status"]["phase"] != "Pending":
+            return
+        env = {e["name"]: e["value"] for e in container["env"]}
+        # What the script does: P = SENTENCE x REPEAT; printf HEAD P TAIL | curl URL.
+        if env["URL"] != ROUTER_URL:
+            host = urlsplit(env["URL"]).hostname
+            output, code, exit_code = f"curl: (6) Could not resolve host: {host}\n", "000", 6
+        else:
+            body = json.loads(env["HEAD"] + env["SENTENCE"] * int(env["REPEAT"]) + env["TAIL"])
+            http, answer = self.on_prompt(body)
+            output, code, exit_code = json.dumps(answer), str(http), 0
+        phase = "Succeeded" if exit_code == 0 else "Failed"
+        pod["status"]["phase"] = phase
+        pod["status"]["containerStatuses"] = [
+            {
+                "name": container["name"],
+                "image": container["image"],
+                "imageID": "",
+                "ready": False,
+                "restartCount": 0,
+                "state": {"terminated": {"exitCode": exit_code, "reason": "Completed"}},
+            }
+        ]
+        log = f"{output}\n__HTTP_STATUS__={code}"
+        self.logs[(pod["metadata"]["namespace"], name, container["name"])] = [
+            (time.time(), line) for line in log.splitlines()
+        ]
+
+    # HTTP ---------------------------------------------------------------------------------------
+
+    def handle(self, method: str, path: str, query: dict[str, list[str]], body: bytes | None):
+        self.requests.append((method, path))
+        q = {k: v[0] for k, v in query.items()}
+        if m := IEC_PATH.match(path):
+            iec = self.iecs.get((m[1], m[2]))
+            if method == "GET" and iec:
+                return 200, iec
+            return 404, status(
+                404,
+                "NotFound",
+                f'inferenceendpointconfigs.inference.sagemaker.aws.amazon.com "{m[2]}" not found',
+            )
+        if m := PODS_PATH.match(path):
+            if method == "POST":
+                return self.create_pod(m[1], json.loads(body or b"{}"))
+            items = [p for p in self.pods.get(m[1], []) if _selected(p, q.get("labelSelector"))]
+            return 200, {"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": items}
+        if m := LOG_PATH.match(path):
+            return self.read_log(m[1], m[2], q)
+        if m := POD_PATH.match(path):
+            with self.lock:
+                pods = self.pods.get(m[1], [])
+                pod = next((p for p in pods if p["metadata"]["name"] == m[2]), None)
+                if pod is None:
+                    return 404, status(404, "NotFound", f'pods "{m[2]}" not found')
+                if method == "DELETE":
+                    pods.remove(pod)
+                    self.deleted.append(m[2])
+                    return 200, pod
+                if m[2] in {c["metadata"]["name"] for c in self.created}:
+                    self.advance_prompt_pod(pod)
+                return 200, pod
+        return 404, status(
+            404, "NotFound", f"the server could not find the requested resource {path}"
+        )
+
+    def read_log(self, namespace: str, name: str, q: dict[str, str]):
+        pods = self.pods.get(namespace, [])
+        pod = next((p for p in pods if p["metadata"]["name"] == name), None)
+        if pod is None:
+            return 404, status(404, "NotFound", f'pods "{name}" not found')
+        names = [c["name"] for c in pod["spec"]["containers"]]
+        container = q.get("container")
+        if container is None and len(names) > 1:
+            return 400, status(
+                400,
+                "BadRequest",
+                f"a container name must be specified for pod {name}, choose one of: {names}",
+            )
+        container = container or names[0]
+        if container not in names:
+            return 400, status(
+                400, "BadRequest", f"container {container} is not valid for pod {name}"
+            )
+        if pod["status"].get("phase") == "Pending":
+            return 400, status(
+                400,
+                "BadRequest",
+                f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating',
+            )
+        entries = self.logs.get((namespace, name, container), [])
+        if "sinceSeconds" in q:
+            since = time.time() - int(q["sinceSeconds"])
+            entries = [(t, line) for t, line in entries if t >= since]
+        if "tailLines" in q:
+            entries = entries[-int(q["tailLines"]) :]
+        text = "".join(line + "\n" for _, line in entries)
+        if "limitBytes" in q:
+            text = text.encode()[: int(q["limitBytes"])].decode(errors="ignore")
+        return 200, text
+
+    def kubeconfig(self, directory: Path) -> Path:
+        assert self.server is not None
+        host, port = self.server.server_address[:2]
+        path = directory / "kubeconfig"
+        path.write_text(
+            "apiVersion: v1\nkind: Config\n"
+            f"clusters:\n- name: fake\n  cluster:\n    server: http://{host}:{port}\n"
+            "    insecure-skip-tls-verify: true\n"
+            f"users:\n- name: tester\n  user:\n    token: {TOKEN}\n"
+            "contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: tester\n"
+            "current-context: fake\n"
+        )
+        return path
+
+    @contextmanager
+    def serving(self) -> Iterator[FakeKube]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self, method: str) -> None:
+                if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+                    return self._send(401, status(401, "Unauthorized", "Unauthorized"))
+                url = urlsplit(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                code, payload = fake.handle(method, url.path, parse_qs(url.query), body)
+                self._send(code, payload)
+
+            def _send(self, code: int, payload: Any) -> None:
+                text = payload if isinstance(payload, str) else json.dumps(payload)
+                data = text.encode()
+                self.send_response(code)
+                ctype = "text/plain" if isinstance(payload, str) else "application/json"
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                self._serve("GET")
+
+            def do_POST(self) -> None:
+                self._serve("POST")
+
+            def do_DELETE(self) -> None:
+                self._serve("DELETE")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        with _serve(Handler) as server:
+            self.server = server
+            yield self
+
+
+class ChatServer:
+    """The router behind a plain URL: POST /v1/chat/completions -> FakeKube.on_prompt."""
+
+    def __init__(self, fake: FakeKube):
+        self.fake = fake
+        self.url = ""
+
+    @contextmanager
+    def serving(self) -> Iterator[ChatServer]:
+        fake = self.fake
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                if self.path != "/v1/chat/completions":
+                    code, answer = 404, {"detail": "Not Found"}
+                else:
+                    code, answer = fake.on_prompt(json.loads(self.rfile.read(length)))
+                data = json.dumps(answer).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        with _serve(Handler) as server:
+            host, port = server.server_address[:2]
+            self.url = f"http://{host}:{port}/v1/chat/completions"
+            yield self
+
+
+@contextmanager
+def _serve(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def _selected(pod: dict[str, Any], selector: str | None) -> bool:
+    if not selector:
+        return True
+    labels = pod["metadata"].get("labels") or {}
+    for term in selector.split(","):
+        key, _, value = term.partition("=")
+        if labels.get(key) != value:
+            return False
+    return True
+
+
+def _waiting(container: dict[str, Any], reason: str, message: str) -> dict[str, Any]:
+    return {
+        "name": container["name"],
+        "image": container["image"],
+        "imageID": "",
+        "ready": False,
+        "restartCount": 0,
+        "state": {"waiting": {"reason": reason, "message": message}},
+    }
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

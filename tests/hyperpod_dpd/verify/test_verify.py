@@ -1,0 +1,416 @@
+"""`hyperpod-dpd verify` end to end: the real `kubernetes` client against a local fake API server
+serving a recorded healthy deployment, and recorded broken ones."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import socket
+from pathlib import Path
+
+import pytest
+
+from hyperpod_dpd.verify.checks import FAIL, PASS, SKIP
+from hyperpod_dpd.verify.cli import register, run
+from hyperpod_dpd.verify.prompts import SHORT_SENTENCE
+from tests.hyperpod_dpd.verify.fake_kube import (
+    DECODE_POD,
+    NAME,
+    NAMESPACE,
+    PREFILL_POD,
+    ChatServer,
+    FakeKube,
+    recorded_json,
+)
+
+ROOT = Path(__file__).resolve().parents[3]
+ALL_CHECKS = [
+    "endpoint ready",
+    "endpoint is DPD",
+    "prefill pods",
+    "decode pods",
+    "router pod",
+    "prefill role 'sender'",
+    "decode role 'receiver'",
+    "short prompt answered",
+    "long prompt answered",
+    "short prompt -> decoder only",
+    "long prompt -> prefill + decode",
+    "KV cache received",
+    "KV transfer throughput",
+    "decoder PD buffer",
+]
+
+
+@pytest.fixture
+def fake():
+    kube = FakeKube()
+    with kube.serving():
+        yield kube
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="hyperpod-dpd")
+    register(parser.add_subparsers(dest="command", required=True))
+    return parser.parse_args(["verify", *argv])
+
+
+class Result:
+    def __init__(self, code: int, out: str, err: str):
+        self.code, self.out, self.err = code, out, err
+
+    @property
+    def json(self) -> dict:
+        return json.loads(self.out)
+
+    def check(self, name: str) -> dict:
+        return next(c for c in self.json["checks"] if c["name"] == name)
+
+    def results(self) -> dict[str, str]:
+        return {c["name"]: c["result"] for c in self.json["checks"]}
+
+
+@pytest.fixture
+def verify(fake, tmp_path, capsys):
+    kubeconfig = fake.kubeconfig(tmp_path)
+
+    def _run(*extra: str, fmt: str = "json", target: tuple[str, ...] | None = None) -> Result:
+        where = target if target is not None else ("--name", NAME, "--namespace", NAMESPACE)
+        argv = [
+            "--kubeconfig",
+            str(kubeconfig),
+            *where,
+            "--poll-interval",
+            "0.01",
+            "--timeout",
+            "10",
+            "--api-timeout",
+            "5",
+            "--format",
+            fmt,
+            *extra,
+        ]
+        code = run(parse(argv), ROOT)
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return _run
+
+
+def failed_only(result: Result, name: str) -> dict:
+    """The run failed on exactly this check."""
+    assert result.code == 1
+    failed = [c["name"] for c in result.json["checks"] if c["result"] == FAIL]
+    assert failed == [name]
+    return result.check(name)
+
+
+# The recorded healthy deployment ------------------------------------------------------------------
+
+
+def test_healthy_deployment_passes_every_check_with_a_prompt_pod(fake, verify):
+    result = verify()
+    assert result.code == 0, result.out
+    assert list(result.results()) == ALL_CHECKS  # in the documented order
+    assert result.results() == dict.fromkeys(ALL_CHECKS, PASS)
+    report = result.json
+    assert report["endpoint"]["routingThreshold"] == 4096
+    assert "IEC" in report["endpoint"]["thresholdSource"]
+    # Only this endpoint's pods count (a mistral-7b prefill pod is Pending in the namespace).
+    assert "mistral" not in json.dumps(report["checks"])
+    assert PREFILL_POD in result.check("prefill pods")["detail"]
+    assert "PrefixAwareRouter selected" in result.check("long prompt -> prefill + decode")["detail"]
+    assert "176.1686" not in result.check("KV transfer throughput")["detail"]  # slowest rank
+    assert "GB/s" in result.check("KV transfer throughput")["detail"]
+    # Two one-shot pods, through the router service, both deleted again.
+    assert [p["metadata"]["labels"]["hyperpod-dpd/prompt"] for p in fake.created] == [
+        "short",
+        "long",
+    ]
+    assert fake.deleted == [p["metadata"]["name"] for p in fake.created]
+    assert not any(p["metadata"]["name"].startswith("dpd-verify") for p in fake.pods[NAMESPACE])
+    short, long = fake.prompts
+    assert short == SHORT_SENTENCE
+    assert len(long) // 4 >= 1.5 * 4096  # well above the threshold by the router's estimate
+    assert len(long.split()) >= 1.5 * 4096
+
+
+def test_healthy_deployment_through_a_router_url(fake, verify):
+    with ChatServer(fake).serving() as chat:
+        result = verify("--router-url", chat.url)
+    assert result.code == 0, result.out
+    assert result.results() == dict.fromkeys(ALL_CHECKS, PASS)
+    assert result.json["prompts"] == f"HTTP to {chat.url}"
+    assert fake.created == []
+    assert len(fake.prompts) == 2
+
+
+def test_stack_mode_reads_name_namespace_and_threshold_from_the_dev_stack(fake, verify):
+    result = verify(target=("--stack", "dev"))
+    assert result.code == 0, result.out
+    assert result.json["endpoint"] == {
+        "name": "llama-3-3-70b",
+        "namespace": "inference",
+        "routingThreshold": 4096,
+        "thresholdSource": "the IEC's pdSpec.routingThreshold",
+    }
+
+
+def test_explicit_threshold_is_compared_with_the_router_log(fake, verify):
+    result = verify("--routing-threshold", "5000")
+    assert result.json["endpoint"]["thresholdSource"] == "--routing-threshold"
+    assert "(expected threshold 5000)" in result.check("short prompt -> decoder only")["detail"]
+
+
+def test_no_prompts_is_read_only(fake, verify):
+    result = verify("--no-prompts")
+    assert result.code == 0
+    assert [n for n, r in result.results().items() if r == SKIP] == ALL_CHECKS[7:]
+    assert fake.created == [] and fake.prompts == []
+    assert all(method == "GET" for method, _ in fake.requests)
+
+
+# Recorded broken deployments -------------------------------------------------------------------
+
+
+def test_decoder_recomputed_retrieved_0(fake, verify):
+    fake.kv_variant = "recomputed"  # Retrieved 0 out of 6035
+    check = failed_only(verify(), "KV cache received")
+    assert check["detail"].startswith("Retrieved 0 out of 6035 required tokens on 8 of 8 TP ranks")
+    # What the pods run with, to rule the usual causes in or out.
+    assert check["detail"].endswith("PYTHONHASHSEED prefill 0, decode 0; one image for both roles")
+    assert "PYTHONHASHSEED" in check["cause"] and "different images" in check["cause"]
+    assert check["ref"] == "field-problems #8"
+
+
+def test_kv_transfer_at_tcp_speed(fake, verify):
+    fake.kv_variant = "tcp"  # 0.85 GB/s
+    check = failed_only(verify(), "KV transfer throughput")
+    assert re.match(r"0\.8\d+ GB/s \(slowest of 8 TP ranks\) < 1 GB/s", check["detail"])
+    assert "< 1 GB/s" in check["detail"]
+    assert "vpc.amazonaws.com/efa requested" in check["detail"]
+    assert "TCP" in check["cause"] and "EFA is not in use" in check["cause"]
+    assert "#13" in check["ref"]
+
+
+def test_same_role_on_both_pods(fake, verify):
+    fake.replace_in_log(
+        DECODE_POD, f"decode-{NAME}", "'pd_role': 'receiver'", "'pd_role': 'sender'"
+    )
+    result = verify()
+    check = failed_only(result, "decode role 'receiver'")
+    assert check["detail"] == "'pd_role': 'sender'"
+    assert "both report 'sender'" in check["cause"]
+    assert result.check("prefill role 'sender'")["result"] == PASS
+
+
+def test_roles_swapped(fake, verify):
+    fake.replace_in_log(
+        DECODE_POD, f"decode-{NAME}", "'pd_role': 'receiver'", "'pd_role': 'sender'"
+    )
+    fake.replace_in_log(
+        PREFILL_POD, f"prefill-{NAME}", "'pd_role': 'sender'", "'pd_role': 'receiver'"
+    )
+    result = verify()
+    for name in ("prefill role 'sender'", "decode role 'receiver'"):
+        assert result.check(name)["result"] == FAIL
+        assert "roles wired backwards" in result.check(name)["cause"]
+
+
+def test_no_pd_role_line(fake, verify):
+    fake.replace_in_log(PREFILL_POD, f"prefill-{NAME}", "'pd_role': 'sender', ", "")
+    check = failed_only(verify(), "prefill role 'sender'")
+    assert check["detail"] == "no 'pd_role' line"
+    assert "has no 'pd_role'" in check["cause"]
+
+
+def test_decode_pod_pending_for_lack_of_gpu_nodes(fake, verify):
+    fake.pod(NAMESPACE, DECODE_POD)["status"] = recorded_json(
+        "pod-status-pending-unschedulable.json"
+    )
+    result = verify()
+    check = failed_only(result, "decode pods")
+    assert (
+        "Pending, not scheduled: 0/3 nodes are available: 1 Insufficient nvidia.com/gpu"
+        in (check["detail"])
+    )
+    assert check["cause"].startswith("pods pending: not enough GPU/EFA nodes")
+    assert "instanceGroups counts" in check["fix"]
+    assert f"kubectl describe pod {DECODE_POD} -n {NAMESPACE}" in check["fix"]
+    results = result.results()
+    assert results["decode role 'receiver'"] == SKIP
+    assert [n for n, r in results.items() if r == SKIP][1:] == ALL_CHECKS[7:]
+    assert fake.created == []  # no prompt is sent to an endpoint that cannot answer
+
+
+def test_worker_crash_looping(fake, verify):
+    pod = fake.pod(NAMESPACE, DECODE_POD)
+    worker = pod["status"]["containerStatuses"][0]
+    worker.update(
+        ready=False,
+        restartCount=4,
+        state={"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 2m40s"}},
+    )
+    check = failed_only(verify(), "decode pods")
+    assert check["detail"] == (
+        f"{DECODE_POD} Running, 2/3 ready; decode-{NAME}: CrashLoopBackOff (4 restarts)"
+    )
+    assert "EngineDeadError" in check["cause"]
+    assert f"-c decode-{NAME} --previous" in check["fix"]
+
+
+def test_endpoint_not_ready(fake, verify):
+    fake.iecs[(NAMESPACE, NAME)]["status"] = recorded_json("iec-status-in-progress.json")
+    result = verify()
+    check = failed_only(result, "endpoint ready")
+    assert check["detail"].startswith("status DeploymentInProgress, conditions[0]: 'Waiting")
+    assert "still loading" in check["cause"]
+    assert f"kubectl describe inferenceendpointconfig {NAME} -n {NAMESPACE}" in check["fix"]
+    assert result.check("short prompt answered")["detail"] == "not sent: endpoint ready failed"
+
+
+def test_router_threshold_above_the_long_prompt(fake, verify):
+    fake.router_threshold = 100_000  # the router sends everything straight to the decoder
+    result = verify()
+    assert result.code == 1
+    routed = result.check("long prompt -> prefill + decode")
+    assert routed["result"] == FAIL and "disaggregate=False" in routed["detail"]
+    assert "threshold (100000) is above it" in routed["cause"]
+    # The decoder's Retrieved lines from earlier traffic (5 min ago) do not count.
+    kv = result.check("KV cache received")
+    assert kv["result"] == FAIL and "no KV cache reached the decoder" in kv["cause"]
+    assert result.check("KV transfer throughput")["result"] == SKIP
+
+
+def test_router_threshold_zero_disaggregates_short_prompts(fake, verify):
+    fake.router_threshold = 0
+    result = verify()
+    check = result.check("short prompt -> decoder only")
+    assert check["result"] == FAIL and "disaggregate=True" in check["detail"]
+    assert check["ref"] == "field-problems #11"
+    assert result.check("long prompt -> prefill + decode")["result"] == PASS
+
+
+def test_pd_buffer_full(fake, verify):
+    fake.kv_variant = "buffer-full"
+    check = failed_only(verify(), "decoder PD buffer")
+    assert check["detail"].startswith("2 'Failed to allocate memory object' line(s)")
+    assert "16 or 32 GiB" in check["fix"]
+
+
+def test_prompt_pod_that_never_starts_times_out_and_is_deleted(fake, verify):
+    fake.prompt_pod_mode = "stuck"
+    result = verify("--timeout", "0.2")
+    check = result.check("short prompt answered")
+    assert check["result"] == FAIL
+    assert "did not finish within 0.2 s" in check["detail"]
+    assert "ImagePullBackOff" in check["detail"]
+    assert "raise --timeout" in check["fix"]
+    assert list(result.results()) == ALL_CHECKS
+    assert result.check("KV cache received")["result"] == SKIP
+    assert len(fake.created) == 2 and fake.deleted == [p["metadata"]["name"] for p in fake.created]
+
+
+def test_unknown_model_is_reported_from_the_router_answer(fake, verify):
+    result = verify("--model", "llama")
+    check = result.check("short prompt answered")
+    assert check["result"] == FAIL
+    assert check["detail"] == "HTTP 404: The model `llama` does not exist."
+
+
+def test_text_table_of_a_failing_run(fake, verify):
+    fake.kv_variant = "recomputed"
+    result = verify(fmt="text")
+    assert result.code == 1
+    lines = result.out.splitlines()
+    assert lines[0] == (
+        f"DPD endpoint {NAMESPACE}/{NAME}: routing threshold 4096 "
+        "(from the IEC's pdSpec.routingThreshold)"
+    )
+    assert lines[3].split() == ["CHECK", "RESULT", "DETAIL"]
+    row = next(i for i, line in enumerate(lines) if line.startswith("KV cache received"))
+    assert lines[row].split()[3] == FAIL
+    assert lines[row + 1].strip().startswith("cause: the decoder recomputed the prompt")
+    assert lines[row + 2].strip().startswith("fix:   keep PYTHONHASHSEED=0 in the worker env")
+    assert lines[row + 3].strip() == "see:   field-problems #8"
+    assert lines[-1] == "12 passed, 1 failed, 1 skipped"
+
+
+# Bad input: exit 2 --------------------------------------------------------------------------
+
+
+def test_endpoint_not_found(fake, verify):
+    result = verify(fmt="text", target=("--name", "nope", "--namespace", NAMESPACE))
+    assert result.code == 2
+    assert "InferenceEndpointConfig nope not found in namespace inference" in result.err
+
+
+def test_endpoint_not_found_json(fake, verify):
+    result = verify(target=("--name", "nope"))
+    assert result.code == 2
+    assert result.json["exitCode"] == 2
+    assert "not found in namespace default" in result.json["error"]
+
+
+def test_unknown_stack(fake, verify):
+    result = verify(fmt="text", target=("--stack", "staging"))
+    assert result.code == 2
+    assert "Pulumi.staging.yaml" in result.err
+
+
+def test_no_endpoint_given(fake, verify):
+    result = verify(fmt="text", target=())
+    assert result.code == 2
+    assert "--stack STACK, or --name NAME" in result.err
+
+
+def test_no_kubeconfig(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
+    assert run(parse(["--name", NAME]), ROOT) == 2
+    assert f"$KUBECONFIG ({tmp_path / 'missing'}) does not exist" in capsys.readouterr().err
+
+
+def test_default_kubeconfig_is_found_through_KUBECONFIG(fake, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'missing'}:{fake.kubeconfig(tmp_path)}")
+    code = run(parse(["--name", NAME, "--namespace", NAMESPACE, "--no-prompts"]), ROOT)
+    assert code == 0, capsys.readouterr().out
+
+
+def test_unreachable_api_server(tmp_path, capsys):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters: [{{name: c, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+    )
+    argv = ["--kubeconfig", str(kubeconfig), "--name", NAME, "--api-timeout", "2"]
+    assert run(parse(argv), ROOT) == 2
+    assert f"no answer from http://127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_wrong_credentials(fake, tmp_path, capsys):
+    kubeconfig = fake.kubeconfig(tmp_path)
+    kubeconfig.write_text(kubeconfig.read_text().replace("fake-token-for-tests", "stale"))
+    assert run(parse(["--kubeconfig", str(kubeconfig), "--name", NAME]), ROOT) == 2
+    assert "cannot read the endpoint: get inferenceendpointconfig: HTTP 401" in (
+        capsys.readouterr().err
+    )
+
+
+def test_recompute_detail_names_a_role_without_the_seed_and_a_second_image(fake, verify):
+    """A rollout half done: the decoder runs another image and no PYTHONHASHSEED."""
+    fake.kv_variant = "recomputed"
+    worker = fake.pod(NAMESPACE, DECODE_POD)["spec"]["containers"][0]
+    worker["env"] = [e for e in worker["env"] if e["name"] != "PYTHONHASHSEED"]
+    worker["image"] = "lmcache/vllm-openai:v0.4.3"
+    check = failed_only(verify(), "KV cache received")
+    assert check["detail"].endswith(
+        "PYTHONHASHSEED prefill 0, decode unset; images differ: prefill "
+        "public.ecr.aws/deep-learning-containers/vllm:server-hyperpod-cuda-v1.1; "
+        "decode lmcache/vllm-openai:v0.4.3"
+    )
