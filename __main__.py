@@ -94,6 +94,7 @@ hyperpod = HyperPodCluster(
         model_bucket_arn=models.arn,
         model_prefix=s.checkpoint.effective_prefix,
         partition=partition,
+        region=s.region,
         tags=tags,
         depends_on=[dependencies.release],
     ),

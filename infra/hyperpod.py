@@ -46,6 +46,7 @@ class HyperPodArgs:
     model_bucket_arn: pulumi.Input[str]
     model_prefix: str
     partition: str = "aws"
+    region: str = "us-east-1"
     tags: dict[str, str] = field(default_factory=dict)
     # The HyperPod dependencies release: SageMaker rejects the cluster without it.
     depends_on: list[pulumi.Resource] = field(default_factory=list)
@@ -76,6 +77,11 @@ class HyperPodCluster(pulumi.ComponentResource):
         self._enforce_policies([self._instance_group(n, g, UNKNOWN) for n, g in self._groups()])
         self.execution_role = self._create_execution_role()
         groups = [self._instance_group(n, g, self.execution_role.arn) for n, g in self._groups()]
+        # aws-native reads its Region from `aws-native:region`, not `aws:region`: an explicit
+        # provider keeps the one `aws:region` of the stack authoritative for HyperPod too.
+        self.provider = aws_native.Provider(
+            f"{name}-aws-native", region=args.region, opts=pulumi.ResourceOptions(parent=self)
+        )
         self.cluster = aws_native.sagemaker.Cluster(
             f"{name}-cluster",
             cluster_name=args.cluster_name,
@@ -90,6 +96,7 @@ class HyperPodCluster(pulumi.ComponentResource):
             tags=[{"key": k, "value": v} for k, v in sorted(args.tags.items())],
             opts=pulumi.ResourceOptions(
                 parent=self,
+                provider=self.provider,
                 depends_on=[*self._policies, *args.depends_on],
                 # HyperPod creation on p5 capacity (deep health checks) takes well over the
                 # default 20 minutes.

@@ -139,3 +139,10 @@ def test_lifecycle_script_is_uploaded_and_referenced(dev):
             "sourceS3Uri": f"s3://{bucket}/lifecycle/",
             "onCreate": "on_create.sh",
         }
+
+
+def test_hyperpod_uses_an_aws_native_provider_in_the_stacks_region(dev):
+    (provider,) = dev.of_type("pulumi:providers:aws-native")
+    assert provider.inputs["region"] == "us-east-2"
+    (cluster,) = dev.of_type(CLUSTER)
+    assert cluster.provider.startswith(provider.urn)
