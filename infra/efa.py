@@ -70,4 +70,16 @@ class EfaSecurityGroup(pulumi.ComponentResource):
                 **peer,
                 opts=child,
             )
+        # And the way back: the EKS-managed cluster security group admits only itself, so the
+        # nodes' kubelets could not reach the API server (443) on the control-plane ENIs.
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-cluster-ingress-from-nodes",
+            security_group_id=args.cluster_security_group_id,
+            referenced_security_group_id=self.group.id,
+            ip_protocol="tcp",
+            from_port=443,
+            to_port=443,
+            description="HyperPod nodes to the EKS API",
+            opts=child,
+        )
         self.register_outputs({"id": self.id})

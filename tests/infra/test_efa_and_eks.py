@@ -164,3 +164,12 @@ def test_placement_resolves_the_az_name_and_optional_group():
     (pg,) = run.of_type("aws:ec2/placementGroup:PlacementGroup")
     assert pg.inputs["strategy"] == "cluster"
     assert run.outputs["gpuAvailabilityZone"] == "us-east-2b"
+
+
+def test_nodes_reach_the_eks_api_through_the_cluster_security_group(dev):
+    rule = dev.named("nodes-cluster-ingress-from-nodes").inputs
+    (eks,) = dev.of_type("aws:eks/cluster:Cluster")
+    cluster_sg = dev.by_id(eks.id)  # the fake cluster carries its security group in vpcConfig
+    assert rule["referencedSecurityGroupId"] == dev.named("nodes-sg").id
+    assert (rule["ipProtocol"], rule["fromPort"], rule["toPort"]) == ("tcp", 443, 443)
+    assert rule["securityGroupId"].startswith("sg-0") and cluster_sg is eks
