@@ -27,7 +27,10 @@ def test_efa_group_allows_all_traffic_to_and_from_itself(dev):
     sg = dev.named("nodes-sg")
     for kind in ("Ingress", "Egress"):
         self_rules = [
-            r for r in rules(dev, kind) if r.inputs.get("referencedSecurityGroupId") == sg.id
+            r
+            for r in rules(dev, kind)
+            if r.inputs.get("referencedSecurityGroupId") == sg.id
+            and r.inputs["securityGroupId"] == sg.id
         ]
         assert len(self_rules) == 1, kind
         assert self_rules[0].inputs["ipProtocol"] == "-1"
@@ -169,7 +172,8 @@ def test_placement_resolves_the_az_name_and_optional_group():
 def test_nodes_reach_the_eks_api_through_the_cluster_security_group(dev):
     rule = dev.named("nodes-cluster-ingress-from-nodes").inputs
     (eks,) = dev.of_type("aws:eks/cluster:Cluster")
-    cluster_sg = dev.by_id(eks.id)  # the fake cluster carries its security group in vpcConfig
     assert rule["referencedSecurityGroupId"] == dev.named("nodes-sg").id
     assert (rule["ipProtocol"], rule["fromPort"], rule["toPort"]) == ("tcp", 443, 443)
-    assert rule["securityGroupId"].startswith("sg-0") and cluster_sg is eks
+    # The EKS-managed cluster security group (an output of the cluster), not the nodes' group.
+    assert rule["securityGroupId"] != dev.named("nodes-sg").id
+    assert rule["securityGroupId"].startswith("sg-0")
