@@ -171,7 +171,6 @@ def test_placement_resolves_the_az_name_and_optional_group():
 
 def test_nodes_reach_the_eks_api_through_the_cluster_security_group(dev):
     rule = dev.named("nodes-cluster-ingress-from-nodes").inputs
-    (eks,) = dev.of_type("aws:eks/cluster:Cluster")
     assert rule["referencedSecurityGroupId"] == dev.named("nodes-sg").id
     assert (rule["ipProtocol"], rule["fromPort"], rule["toPort"]) == ("tcp", 443, 443)
     # The EKS-managed cluster security group (an output of the cluster), not the nodes' group.

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from infra.units import parse_byte_size
+from workloads.checkpoint.checksum_cache import CACHE_ENV
 from workloads.checkpoint.errors import EXIT_FAILED, EXIT_OK, CheckpointError
 from workloads.checkpoint.progress import MODES
 from workloads.checkpoint.s3dest import TRANSFER_CLIENTS
@@ -73,7 +74,11 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "--transfer-client",
         choices=TRANSFER_CLIENTS,
         default="auto",
-        help="auto: the CRT client when awscrt is usable, else classic s3transfer",
+        help="auto (default): the CRT client (awscrt) for AWS's own S3 endpoints, the classic "
+        "s3transfer client for any other --endpoint-url: the CRT client sends every body "
+        "aws-chunked with a trailing checksum and an unsigned payload, even over plain http, "
+        "which S3-compatible stores decode slowly, mishandle or refuse (classic also when awscrt "
+        "is unusable). crt|classic: that client",
     )
     up.add_argument(
         "--max-bandwidth", type=_size, help="upload at most this many bytes/s (classic client)"
@@ -94,6 +99,14 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         help="delete objects under the prefix that are not part of this checkpoint",
     )
     up.add_argument("--dry-run", action="store_true", help="only tell what would be transferred")
+    up.add_argument(
+        "--no-checksum-cache",
+        dest="checksum_cache",
+        action="store_false",
+        help="read and hash every local file even if unchanged (same size, mtime, ctime, inode) "
+        "since the last run; the cache: ${XDG_CACHE_HOME:-~/.cache}/hyperpod-dpd/checksums, or "
+        f"${CACHE_ENV} if set ({CACHE_ENV}=off: no cache either)",
+    )
     _common_output(up)
     up.set_defaults(handler=run_upload, project_dir=None)
 
@@ -146,6 +159,7 @@ def run_upload(args: argparse.Namespace, project_dir: Path | None = None) -> int
         dry_run=args.dry_run,
         progress=args.progress,
         progress_interval=args.progress_interval,
+        checksum_cache=args.checksum_cache,
     )
     try:
         result = upload_checkpoint(args.source, args.dest, revision=args.revision, options=options)
@@ -175,6 +189,9 @@ def run_upload(args: argparse.Namespace, project_dir: Path | None = None) -> int
                     "extrasDeleted": result.extras_deleted,
                     "abortedUploads": result.aborted_uploads,
                     "transferClient": result.transfer_client or None,
+                    "checksumCache": (
+                        result.checksum_cache.to_json() if result.checksum_cache else None
+                    ),
                     "seconds": round(result.seconds, 3),
                     "dryRun": args.dry_run,
                 },

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from awscrt import checksums
 
-CHUNK = 8 * 2**20
+# Read size for hashing local files. Small enough that the buffer is still in the CPU's cache
+# when awscrt's CRC64NVME (C, vectorized) runs over it after the read() copied it there:
+# measured on 4 x 256 MiB from the page cache, two files at a time, client CPU per GiB was
+# 0.10 s at 1-2 MiB, 0.15 s at 8 MiB, 0.22 s at 16 MiB.
+CHUNK = 2**20
 
 
 @dataclass(frozen=True)
@@ -71,13 +76,32 @@ def digest_file(
     on_bytes: Callable[[int], None] | None = None,
 ) -> Digests:
     """Checksums of the file as it is now; raises ValueError if it changes size while read."""
-    size = path.stat().st_size
+    return digest_file_stat(path, sha256=sha256, git_sha1=git_sha1, on_bytes=on_bytes)[0]
 
-    def chunks():
-        buf = bytearray(CHUNK)
-        view = memoryview(buf)
-        with path.open("rb", buffering=0) as f:
+
+def digest_file_stat(
+    path: Path,
+    *,
+    sha256: bool = False,
+    git_sha1: bool = False,
+    on_bytes: Callable[[int], None] | None = None,
+) -> tuple[Digests, os.stat_result, os.stat_result]:
+    """digest_file(), with what fstat() said of the open file before and after the read (the
+    checksum cache only remembers a digest when the two agree).
+
+    One CHUNK-sized buffer, reused for the whole file (no allocation per read).
+    """
+    with path.open("rb", buffering=0) as f:
+        before = os.fstat(f.fileno())
+
+        def chunks():
+            buf = bytearray(min(CHUNK, max(before.st_size, 1)))
+            view = memoryview(buf)
             while n := f.readinto(buf):
                 yield view[:n]
 
-    return digest_chunks(chunks(), size=size, sha256=sha256, git_sha1=git_sha1, on_bytes=on_bytes)
+        digests = digest_chunks(
+            chunks(), size=before.st_size, sha256=sha256, git_sha1=git_sha1, on_bytes=on_bytes
+        )
+        after = os.fstat(f.fileno())
+    return digests, before, after

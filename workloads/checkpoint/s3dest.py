@@ -1,24 +1,31 @@
 """The destination, s3://bucket/prefix in the cluster's Region, and the transfers into it.
 
-Uploads go through boto3's transfer managers: the CRT-based one (awscrt: parallel parts on
-native threads) when it is installed and the process can have it, else the classic s3transfer
-one. Every object is written with a CRC64NVME checksum that S3 validates on receipt and keeps
-as a full-object checksum (multipart included), plus metadata naming the source's identity of
-the content, so that a rerun knows from a HeadObject whether the object is right.
+Uploads go through boto3's transfer managers: to AWS, the CRT-based one (awscrt: parallel parts
+on native threads) when it is installed and the process can have it; to any other endpoint
+(S3-compatible stores, local test servers), and as the fallback, the classic s3transfer one
+(see Transfers for why). Every object is written with a CRC64NVME checksum that S3 validates on
+receipt and keeps as a full-object checksum (multipart included), plus metadata naming the
+source's identity of the content, so that a rerun knows from a HeadObject whether the object is
+right.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import boto3
+import botocore.auth
+import botocore.httpsession
 import botocore.session
+from awscrt import checksums
 from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
@@ -26,6 +33,7 @@ from s3transfer.manager import TransferManager
 from s3transfer.subscribers import BaseSubscriber
 
 from workloads.checkpoint.errors import CheckpointError, DestinationError, TransferError, UsageError
+from workloads.checkpoint.hashing import crc64nvme_b64
 from workloads.checkpoint.manifest import CHECKSUM_ALGORITHM
 
 META_SOURCE_ID = "hyperpod-dpd-source-id"
@@ -139,12 +147,106 @@ def client_config(region: str, endpoint_url: str | None, concurrency: int) -> Co
     )
 
 
+# Over plain http (no TLS) SigV4 signs the payload of PutObject/UploadPart: a SHA-256 of the
+# body, as the aws-cli does too; the body is also read for its CRC64NVME header. Two things in
+# botocore make that costly for the classic client (profiled: 3.7 client CPU-s/GiB, half of it
+# this), both replaced here for plain-http clients only:
+# - its CRT signer (used whenever awscrt is installed) reads the body for the SHA-256 through
+#   a Python callback 4 KiB at a time: 262,144 calls per GiB. _OnePassS3SigV4Auth is botocore's
+#   own S3 SigV4 signer (the one it uses without awscrt): same canonical request, headers and
+#   signature;
+# - it reads the body once for the checksum and once more for the signature: _hash_body_once
+#   reads it once, 1 MiB at a time, for both, just before botocore would compute the checksum
+#   (and skips it, the header being set); the signer takes the SHA-256 from the request.
+# Both are computed from the bytes read right before sending, like botocore's own, never from
+# the earlier local hash. Over https the payload is not signed (the CRC64NVME covers the bytes
+# and TLS the rest): nothing of this applies and botocore's defaults stay.
+ONE_PASS_SIGV4 = "hyperpod-dpd-s3v4-one-pass"
+_SIGNED_BODY_OPERATIONS = ("PutObject", "UploadPart")
+_PAYLOAD_SHA256 = "hyperpod_dpd_payload_sha256"  # request context key
+_BODY_READ = 2**20  # as botocore's own checksum and signature reads
+
+
+class _OnePassS3SigV4Auth(botocore.auth.S3SigV4Auth):
+    def payload(self, request) -> str:
+        sha256 = request.context.get(_PAYLOAD_SHA256)
+        if sha256 and self._should_sha256_sign_payload(request):
+            return sha256
+        return super().payload(request)
+
+
+def _one_pass_signer(signature_version=None, **kwargs) -> str | None:
+    return ONE_PASS_SIGV4 if signature_version in ("v4", "s3v4") else None
+
+
+def _hash_body_once(params, **kwargs) -> None:
+    """before-call: the body's CRC64NVME header and payload SHA-256 from one read."""
+    context, headers, body = params.get("context", {}), params.get("headers"), params.get("body")
+    algorithm = context.get("checksum", {}).get("request_algorithm")
+    if (
+        not isinstance(algorithm, dict)
+        or algorithm.get("in") != "header"
+        or algorithm.get("algorithm") != "crc64nvme"
+        or headers is None
+        or algorithm.get("name") in headers
+        or not (hasattr(body, "read") and hasattr(body, "seek") and hasattr(body, "tell"))
+    ):
+        return  # anything else: botocore as usual
+    start = body.tell()
+    crc, sha = 0, hashlib.sha256()
+    while chunk := body.read(_BODY_READ):
+        crc = checksums.crc64nvme(chunk, crc)
+        sha.update(chunk)
+    body.seek(start)
+    headers[algorithm["name"]] = crc64nvme_b64(crc)
+    context[_PAYLOAD_SHA256] = sha.hexdigest()
+
+
+# urllib3 sends a file body in blocks of botocore.httpsession.BUFFER_SIZE (128 KiB): one Python
+# read() through s3transfer's file wrappers and progress callbacks, and one sendall(), per block.
+# 1 MiB blocks take measurably less client CPU (about 0.1 s per GiB uploaded here). botocore
+# reads the constant only when it builds a client's connection pools, hence the swap around the
+# creation of ours (under a lock, as clients may be made on several threads).
+SEND_BLOCK = 2**20
+_SEND_BLOCK_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _send_block_size(size: int) -> Iterator[None]:
+    with _SEND_BLOCK_LOCK:
+        current = getattr(botocore.httpsession, "BUFFER_SIZE", None)
+        if not current or current >= size:  # urllib3 1.x (no blocksize), or already large
+            yield
+            return
+        botocore.httpsession.BUFFER_SIZE = size
+        try:
+            yield
+        finally:
+            botocore.httpsession.BUFFER_SIZE = current
+
+
 def make_client(
     session: boto3.session.Session, region: str, endpoint_url: str | None, concurrency: int
 ):
-    return session.client(
-        "s3", endpoint_url=endpoint_url, config=client_config(region, endpoint_url, concurrency)
-    )
+    with _send_block_size(SEND_BLOCK):
+        client = session.client(
+            "s3", endpoint_url=endpoint_url, config=client_config(region, endpoint_url, concurrency)
+        )
+    if endpoint_url and urlsplit(endpoint_url).scheme == "http":
+        botocore.auth.AUTH_TYPE_MAPS.setdefault(ONE_PASS_SIGV4, _OnePassS3SigV4Auth)
+        for operation in _SIGNED_BODY_OPERATIONS:
+            client.meta.events.register_first(f"choose-signer.s3.{operation}", _one_pass_signer)
+            client.meta.events.register(f"before-call.s3.{operation}", _hash_body_once)
+    return client
+
+
+def is_aws_endpoint(endpoint_url: str | None) -> bool:
+    """No --endpoint-url, or one of AWS's own S3 endpoints (FIPS, dual-stack, VPC interface
+    endpoints: all under amazonaws.com / amazonaws.com.cn / api.aws)."""
+    if not endpoint_url:
+        return True
+    host = (urlsplit(endpoint_url).hostname or "").lower().rstrip(".")
+    return host.endswith((".amazonaws.com", ".amazonaws.com.cn", ".api.aws"))
 
 
 def _normalize_location(constraint: str | None) -> str:
@@ -269,35 +371,40 @@ class Destination:
             version_id=r.get("VersionId") if r.get("VersionId") not in (None, "null") else None,
         )
 
+    # Pages are followed by hand, not with get_paginator(): loading the paginator model costs
+    # ~10 ms of CPU, which is noticeable in a rerun that does little else.
     def list_keys(self) -> dict[str, int]:
         keys: dict[str, int] = {}
+        args = {"Bucket": self.location.bucket, "Prefix": self.location.list_prefix}
         try:
-            pages = self.client.get_paginator("list_objects_v2").paginate(
-                Bucket=self.location.bucket, Prefix=self.location.list_prefix
-            )
-            for page in pages:
+            while True:
+                page = self.client.list_objects_v2(**args)
                 for obj in page.get("Contents", []):
                     keys[obj["Key"]] = obj["Size"]
+                if not page.get("IsTruncated"):
+                    return keys
+                args["ContinuationToken"] = page["NextContinuationToken"]
         except (ClientError, BotoCoreError) as exc:
             raise s3_error(exc, "list", self.location.uri) from None
-        return keys
 
     def abort_incomplete_uploads(self) -> int:
         """Abort multipart uploads left under the prefix by an interrupted run."""
         aborted = 0
+        args = {"Bucket": self.location.bucket, "Prefix": self.location.list_prefix}
         try:
-            pages = self.client.get_paginator("list_multipart_uploads").paginate(
-                Bucket=self.location.bucket, Prefix=self.location.list_prefix
-            )
-            for page in pages:
+            while True:
+                page = self.client.list_multipart_uploads(**args)
                 for upload in page.get("Uploads", []):
                     self.client.abort_multipart_upload(
                         Bucket=self.location.bucket, Key=upload["Key"], UploadId=upload["UploadId"]
                     )
                     aborted += 1
+                if not page.get("IsTruncated"):
+                    return aborted
+                args["KeyMarker"] = page["NextKeyMarker"]
+                args["UploadIdMarker"] = page["NextUploadIdMarker"]
         except (ClientError, BotoCoreError) as exc:
             raise s3_error(exc, "clean up incomplete uploads under", self.location.uri) from None
-        return aborted
 
     def delete_keys(self, keys: list[str]) -> None:
         for start in range(0, len(keys), 1000):
@@ -361,7 +468,24 @@ def _crt_serializer_class():
 
 
 class Transfers:
-    """Uploads (CRT or classic transfer manager) and server-side copies (classic)."""
+    """Uploads (CRT or classic transfer manager) and server-side copies (classic).
+
+    `auto` picks the CRT client for AWS's own endpoints and the classic one for any other
+    --endpoint-url (S3-compatible stores, local test servers):
+
+    - The CRT client sends every upload body aws-chunked, with the CRC64NVME as a trailer and
+      `x-amz-content-sha256: STREAMING-UNSIGNED-PAYLOAD-TRAILER`, even over plain http. S3
+      handles that natively; S3-compatible stores decode it in slow paths (moto: in Python, the
+      bottleneck of the local benchmark), mishandle it (some keep no checksum; see
+      _crt_serializer_class) or reject it; and over http the payload goes unsigned. The classic
+      client sends plain bodies, the checksum in a header, the payload signed over http.
+    - The CRT client is tuned for S3 itself (a throughput target for the whole host, DNS
+      spread over many S3 addresses), which does not carry over to one custom endpoint.
+    - Measured on the local endpoint (bench/checkpoint_upload.py), classic is the faster.
+
+    `crt` and `classic` are always honoured (crt falls back to classic, with a note, when it
+    cannot be had).
+    """
 
     def __init__(
         self,
@@ -391,6 +515,8 @@ class Transfers:
         self._classic: TransferManager | None = None
         self._crt = None
         self.kind = "classic"
+        if kind == "auto" and not is_aws_endpoint(endpoint_url):
+            kind = "classic"
         if kind != "classic":
             reason = self._crt_unavailable()
             if reason is None:
@@ -467,6 +593,10 @@ class Transfers:
         metadata: dict[str, str],
         on_bytes: Callable[[int], None],
     ) -> None:
+        # The checksum is computed by the client from the bytes it sends, never passed in from
+        # the local hash: a store that records a claimed checksum without checking it (moto
+        # does) would then report our own number back, and the check after the upload (the
+        # object's CRC64NVME against the bytes read locally) would prove nothing.
         manager = self._crt or self._classic_manager()
         extra = {"ChecksumAlgorithm": CHECKSUM_ALGORITHM, "Metadata": metadata}
         try:

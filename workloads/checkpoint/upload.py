@@ -2,7 +2,9 @@
 
 1. Check the destination bucket exists and is in the cluster's Region (--region).
 2. List the source (sizes, published checksums) and HEAD every destination object: an object is
-   kept when its size, its S3 CRC64NVME and its recorded source identity all match.
+   kept when its size, its S3 CRC64NVME and its recorded source identity all match. A local
+   file's CRC64NVME comes from the checksum cache when the file is unchanged since it was last
+   hashed (same size, mtime, ctime, inode; see checksum_cache.py), else from reading it.
 3. If anything must change, delete the manifest first, so that no reader ever sees a manifest
    describing objects being rewritten.
 4. Transfer what is missing or wrong, concurrently. A file from the Hub is downloaded to a temp
@@ -32,6 +34,7 @@ from pathlib import Path
 
 import boto3
 
+from workloads.checkpoint.checksum_cache import CacheStats, ChecksumCache
 from workloads.checkpoint.errors import (
     CheckpointError,
     DestinationError,
@@ -105,6 +108,7 @@ class UploadOptions:
     progress: str = "auto"  # auto | tty | plain | none
     progress_interval: float = 15.0
     file_attempts: int = 3
+    checksum_cache: bool = True  # remember local files' checksums between runs (see above)
 
     def validate(self) -> None:
         if not 1 <= self.concurrency <= MAX_CONCURRENCY:
@@ -139,6 +143,7 @@ class UploadResult:
     transfer_client: str = ""
     peak_tmp_bytes: int = 0
     seconds: float = 0.0
+    checksum_cache: CacheStats | None = None  # local sources: files hashed or taken from cache
 
     def summary(self) -> str:
         verb = "would transfer" if self.manifest is None else "transferred"
@@ -253,7 +258,7 @@ def upload_checkpoint(
     location = parse_s3_uri(dest, "--dest")
     session = session or default_session()
     probe_region = options.region or session.region_name or "us-east-1"
-    probe = make_client(session, probe_region, options.endpoint_url, 4)
+    probe = make_client(session, probe_region, options.endpoint_url, options.concurrency)
     region = bucket_region(probe, location.bucket, "--dest")
     if not options.region:
         log(f"note: --region not given: bucket {location.bucket} is in {region}, not checked")
@@ -263,7 +268,12 @@ def upload_checkpoint(
             f"checkpoint must be in the cluster's Region (cross-Region loads are slow and billed); "
             f"use a bucket in {options.region} for --dest, or fix --region"
         )
-    client = make_client(session, region, options.endpoint_url, options.concurrency)
+    # The bucket is where the probe was pointed (--region given and right): one client for all.
+    client = (
+        probe
+        if region == probe_region
+        else make_client(session, region, options.endpoint_url, options.concurrency)
+    )
     if isinstance(source, str):
         source = open_source(source, revision, session, options)
     destination = Destination(client, location)
@@ -281,6 +291,11 @@ class _Upload:
         self.started = started
         self.stop = threading.Event()
         self.progress: Progress | None = None
+        self.cache: ChecksumCache | None = None
+        if isinstance(source, LocalSource):
+            self.cache = ChecksumCache.for_source(
+                source.root, enabled=options.checksum_cache, log=log
+            )
 
     @property
     def location(self) -> S3Location:
@@ -305,24 +320,40 @@ class _Upload:
             manifest_key=manifest_key(loc.prefix),
             manifest_uri=f"s3://{loc.bucket}/{manifest_key(loc.prefix)}",
             manifest=None,
+            checksum_cache=self.cache.stats if self.cache else None,
         )
-        try:
-            existing = read_manifest(self.dest.client, loc.bucket, loc.prefix)
-        except ManifestError as exc:
-            self.log(f"note: {exc}; it will be replaced")
-            existing = None
-        except Exception as exc:
-            raise s3_error(exc, "read the manifest under", loc.uri) from None
-        if not opts.dry_run:
-            result.aborted_uploads = self.dest.abort_incomplete_uploads()
-            if result.aborted_uploads:
-                self.log(f"aborted {result.aborted_uploads} incomplete uploads of an earlier run")
-        plan = self._plan(files, existing)
+
+        def load_manifest() -> Manifest | None:
+            try:
+                return read_manifest(self.dest.client, loc.bucket, loc.prefix)
+            except ManifestError as exc:
+                self.log(f"note: {exc}; it will be replaced")
+                return None
+            except Exception as exc:
+                raise s3_error(exc, "read the manifest under", loc.uri) from None
+
+        # Requests that do not depend on one another go at once (a rerun with everything in
+        # place is nothing but these): the manifest, the listing of the prefix, the incomplete
+        # uploads of an earlier run (aborted; nothing is written before they are gone), and
+        # the plan's HEAD of every object.
+        with ThreadPoolExecutor(3, thread_name_prefix="survey") as side:
+            reading = side.submit(load_manifest)
+            listing = side.submit(self.dest.list_keys)
+            aborting = None if opts.dry_run else side.submit(self.dest.abort_incomplete_uploads)
+            plan = self._plan(files, reading.result)
+            existing = reading.result()
+            listed = listing.result()
+            if aborting is not None:
+                result.aborted_uploads = aborting.result()
+        if result.aborted_uploads:
+            self.log(f"aborted {result.aborted_uploads} incomplete uploads of an earlier run")
+        if self.cache is not None:
+            self.cache.save()  # before transferring: an interrupted run keeps its hashes
         result.kept = sorted(plan.keep)
         result.transferred = [f.path for f in plan.todo]
         result.bytes_transferred = sum(f.size for f in plan.todo)
         wanted = {loc.key(f.path) for f in files} | {result.manifest_key}
-        result.extras = sorted(k for k in self.dest.list_keys() if k not in wanted)
+        result.extras = sorted(k for k in listed if k not in wanted)
         if opts.dry_run:
             if not plan.todo and existing is not None:
                 result.manifest = existing
@@ -338,6 +369,8 @@ class _Upload:
                     raise s3_error(exc, "delete the manifest under", loc.uri) from None
                 existing = None
             done = self._transfer(plan, result)
+            if self.cache is not None:
+                self.cache.save()  # files re-read by a retry
         else:
             done = {}
         if result.extras:
@@ -372,8 +405,9 @@ class _Upload:
         return result
 
     # -- planning -----------------------------------------------------------------------------
-    def _plan(self, files: list[SourceFile], existing: Manifest | None) -> _Plan:
-        recorded = {f.path: f for f in existing.files} if existing else {}
+    def _plan(self, files: list[SourceFile], manifest: Callable[[], Manifest | None]) -> _Plan:
+        """`manifest`: the existing manifest, asked for once the HEADs are done (it is read
+        meanwhile)."""
         hashing = isinstance(self.source, LocalSource)
         progress = (
             Progress(
@@ -389,20 +423,27 @@ class _Upload:
         todo: list[SourceFile] = []
         digests: dict[str, Digests] = {}
 
+        workers = min(len(files), self.options.concurrency, 32)
+        # HEADs wait on the network, hashing keeps a core busy: no more files hashed at once
+        # than there are cores (more only thrash the CPU caches and the GIL).
+        hashing_slots = threading.BoundedSemaphore(max(1, min(os.cpu_count() or 1, workers)))
+
         def check(f: SourceFile) -> tuple[SourceFile, ObjectState | None, Digests | None]:
             state = self.dest.head(self.location.key(f.path))
             digest = None
             if progress is not None:
-                digest = _digest_local(f, lambda n: progress.add("check", n))
+                with hashing_slots:
+                    digest = _digest_local(f, self.cache, lambda n: progress.add("check", n))
                 progress.file_done()
             return f, state, digest
 
-        workers = min(len(files), self.options.concurrency, 32)
         with contextlib.ExitStack() as stack:
             if progress:
                 stack.enter_context(progress)
             with ThreadPoolExecutor(workers, thread_name_prefix="plan") as pool:
                 results = list(pool.map(check, files))
+        existing = manifest()
+        recorded = {f.path: f for f in existing.files} if existing else {}
         for f, state, digest in results:
             if digest is not None:
                 digests[f.path] = digest
@@ -553,7 +594,9 @@ class _Upload:
                     f"{f.path} is {size} bytes, the source lists {f.size}: "
                     + ("the download was truncated" if source.stages else "it changed while staged")
                 )
-            if digest is None:
+            if digest is None and self.cache is not None:
+                digest = self.cache.digest(path, refresh=True)  # a retry: read the bytes again
+            elif digest is None:
                 digest = digest_file(
                     path, sha256=f.sha256 is not None, git_sha1=f.git_sha1 is not None
                 )
@@ -621,8 +664,12 @@ class _Upload:
         )
 
 
-def _digest_local(f: SourceFile, on_bytes: Callable[[int], None]) -> Digests:
+def _digest_local(
+    f: SourceFile, cache: ChecksumCache | None, on_bytes: Callable[[int], None]
+) -> Digests:
     try:
+        if cache is not None:
+            return cache.digest(Path(f.location), on_bytes=on_bytes)
         return digest_file(Path(f.location), on_bytes=on_bytes)
     except OSError as exc:
         raise SourceError(f"cannot read {f.location}: {exc.strerror or exc}") from None

@@ -15,6 +15,7 @@ import pytest
 from hyperpod_dpd import checkpoint_cmd, cli
 from tests.workloads.checkpoint.fakehub import FakeHub, HubFile, HubRepo
 from tests.workloads.checkpoint.s3server import RecordingMotoServer
+from workloads.checkpoint.checksum_cache import CACHE_ENV
 
 REGION = "us-east-2"
 COMMIT = "3f1c2a9b7d4e5f60718293a4b5c6d7e8f9012345"
@@ -53,6 +54,14 @@ def aws_env():
         # This session's own CRT lock: another test run on the host must not push it to classic.
         mp.setenv("HYPERPOD_DPD_CRT_LOCK", f"hyperpod-dpd-tests-{os.getpid()}")
         yield
+
+
+@pytest.fixture(autouse=True)
+def checksum_cache_dir(tmp_path, monkeypatch) -> Path:
+    """Each test its own checksum cache (never the user's ~/.cache)."""
+    directory = tmp_path / "checksum-cache"
+    monkeypatch.setenv(CACHE_ENV, str(directory))
+    return directory
 
 
 @pytest.fixture(scope="package")

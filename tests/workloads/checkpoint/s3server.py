@@ -4,6 +4,8 @@ in the field (503 SlowDown, 500, 403 AccessDenied, a body cut short in transit).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import threading
 from dataclasses import dataclass
@@ -35,6 +37,18 @@ class Request:
     bucket: str
     key: str
     status: int
+
+
+@dataclass(frozen=True)
+class Body:
+    """An object-writing request's body as received, next to what its headers claim."""
+
+    op: str
+    key: str
+    content_sha256: str | None  # the x-amz-content-sha256 header (the signed payload hash)
+    checksum_crc64nvme: str | None  # the x-amz-checksum-crc64nvme header
+    sha256: str  # of the bytes received
+    crc64nvme: str
 
 
 @dataclass
@@ -93,6 +107,8 @@ class Recorder:
         self.app = app
         self.requests: list[Request] = []
         self.faults: list[Fault] = []
+        self.capture_bodies = False  # record a Body for each PutObject/UploadPart (plain bodies)
+        self.bodies: list[Body] = []
         self._lock = threading.Lock()
 
     def add_fault(self, fault: Fault) -> Fault:
@@ -128,6 +144,12 @@ class Recorder:
                 self.requests[seq] = Request(seq, op, bucket, key, int(status.split()[0]))
             return start_response(status, headers, exc_info)
 
+        if (
+            self.capture_bodies
+            and op in ("PutObject", "UploadPart")
+            and "aws-chunked" not in environ.get("HTTP_CONTENT_ENCODING", "")
+        ):
+            self._capture(op, key, environ)
         if fault is not None:
             body = _read_body(environ)
             if fault.truncate:
@@ -144,6 +166,24 @@ class Recorder:
                 )
                 return [xml]
         return self.app(environ, record)
+
+    def _capture(self, op: str, key: str, environ) -> None:
+        from awscrt import checksums
+
+        body = _read_body(environ)
+        environ["wsgi.input"] = io.BytesIO(body)
+        crc = base64.b64encode(checksums.crc64nvme(body).to_bytes(8, "big")).decode()
+        with self._lock:
+            self.bodies.append(
+                Body(
+                    op=op,
+                    key=key,
+                    content_sha256=environ.get("HTTP_X_AMZ_CONTENT_SHA256"),
+                    checksum_crc64nvme=environ.get("HTTP_X_AMZ_CHECKSUM_CRC64NVME"),
+                    sha256=hashlib.sha256(body).hexdigest(),
+                    crc64nvme=crc,
+                )
+            )
 
 
 def _read_body(environ) -> bytes:

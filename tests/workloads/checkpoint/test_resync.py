@@ -1,0 +1,275 @@
+"""Reruns from a local directory (what the checksum cache spares and what it must not hide), the
+transfer client `auto` picks, and how often the classic client reads each byte it sends."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import boto3
+import botocore.httpsession
+import pytest
+import s3transfer.utils
+from botocore.stub import Stubber
+
+from tests.workloads.checkpoint.test_upload_local import MANIFEST, PREFIX, crc, stored, upload
+from workloads.checkpoint import checksum_cache
+from workloads.checkpoint.s3dest import (
+    SEND_BLOCK,
+    Destination,
+    S3Location,
+    default_session,
+    is_aws_endpoint,
+    make_client,
+)
+
+# Every file this process opens while `opened_files()` is active, seen by an audit hook (which
+# cannot be removed, hence the switch): Python's own open() and os.open() report here.
+_OPENED: list[str] | None = None
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _OPENED is not None and event == "open" and isinstance(args[0], str | bytes | os.PathLike):
+        _OPENED.append(os.fsdecode(args[0]))
+
+
+sys.addaudithook(_audit)
+
+
+@contextlib.contextmanager
+def opened_files() -> Iterator[list[str]]:
+    global _OPENED
+    _OPENED = []
+    try:
+        yield _OPENED
+    finally:
+        _OPENED = None
+
+
+@pytest.fixture
+def settled(monkeypatch):
+    """The test's freshly written files count as settled (see checksum_cache.RACY_WINDOW_NS)."""
+    monkeypatch.setattr(checksum_cache, "RACY_WINDOW_NS", 0)
+
+
+def run_json(run_cli, *args: str) -> dict:
+    code, out, err = run_cli(*args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_a_rerun_with_everything_in_place_reads_no_local_file(
+    s3, bucket, local_checkpoint, run_cli, settled, checksum_cache_dir
+):
+    src, contents = local_checkpoint
+    first = run_json(run_cli, *upload(src, bucket, s3))["checksumCache"]
+    assert (first["hits"], first["misses"]) == (0, len(contents))
+    assert first["bytesHashed"] == sum(len(d) for d in contents.values())
+    assert first["path"].startswith(str(checksum_cache_dir))
+
+    mark = s3.recorder.mark()
+    with opened_files() as opened:
+        again = run_json(run_cli, *upload(src, bucket, s3))
+    assert again["transferred"] == [] and sorted(again["kept"]) == sorted(contents)
+    assert again["checksumCache"] | {"path": None} == {
+        "enabled": True,
+        "path": None,
+        "hits": len(contents),
+        "misses": 0,
+        "bytesHashed": 0,
+    }
+    root = src.resolve()
+    assert [p for p in opened if Path(p).resolve().is_relative_to(root)] == []
+    assert s3.recorder.writes(mark, bucket) == []
+    heads = [r.key for r in s3.recorder.since(mark, bucket) if r.op == "HeadObject"]
+    assert sorted(heads) == sorted(f"{PREFIX}/{p}" for p in contents)  # one HEAD per object
+
+
+@pytest.mark.parametrize("mtime", ["a new mtime", "the old mtime put back"])
+def test_a_file_rewritten_in_place_with_the_same_size_is_read_and_uploaded_again(
+    mtime, s3, s3_client, bucket, local_checkpoint, run_cli, settled
+):
+    src, contents = local_checkpoint
+    assert run_json(run_cli, *upload(src, bucket, s3))["checksumCache"]["misses"] == len(contents)
+    name = "model-00002-of-00002.safetensors"
+    path = src / name
+    before = path.stat()
+    changed = bytes([contents[name][0] ^ 0xFF]) + contents[name][1:]
+    with path.open("r+b") as f:  # in place: same inode, same size
+        f.write(changed[:1])
+    later = before.st_mtime_ns + (5 * 10**9 if mtime == "a new mtime" else 0)
+    os.utime(path, ns=(before.st_atime_ns, later))
+    assert (path.stat().st_size, path.stat().st_ino) == (before.st_size, before.st_ino)
+
+    mark = s3.recorder.mark()
+    again = run_json(run_cli, *upload(src, bucket, s3))
+    assert again["transferred"] == [name]
+    assert again["checksumCache"]["hits"] == len(contents) - 1
+    assert again["checksumCache"]["misses"] == 1
+    assert again["checksumCache"]["bytesHashed"] == len(changed)
+    assert again["manifestWritten"] is True
+    objects = stored(s3_client, bucket)
+    assert objects[f"{PREFIX}/{name}"] == changed
+    entry = next(f for f in json.loads(objects[MANIFEST])["files"] if f["path"] == name)
+    assert entry["crc64nvme"] == crc(changed)
+    assert {w.key for w in s3.recorder.writes(mark, bucket)} == {f"{PREFIX}/{name}", MANIFEST}
+
+
+def test_a_corrupt_cache_file_is_ignored_and_rebuilt(
+    s3, bucket, local_checkpoint, run_cli, settled
+):
+    src, contents = local_checkpoint
+    cache_file = Path(run_json(run_cli, *upload(src, bucket, s3))["checksumCache"]["path"])
+    cache_file.write_bytes(b'{"format": "hyperpod-dpd/checksum-cache/v1", "files": {"/x": ')
+
+    mark = s3.recorder.mark()
+    code, out, err = run_cli(*upload(src, bucket, s3), "--json")
+    assert code == 0, err
+    assert f"ignoring the corrupt checksum cache {cache_file}" in err
+    result = json.loads(out)
+    assert result["transferred"] == [] and s3.recorder.writes(mark, bucket) == []
+    assert result["checksumCache"]["misses"] == len(contents)  # every file read again
+    assert json.loads(cache_file.read_text())["format"] == checksum_cache.FORMAT  # rebuilt
+    assert run_json(run_cli, *upload(src, bucket, s3))["checksumCache"]["hits"] == len(contents)
+
+
+def test_no_checksum_cache_reads_every_file_every_time(
+    s3, bucket, local_checkpoint, run_cli, settled, checksum_cache_dir
+):
+    src, contents = local_checkpoint
+    for _ in range(2):
+        cache = run_json(run_cli, *upload(src, bucket, s3, "--no-checksum-cache"))
+        assert cache["checksumCache"] == {
+            "enabled": False,
+            "path": None,
+            "hits": 0,
+            "misses": len(contents),
+            "bytesHashed": sum(len(d) for d in contents.values()),
+        }
+    assert not checksum_cache_dir.exists()
+
+
+def test_files_changed_moments_before_the_upload_are_read_again_by_the_rerun(
+    s3, bucket, local_checkpoint, run_cli, monkeypatch
+):
+    # Written within the racy window (an hour here, to be sure): another write in the same tick
+    # of a coarse filesystem clock could leave the stat unchanged, so none is trusted.
+    monkeypatch.setattr(checksum_cache, "RACY_WINDOW_NS", 3600 * 10**9)
+    src, contents = local_checkpoint
+    run_json(run_cli, *upload(src, bucket, s3))
+    again = run_json(run_cli, *upload(src, bucket, s3))["checksumCache"]
+    assert (again["hits"], again["misses"]) == (0, len(contents))
+
+
+def test_auto_uses_the_classic_client_for_a_custom_endpoint(s3, bucket, local_checkpoint, run_cli):
+    src, _ = local_checkpoint
+    assert run_json(run_cli, *upload(src, bucket, s3))["transferClient"] == "classic"
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "aws"),
+    [
+        (None, True),
+        ("https://s3.us-east-2.amazonaws.com", True),
+        ("https://s3-fips.us-gov-west-1.amazonaws.com", True),
+        ("https://bucket.vpce-0abc-xyz.s3.us-east-1.vpce.amazonaws.com", True),
+        ("https://s3.cn-north-1.amazonaws.com.cn", True),
+        ("https://s3.dualstack.us-east-1.api.aws", True),
+        ("http://127.0.0.1:9000", False),
+        ("https://minio.internal.example.com", False),
+        ("https://amazonaws.com.evil.example", False),
+        ("https://notamazonaws.com", False),
+    ],
+)
+def test_which_endpoints_are_aws(endpoint, aws):
+    assert is_aws_endpoint(endpoint) is aws
+
+
+def test_classic_reads_each_byte_twice_and_signs_the_right_payload(
+    s3, bucket, local_checkpoint, run_cli, monkeypatch
+):
+    """Over plain http: one read for the part's CRC64NVME and payload SHA-256 together, one to
+    send it (not a third for the signature, nor 4 KiB callbacks from the CRT signer), 1 MiB at a
+    time, and the headers still describe the bytes that arrived."""
+    src, contents = local_checkpoint
+    read = {"bytes": 0, "sizes": set()}
+    original = s3transfer.utils.ReadFileChunk.read
+
+    def counting(self, amount=None):
+        data = original(self, amount)
+        read["bytes"] += len(data)
+        read["sizes"].add(amount)
+        return data
+
+    monkeypatch.setattr(s3transfer.utils.ReadFileChunk, "read", counting)
+    s3.recorder.capture_bodies = True
+    try:
+        result = run_json(run_cli, *upload(src, bucket, s3, "--transfer-client", "classic"))
+    finally:
+        s3.recorder.capture_bodies = False
+    assert result["transferClient"] == "classic"
+    total = sum(len(d) for d in contents.values())
+    assert read["bytes"] == 2 * total
+    assert read["sizes"] == {SEND_BLOCK}  # 1 MiB at a time, to hash it and to send it
+
+    bodies = [b for b in s3.recorder.bodies if b.key.startswith(f"{PREFIX}/") and b.key != MANIFEST]
+    assert {b.op for b in bodies} == {"PutObject", "UploadPart"}
+    for body in bodies:
+        assert body.content_sha256 == body.sha256  # the payload is signed, with its own hash
+        assert body.checksum_crc64nvme == body.crc64nvme
+
+
+def test_listing_and_cleanup_follow_every_page():
+    client = boto3.client("s3", region_name="us-east-2")
+    prefix = {"Bucket": "bkt", "Prefix": "p/"}
+    with Stubber(client) as stub:
+        stub.add_response(
+            "list_objects_v2",
+            {
+                "Contents": [{"Key": "p/a", "Size": 1}],
+                "IsTruncated": True,
+                "NextContinuationToken": "t",
+            },
+            prefix,
+        )
+        stub.add_response(
+            "list_objects_v2",
+            {"Contents": [{"Key": "p/b", "Size": 2}], "IsTruncated": False},
+            {**prefix, "ContinuationToken": "t"},
+        )
+        stub.add_response(
+            "list_multipart_uploads",
+            {
+                "Uploads": [{"Key": "p/a", "UploadId": "u1"}],
+                "IsTruncated": True,
+                "NextKeyMarker": "p/a",
+                "NextUploadIdMarker": "u1",
+            },
+            prefix,
+        )
+        stub.add_response(
+            "abort_multipart_upload", {}, {"Bucket": "bkt", "Key": "p/a", "UploadId": "u1"}
+        )
+        stub.add_response(
+            "list_multipart_uploads",
+            {"Uploads": [{"Key": "p/b", "UploadId": "u2"}], "IsTruncated": False},
+            {**prefix, "KeyMarker": "p/a", "UploadIdMarker": "u1"},
+        )
+        stub.add_response(
+            "abort_multipart_upload", {}, {"Bucket": "bkt", "Key": "p/b", "UploadId": "u2"}
+        )
+        destination = Destination(client, S3Location("bkt", "p"))
+        assert destination.list_keys() == {"p/a": 1, "p/b": 2}
+        assert destination.abort_incomplete_uploads() == 2
+        stub.assert_no_pending_responses()
+
+
+def test_the_larger_send_blocks_are_for_our_clients_only():
+    before = botocore.httpsession.BUFFER_SIZE
+    client = make_client(default_session(), "us-east-2", "http://127.0.0.1:9", 4)
+    assert before == botocore.httpsession.BUFFER_SIZE  # botocore's default, for other clients
+    assert client._endpoint.http_session._manager.connection_pool_kw["blocksize"] == SEND_BLOCK
