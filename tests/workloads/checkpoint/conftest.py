@@ -169,3 +169,11 @@ def hub_env(hub, monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
     hub.corrupt.clear()
     return hub
+
+
+def upload_args(src, dest: str, s3, *extra: str) -> list[str]:
+    """`checkpoint upload` of `src` to `dest` on the local S3 (the tests' common flags first)."""
+    return [
+        "upload", "--source", str(src), "--dest", dest, "--endpoint-url", s3.endpoint,
+        "--region", REGION, *extra,
+    ]  # fmt: skip

@@ -9,7 +9,7 @@ import sys
 import time
 
 from tests.conftest import ROOT
-from tests.workloads.checkpoint.conftest import REGION, MiB, write_checkpoint
+from tests.workloads.checkpoint.conftest import MiB, upload_args, write_checkpoint
 
 PREFIX = "models/resume"
 MANIFEST = f"{PREFIX}/.hyperpod-dpd-manifest.json"
@@ -25,15 +25,7 @@ def test_rerun_after_kill_9_uploads_only_what_is_missing(s3, s3_client, bucket, 
         sys.executable,
         "-m",
         "workloads.checkpoint",
-        "upload",
-        "--source",
-        str(src),
-        "--dest",
-        f"s3://{bucket}/{PREFIX}",
-        "--endpoint-url",
-        s3.endpoint,
-        "--region",
-        REGION,
+        *upload_args(src, f"s3://{bucket}/{PREFIX}", s3),
         "--transfer-client",
         "classic",
         "--max-bandwidth",
@@ -73,19 +65,9 @@ def test_rerun_after_kill_9_uploads_only_what_is_missing(s3, s3_client, bucket, 
 
     mark = s3.recorder.mark()
     code, out, err = run_cli(
-        "upload",
-        "--source",
-        str(src),
-        "--dest",
-        f"s3://{bucket}/{PREFIX}",
-        "--endpoint-url",
-        s3.endpoint,
-        "--region",
-        REGION,
-        "--part-size",
-        "5MiB",
-        "--progress",
-        "none",
+        *upload_args(
+            src, f"s3://{bucket}/{PREFIX}", s3, "--part-size", "5MiB", "--progress", "none"
+        )
     )
     assert code == 0, err
     written = {w.key for w in s3.recorder.writes(mark, bucket)}

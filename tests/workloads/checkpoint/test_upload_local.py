@@ -8,7 +8,7 @@ import boto3
 import pytest
 from awscrt import checksums
 
-from tests.workloads.checkpoint.conftest import REGION, write_checkpoint
+from tests.workloads.checkpoint.conftest import upload_args, write_checkpoint
 from tests.workloads.checkpoint.s3server import Fault
 from workloads.checkpoint.hashing import crc64nvme_b64
 
@@ -19,22 +19,9 @@ SHARD2 = f"{PREFIX}/model-00002-of-00002.safetensors"
 
 
 def upload(src, bucket, s3, *extra: str) -> list[str]:
-    return [
-        "upload",
-        "--source",
-        str(src),
-        "--dest",
-        f"s3://{bucket}/{PREFIX}",
-        "--endpoint-url",
-        s3.endpoint,
-        "--region",
-        REGION,
-        "--part-size",
-        "5MiB",
-        "--progress",
-        "none",
-        *extra,
-    ]
+    return upload_args(
+        src, f"s3://{bucket}/{PREFIX}", s3, "--part-size", "5MiB", "--progress", "none", *extra
+    )
 
 
 def verify(bucket, s3, *extra: str) -> list[str]:
