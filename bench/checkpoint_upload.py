@@ -12,6 +12,10 @@ process), ratios against aws-cli and s5cmd, and a no-op resync (the same command
 everything in place) with the number of object-writing requests it sent; then the issue's
 targets, met or missed, for each of our rows.
 
+aws-cli runs twice per round: as it comes (a CRC32 per part, COMPOSITE), and with
+`--checksum-algorithm CRC64NVME`, the full-object checksum ours uses, to show what that
+checksum costs the server apart from the tool.
+
 Ours runs three times per round: `--transfer-client auto` (the default; the row names the
 client it picked), `crt` and `classic`, each explicitly. Each of our uploads starts with an
 empty checksum cache of its own (HYPERPOD_DPD_CHECKSUM_CACHE), so the upload is measured cold
@@ -20,7 +24,8 @@ rerun would. Our modules are byte-compiled first (`compileall`), as an installed
 the peers' venv was byte-compiled by pip, and PYTHONDONTWRITEBYTECODE, set in some sandboxes,
 would otherwise make every run of ours compile its own modules from source.
 
-The peers come from requirements-bench.txt, installed into build/bench-venv on first use.
+The peers come from requirements-bench.txt and requirements-bench-crt.txt, installed into
+build/bench-venv and build/bench-venv-crt on first use.
 Nothing here is a test: numbers depend on the machine, and moto (one Python process) is the
 bottleneck for wall time on a small machine; CPU per GiB is the client's own cost.
 """
@@ -64,9 +69,14 @@ from infra.units import parse_byte_size  # noqa: E402
 
 REGION = "us-east-2"
 BUCKET = "bench-checkpoints"
-BENCH_VENV = ROOT / "build" / "bench-venv"
-REQUIREMENTS = ROOT / "requirements-bench.txt"
+# The peers' venvs: requirements file -> venv (each file says why it is a venv of its own).
+PEER_VENVS = {
+    ROOT / "requirements-bench.txt": ROOT / "build" / "bench-venv",
+    ROOT / "requirements-bench-crt.txt": ROOT / "build" / "bench-venv-crt",
+}
 MiB, GiB = 2**20, 2**30
+SAME_CHECKSUM = ("--checksum-algorithm", "CRC64NVME")
+AWS_SAME_CHECKSUM = "aws s3 sync " + " ".join(SAME_CHECKSUM)
 CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "bench",
     "AWS_SECRET_ACCESS_KEY": "bench",
@@ -78,20 +88,30 @@ CREDENTIALS = {
 
 # -- the local S3 endpoint, counting object writes ------------------------------------------
 class _WriteCounter:
+    """Counts PUT/POST requests (PutObject, UploadPart, ...) per path, and the server thread's
+    CPU time spent in CompleteMultipartUpload (where moto builds an object's checksum)."""
+
     def __init__(self, app):
         self.app = app
-        self.writes: list[str] = []  # paths of PUT/POST requests (PutObject, UploadPart, ...)
+        self.writes: list[tuple[str, float]] = []  # (path, complete CPU s; 0 for others)
         self._lock = threading.Lock()
 
     def __call__(self, environ, start_response):
-        if environ["REQUEST_METHOD"] in ("PUT", "POST"):
-            with self._lock:
-                self.writes.append(environ.get("PATH_INFO", ""))
-        return self.app(environ, start_response)
-
-    def count(self, prefix: str) -> int:
+        method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")
+        if method not in ("PUT", "POST"):
+            return self.app(environ, start_response)
+        completing = method == "POST" and "uploadId=" in environ.get("QUERY_STRING", "")
+        start = time.thread_time()
+        response = self.app(environ, start_response)
         with self._lock:
-            return sum(p.startswith(prefix) for p in self.writes)
+            self.writes.append((path, time.thread_time() - start if completing else 0.0))
+        return response
+
+    def count(self, prefix: str) -> tuple[int, float]:
+        """PUT/POST requests under the prefix, and their CompleteMultipartUpload CPU seconds."""
+        with self._lock:
+            mine = [cpu for path, cpu in self.writes if path.startswith(prefix)]
+        return len(mine), sum(mine)
 
 
 class CountingMotoServer(ThreadedMotoServer):
@@ -113,20 +133,21 @@ class CountingMotoServer(ThreadedMotoServer):
 
 
 # -- the peers' venv ----------------------------------------------------------------------------
-def bench_venv() -> Path:
-    """build/bench-venv with requirements-bench.txt installed (reinstalled when it changes)."""
-    stamp = BENCH_VENV / ".requirements-sha256"
-    wanted = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
+def bench_venv(requirements: Path) -> Path:
+    """The venv of `requirements` (see PEER_VENVS), (re)installed when the file changes."""
+    venv_dir = PEER_VENVS[requirements]
+    stamp = venv_dir / ".requirements-sha256"
+    wanted = hashlib.sha256(requirements.read_bytes()).hexdigest()
     if stamp.exists() and stamp.read_text() == wanted:
-        return BENCH_VENV / "bin"
-    print(f"installing {REQUIREMENTS.name} into {BENCH_VENV} ...", file=sys.stderr)
-    venv.create(BENCH_VENV, with_pip=True, clear=True)
+        return venv_dir / "bin"
+    print(f"installing {requirements.name} into {venv_dir} ...", file=sys.stderr)
+    venv.create(venv_dir, with_pip=True, clear=True)
     subprocess.run(
-        [BENCH_VENV / "bin" / "python", "-m", "pip", "install", "--quiet", "-r", REQUIREMENTS],
+        [venv_dir / "bin" / "python", "-m", "pip", "install", "--quiet", "-r", requirements],
         check=True,
     )
     stamp.write_text(wanted)
-    return BENCH_VENV / "bin"
+    return venv_dir / "bin"
 
 
 def version(argv: list[str]) -> str:
@@ -171,7 +192,10 @@ class Tool:
     ours: bool = False  # prints --json: the client it used, its checksum cache's counters
 
 
-def tools(args, data: Path, endpoint: str, bin_dir: Path, workdir: Path, files: int) -> list[Tool]:
+def tools(
+    args, data: Path, endpoint: str, bins: list[Path], workdir: Path, files: int
+) -> list[Tool]:
+    bin_dir, crt_bin_dir = bins
     part_mib = args.part_size // MiB
 
     def ours(client: str) -> Callable[[str], list[str]]:
@@ -207,9 +231,14 @@ def tools(args, data: Path, endpoint: str, bin_dir: Path, workdir: Path, files: 
         f"  multipart_chunksize = {part_mib}MB\n"
     )
 
-    def aws(uri: str) -> list[str]:
-        cmd = [str(bin_dir / "aws"), "s3", "sync", str(data), uri, "--endpoint-url", endpoint]
-        return [*cmd, "--only-show-errors", "--no-progress"]
+    def aws(*flags: str, bin_dir: Path = bin_dir) -> Callable[[str], list[str]]:
+        def argv(uri: str) -> list[str]:
+            cmd = [str(bin_dir / "aws"), "s3", "sync", str(data), uri, "--endpoint-url", endpoint]
+            return [*cmd, *flags, "--only-show-errors", "--no-progress"]
+
+        return argv
+
+    aws_env = {"AWS_CONFIG_FILE": str(aws_config), "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
 
     # s5cmd: --numworkers files at once, --concurrency parts per file: about as many requests
     # in flight as the others' --concurrency.
@@ -220,11 +249,14 @@ def tools(args, data: Path, endpoint: str, bin_dir: Path, workdir: Path, files: 
         Tool("ours (auto)", ours("auto"), ours("auto"), ours=True),
         Tool("ours (crt)", ours("crt"), ours("crt"), ours=True),
         Tool("ours (classic)", ours("classic"), ours("classic"), ours=True),
+        Tool("aws s3 sync", aws(), aws(), aws_env),
+        # The same integrity as ours: a full-object CRC64NVME (aws-cli's default is a CRC32
+        # of each part, COMPOSITE). Not a target peer; it tells the checksum's cost from ours.
         Tool(
-            "aws s3 sync",
-            aws,
-            aws,
-            {"AWS_CONFIG_FILE": str(aws_config), "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"},
+            AWS_SAME_CHECKSUM,
+            aws(*SAME_CHECKSUM, bin_dir=crt_bin_dir),
+            aws(*SAME_CHECKSUM, bin_dir=crt_bin_dir),
+            aws_env,
         ),
         Tool(
             "s5cmd cp",
@@ -240,6 +272,7 @@ class Sample:
     cpu: float  # the tool's process (user + system)
     server_cpu: float  # this process: the moto server's threads while the tool ran
     writes: int = 0
+    complete_cpu: float = 0.0  # the server's CPU in this tool's CompleteMultipartUpload calls
     client: str | None = None  # ours: the transfer client it used (--json transferClient)
     cache_hits: int | None = None  # ours: files whose checksum came from the cache
     bytes_hashed: int | None = None  # ours: bytes of local files read to hash them
@@ -303,7 +336,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.part_size % MiB:
         parser.error("--part-size must be whole MiB (s5cmd takes MiB)")
 
-    bin_dir = bench_venv()
+    bins = [bench_venv(requirements) for requirements in PEER_VENVS]
+    bin_dir = bins[0]
     # moto's server logs every request line to stderr from its own threads: CPU taken from
     # every tool alike on a small machine, and noise; errors still show.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
@@ -324,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         client.create_bucket(
             Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION}
         )
-        peers = tools(args, data, server.endpoint, bin_dir, workdir, len(sizes))
+        peers = tools(args, data, server.endpoint, bins, workdir, len(sizes))
         samples: dict[str, list[Sample]] = {t.name: [] for t in peers}
         resyncs: dict[str, list[Sample]] = {t.name: [] for t in peers}
         for i in range(args.runs):
@@ -337,9 +371,10 @@ def main(argv: list[str] | None = None) -> int:
                 if tool.ours:  # a cold cache for the upload, what it remembered for the resync
                     tool_env["HYPERPOD_DPD_CHECKSUM_CACHE"] = str(workdir / "cache" / prefix)
                 for argv, into in ((tool.upload(uri), samples), (tool.resync(uri), resyncs)):
-                    before = server.counter.count(f"/{BUCKET}/{prefix}/")
+                    writes, completing = server.counter.count(f"/{BUCKET}/{prefix}/")
                     sample = run(argv, tool_env)
-                    sample.writes = server.counter.count(f"/{BUCKET}/{prefix}/") - before
+                    now = server.counter.count(f"/{BUCKET}/{prefix}/")
+                    sample.writes, sample.complete_cpu = now[0] - writes, now[1] - completing
                     into[tool.name].append(sample)
                     if (got := stored_bytes(client, f"{prefix}/", set(sizes))) != total:
                         raise SystemExit(f"{tool.name} stored {got} bytes of {total}")
@@ -377,6 +412,7 @@ def report(args, sizes, samples, resyncs, versions) -> str:
     total = sum(sizes.values())
     gib = total / GiB
     aws, s5 = "aws s3 sync", "s5cmd cp"
+    W = max(len(name) for name in samples) + 12  # room for " -> classic" and versions
 
     def med(values: list[Sample], attr: str) -> float:
         return statistics.median(getattr(s, attr) for s in values)
@@ -395,26 +431,28 @@ def report(args, sizes, samples, resyncs, versions) -> str:
         f"{args.part_size // MiB} MiB; local moto S3 on 127.0.0.1, {os.cpu_count()} CPUs; "
         f"median of {args.runs} interleaved runs",
         "",
-        f"{'tool':<32} {'wall s':>7} {'MiB/s':>7} {'CPU s/GiB':>10} {'wall/aws':>9} "
-        f"{'wall/s5':>8} {'CPU/aws':>8} {'CPU/s5':>7} {'writes':>7} {'server CPU s/GiB':>17}",
+        f"{'tool':<{W}} {'wall s':>7} {'MiB/s':>7} {'CPU s/GiB':>10} {'wall/aws':>9} "
+        f"{'wall/s5':>8} {'CPU/aws':>8} {'CPU/s5':>7} {'writes':>7} {'server CPU s/GiB':>17} "
+        f"{'of which Complete':>18}",
     ]
     for name, values in samples.items():
         lines.append(
-            f"{label(name):<32} {wall[name]:>7.2f} {total / MiB / wall[name]:>7.1f} "
+            f"{label(name):<{W}} {wall[name]:>7.2f} {total / MiB / wall[name]:>7.1f} "
             f"{cpu[name]:>10.2f} {wall[name] / wall[aws]:>9.2f} {wall[name] / wall[s5]:>8.2f} "
             f"{cpu[name] / cpu[aws]:>8.2f} {cpu[name] / cpu[s5]:>7.2f} "
-            f"{med(values, 'writes'):>7.0f} {med(values, 'server_cpu') / gib:>17.2f}"
+            f"{med(values, 'writes'):>7.0f} {med(values, 'server_cpu') / gib:>17.2f} "
+            f"{med(values, 'complete_cpu') / gib:>18.2f}"
         )
     lines += ["", "No-op resync (the same command again, everything in place):"]
     lines.append(
-        f"{'tool':<32} {'wall s':>7} {'CPU s':>7} {'writes':>7} {'cache hits':>11} "
+        f"{'tool':<{W}} {'wall s':>7} {'CPU s':>7} {'writes':>7} {'cache hits':>11} "
         f"{'bytes hashed':>13}"
     )
     for name, values in resyncs.items():
         hits = [s.cache_hits for s in values if s.cache_hits is not None]
         hashed = [s.bytes_hashed for s in values if s.bytes_hashed is not None]
         lines.append(
-            f"{'s5cmd sync' if name == s5 else label(name):<32} {med(values, 'wall'):>7.2f} "
+            f"{'s5cmd sync' if name == s5 else label(name):<{W}} {med(values, 'wall'):>7.2f} "
             f"{med(values, 'cpu'):>7.2f} {med(values, 'writes'):>7.0f} "
             + (
                 f"{statistics.median(hits):>11.0f} {statistics.median(hashed):>13.0f}"
@@ -443,12 +481,24 @@ def report(args, sizes, samples, resyncs, versions) -> str:
             ),
         ]
         lines.append(
-            f"  {label(name):<30} "
+            f"  {label(name):<{W - 2}} "
             + "; ".join(
                 f"({i}) {'met' if ok else 'MISSED'}: {text}"
                 for i, (ok, text) in enumerate(checks, 1)
             )
         )
+    if AWS_SAME_CHECKSUM in wall:
+        same = wall[AWS_SAME_CHECKSUM]
+        lines += [
+            "",
+            f"At the same integrity ({AWS_SAME_CHECKSUM}: a full-object CRC64NVME, as ours; "
+            "not a target; its aws-cli has awscrt, which CRC64NVME needs and which also changes "
+            f"how it signs): aws {same:.2f} s wall, {cpu[AWS_SAME_CHECKSUM]:.2f} CPU s/GiB; "
+            + ", ".join(
+                f"{label(n)} {wall[n] / same:.2f}x" for n in samples if n.startswith("ours")
+            )
+            + " of its wall time.",
+        ]
     lines += [
         "",
         "writes: PUT/POST requests (PutObject, UploadPart, Create/CompleteMultipartUpload). Ours "
@@ -459,7 +509,12 @@ def report(args, sizes, samples, resyncs, versions) -> str:
         "(SHA-256 of the body), the CRT client sends it unsigned (aws-chunked, checksum trailer). "
         "server CPU: the local moto server's own work for the same bytes (it decodes aws-chunked "
         "bodies, which the CRT client sends, in Python): wall time against moto on a small "
-        "machine largely measures the server.",
+        "machine largely measures the server. Checksums: aws-cli sends a CRC32 per part and gets "
+        "a COMPOSITE checksum; ours and aws-cli --checksum-algorithm CRC64NVME a full-object "
+        "CRC64NVME; s5cmd none (moto, like S3, then records a full-object CRC64NVME). moto builds "
+        "a full-object checksum at CompleteMultipartUpload from two more copies of the whole "
+        "object, a composite one from the parts' CRCs: 'of which Complete' is the server "
+        "threads' CPU in those calls.",
     ]
     return "\n".join(lines)
 
