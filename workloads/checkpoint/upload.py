@@ -4,7 +4,10 @@
 2. List the source (sizes, published checksums) and HEAD every destination object: an object is
    kept when its size, its S3 CRC64NVME and its recorded source identity all match. A local
    file's CRC64NVME comes from the checksum cache when the file is unchanged since it was last
-   hashed (same size, mtime, ctime, inode; see checksum_cache.py), else from reading it.
+   hashed (same size, mtime, ctime, inode; see checksum_cache.py), else from reading it. Only
+   files with an object of the same size to compare against are hashed here; the others are
+   hashed right before their upload, so a first upload of a large local checkpoint starts at
+   once and reads each file from disk once (the upload's read finds it in the page cache).
 3. If anything must change, delete the manifest first, so that no reader ever sees a manifest
    describing objects being rewritten.
 4. Transfer what is missing or wrong, concurrently. A file from the Hub is downloaded to a temp
@@ -368,9 +371,11 @@ class _Upload:
                 except Exception as exc:
                     raise s3_error(exc, "delete the manifest under", loc.uri) from None
                 existing = None
-            done = self._transfer(plan, result)
-            if self.cache is not None:
-                self.cache.save()  # files re-read by a retry
+            try:
+                done = self._transfer(plan, result)
+            finally:  # files hashed for their upload or re-read by a retry, even if it failed
+                if self.cache is not None:
+                    self.cache.save()
         else:
             done = {}
         if result.extras:
@@ -432,8 +437,13 @@ class _Upload:
             state = self.dest.head(self.location.key(f.path))
             digest = None
             if progress is not None:
-                with hashing_slots:
-                    digest = _digest_local(f, self.cache, lambda n: progress.add("check", n))
+                if _may_hold(f, state):
+                    with hashing_slots:
+                        digest = _digest_local(
+                            f, Path(f.location), self.cache, lambda n: progress.add("check", n)
+                        )
+                else:  # nothing to compare with: hashed when uploaded
+                    progress.add("check", f.size)
                 progress.file_done()
             return f, state, digest
 
@@ -570,7 +580,7 @@ class _Upload:
                 if isinstance(self.source, S3Source):
                     entry = self._copy(f, transfers, lambda n: count("copy", n))
                 else:
-                    entry = self._upload(f, transfers, digest, budget, workdir, count)
+                    entry = self._upload(f, transfers, digest, budget, workdir, count, attempt)
                 self.progress.file_done()
                 return entry
             except (TransferError, IntegrityError) as exc:
@@ -583,7 +593,7 @@ class _Upload:
                 time.sleep(0.25 * 2 ** (attempt - 1))
         raise AssertionError("unreachable")
 
-    def _upload(self, f, transfers, digest, budget, workdir, count) -> ManifestFile:
+    def _upload(self, f, transfers, digest, budget, workdir, count, attempt) -> ManifestFile:
         key = self.location.key(f.path)
         source: FileSource = self.source  # type: ignore[assignment]
         reserve = budget.reserve(f, self.stop) if budget else contextlib.nullcontext()
@@ -594,12 +604,8 @@ class _Upload:
                     f"{f.path} is {size} bytes, the source lists {f.size}: "
                     + ("the download was truncated" if source.stages else "it changed while staged")
                 )
-            if digest is None and self.cache is not None:
-                digest = self.cache.digest(path, refresh=True)  # a retry: read the bytes again
-            elif digest is None:
-                digest = digest_file(
-                    path, sha256=f.sha256 is not None, git_sha1=f.git_sha1 is not None
-                )
+            if digest is None:  # a retry reads the bytes again whatever the cache says
+                digest = _digest_local(f, path, self.cache, refresh=attempt > 1)
             _check_published(f, digest)
             source_id = f.source_id or f"crc64nvme:{digest.crc64nvme}"
             metadata = {META_SOURCE_ID: source_id, META_CRC64NVME: digest.crc64nvme}
@@ -665,16 +671,24 @@ class _Upload:
 
 
 def _digest_local(
-    f: SourceFile, cache: ChecksumCache | None, on_bytes: Callable[[int], None]
+    f: SourceFile,
+    path: Path,
+    cache: ChecksumCache | None,
+    on_bytes: Callable[[int], None] | None = None,
+    refresh: bool = False,
 ) -> Digests:
+    """The checksums of `path` (the file itself or its staged copy) with what `f`'s source
+    publishes; local files through the checksum cache."""
     try:
         if cache is not None:
-            return cache.digest(Path(f.location), on_bytes=on_bytes)
-        return digest_file(Path(f.location), on_bytes=on_bytes)
+            return cache.digest(path, on_bytes=on_bytes, refresh=refresh)
+        return digest_file(
+            path, sha256=f.sha256 is not None, git_sha1=f.git_sha1 is not None, on_bytes=on_bytes
+        )
     except OSError as exc:
-        raise SourceError(f"cannot read {f.location}: {exc.strerror or exc}") from None
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
-        raise IntegrityError(f"{f.location} changed while being read ({exc})") from None
+        raise IntegrityError(f"{path} changed while being read ({exc})") from None
 
 
 def _check_published(f: SourceFile, digest: Digests) -> None:
@@ -689,6 +703,12 @@ def _check_published(f: SourceFile, digest: Digests) -> None:
         )
 
 
+def _may_hold(f: SourceFile, state: ObjectState | None) -> bool:
+    """Whether the object can be compared with the file at all: it exists, has the file's size
+    and a full-object CRC64NVME."""
+    return state is not None and state.size == f.size and state.crc64nvme is not None
+
+
 def _kept_entry(
     f: SourceFile,
     state: ObjectState | None,
@@ -696,7 +716,7 @@ def _kept_entry(
     recorded: ManifestFile | None,
 ) -> ManifestFile | None:
     """The manifest entry of an object that already holds the file's bytes, else None."""
-    if state is None or state.size != f.size or state.crc64nvme is None:
+    if not _may_hold(f, state):
         return None
     if digest is not None:  # local file: its bytes against S3's checksum of the object
         if state.crc64nvme != digest.crc64nvme:

@@ -16,7 +16,15 @@ import pytest
 import s3transfer.utils
 from botocore.stub import Stubber
 
-from tests.workloads.checkpoint.test_upload_local import MANIFEST, PREFIX, crc, stored, upload
+from tests.workloads.checkpoint.s3server import Fault
+from tests.workloads.checkpoint.test_upload_local import (
+    MANIFEST,
+    PREFIX,
+    SHARD1,
+    crc,
+    stored,
+    upload,
+)
 from workloads.checkpoint import checksum_cache
 from workloads.checkpoint.s3dest import (
     SEND_BLOCK,
@@ -273,3 +281,51 @@ def test_the_larger_send_blocks_are_for_our_clients_only():
     client = make_client(default_session(), "us-east-2", "http://127.0.0.1:9", 4)
     assert before == botocore.httpsession.BUFFER_SIZE  # botocore's default, for other clients
     assert client._endpoint.http_session._manager.connection_pool_kw["blocksize"] == SEND_BLOCK
+
+
+def test_a_failed_run_keeps_its_hashes_and_the_rerun_reads_only_files_it_never_read(
+    s3, s3_client, bucket, local_checkpoint, run_cli, settled
+):
+    # A first upload hashes each file right before sending it (nothing to compare it with
+    # before); those hashes must survive a run that fails partway, or the rerun reads again
+    # every file the failed run had already read, uploaded or not.
+    src, contents = local_checkpoint
+    fault = s3.recorder.add_fault(
+        Fault("CreateMultipartUpload", bucket, SHARD1, times=100, status=403, code="AccessDenied")
+    )
+    code, _, err = run_cli(*upload(src, bucket, s3, "--concurrency", "1"))
+    assert code == 2, err
+    landed = {k.removeprefix(f"{PREFIX}/") for k in stored(s3_client, bucket)}
+    assert SHARD1.removeprefix(f"{PREFIX}/") not in landed
+    fault.times = 0
+
+    rerun = run_json(run_cli, *upload(src, bucket, s3))
+    read_before = landed | {SHARD1.removeprefix(f"{PREFIX}/")}  # the failed one was read too
+    never_read = set(contents) - read_before
+    assert never_read, "the failure stopped nothing: the test proves nothing"
+    assert rerun["checksumCache"]["hits"] == len(read_before)
+    assert rerun["checksumCache"]["misses"] == len(never_read)
+    assert rerun["checksumCache"]["bytesHashed"] == sum(len(contents[p]) for p in never_read)
+    assert sorted(rerun["transferred"]) == sorted(set(contents) - landed)
+
+
+def test_a_file_that_cannot_be_read_for_its_upload_is_a_clear_error(
+    s3, s3_client, bucket, local_checkpoint, run_cli, monkeypatch
+):
+    # With nothing in the bucket, files are first read when they are uploaded: a read error
+    # there names the file and exits 2 like one found while planning, and writes no manifest.
+    src, _ = local_checkpoint
+    real = checksum_cache.digest_file_stat
+    broken = src / "model-00002-of-00002.safetensors"
+
+    def digest_file_stat(path, **kwargs):
+        if Path(path) == broken:
+            raise OSError(5, "Input/output error")
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(checksum_cache, "digest_file_stat", digest_file_stat)
+    code, _, err = run_cli(*upload(src, bucket, s3))
+    assert code == 2
+    assert f"error: cannot read {broken}: Input/output error" in err
+    assert "Traceback" not in err and "internal error" not in err
+    assert MANIFEST not in stored(s3_client, bucket)
