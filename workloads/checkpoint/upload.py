@@ -88,6 +88,9 @@ from workloads.checkpoint.sources import (
 
 Log = Callable[[str], None]
 MAX_CONCURRENCY = 256
+# How often the checksum cache is written while files finish uploading (it is also written
+# before the transfers and after them, failed or not): one small JSON file per interval at most.
+CACHE_SAVE_SECONDS = 2.0
 
 
 def _stderr(message: str) -> None:
@@ -293,6 +296,8 @@ class _Upload:
         self.log = log
         self.started = started
         self.stop = threading.Event()
+        self._cache_saved_at = time.monotonic()
+        self._cache_save_lock = threading.Lock()
         self.progress: Progress | None = None
         self.cache: ChecksumCache | None = None
         if isinstance(source, LocalSource):
@@ -582,6 +587,7 @@ class _Upload:
                 else:
                     entry = self._upload(f, transfers, digest, budget, workdir, count, attempt)
                 self.progress.file_done()
+                self._remember_hashes()
                 return entry
             except (TransferError, IntegrityError) as exc:
                 for phase, n in counted.items():
@@ -592,6 +598,19 @@ class _Upload:
                 self.log(f"retrying {f.path} (attempt {attempt + 1} of {attempts}): {exc}")
                 time.sleep(0.25 * 2 ** (attempt - 1))
         raise AssertionError("unreachable")
+
+    def _remember_hashes(self) -> None:
+        """Write the checksum cache, at most once per CACHE_SAVE_SECONDS, as files finish: a run
+        killed outright (kill -9, a node lost) leaves its rerun the hashes of what it uploaded,
+        so the rerun compares those files with S3 without reading them again."""
+        if self.cache is None:
+            return
+        with self._cache_save_lock:
+            now = time.monotonic()
+            if now - self._cache_saved_at < CACHE_SAVE_SECONDS:
+                return
+            self._cache_saved_at = now
+        self.cache.save()
 
     def _upload(self, f, transfers, digest, budget, workdir, count, attempt) -> ManifestFile:
         key = self.location.key(f.path)

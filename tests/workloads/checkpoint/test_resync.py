@@ -26,10 +26,12 @@ from tests.workloads.checkpoint.test_upload_local import (
     upload,
 )
 from workloads.checkpoint import checksum_cache
+from workloads.checkpoint import upload as upload_module
 from workloads.checkpoint.s3dest import (
     SEND_BLOCK,
     Destination,
     S3Location,
+    Transfers,
     default_session,
     is_aws_endpoint,
     make_client,
@@ -329,3 +331,27 @@ def test_a_file_that_cannot_be_read_for_its_upload_is_a_clear_error(
     assert f"error: cannot read {broken}: Input/output error" in err
     assert "Traceback" not in err and "internal error" not in err
     assert MANIFEST not in stored(s3_client, bucket)
+
+
+def test_hashes_reach_the_disk_as_files_finish_not_only_at_the_end(
+    s3, bucket, local_checkpoint, run_cli, settled, checksum_cache_dir, monkeypatch
+):
+    # kill -9 runs no cleanup: what the rerun can reuse is what was on disk when it died. With
+    # the save interval at 0, when the last file starts uploading every earlier one is on disk.
+    src, contents = local_checkpoint
+    monkeypatch.setattr(upload_module, "CACHE_SAVE_SECONDS", 0)
+    order = sorted(contents)
+    on_disk: list[set[str]] = []
+    real = Transfers.upload
+
+    def upload_spy(self, path, *args, **kwargs):
+        if path.name == order[-1]:
+            files = set()
+            for cache_file in checksum_cache_dir.rglob("*.json"):
+                files |= {Path(p).name for p in json.loads(cache_file.read_text())["files"]}
+            on_disk.append(files)
+        return real(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(Transfers, "upload", upload_spy)
+    assert run_cli(*upload(src, bucket, s3, "--concurrency", "1"))[0] == 0
+    assert on_disk == [set(order[:-1])]  # the last one: hashed, saved when it is done
