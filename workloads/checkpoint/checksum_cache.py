@@ -132,6 +132,8 @@ class ChecksumCache:
         self.stats = CacheStats(str(file) if file else None)
         self._log = log
         self._lock = threading.Lock()
+        self._writing = threading.Lock()  # one save at a time: a newer one never overwritten
+        self._write_failed = False
         self._entries: dict[str, _Entry] = {}
         self._seen: set[str] = set()
         self._dirty = False
@@ -217,18 +219,27 @@ class ChecksumCache:
                 self._dirty = True  # rewrite it even if every file turns out to be a miss
             return {}
 
-    def save(self) -> None:
+    def save(self, *, wait: bool = True) -> None:
         """Write the cache file if anything changed: merged with what another run may have
-        written meanwhile, entries of files seen this run first, then older ones still on disk."""
+        written meanwhile, entries of files seen this run first, then older ones still on disk.
+        `wait=False`: skip it if another save is under way (that one or the next takes care)."""
         if self.file is None:
             return
+        if not self._writing.acquire(blocking=wait):
+            return
+        try:
+            self._save(self.file)
+        finally:
+            self._writing.release()
+
+    def _save(self, file: Path) -> None:
         with self._lock:
             if not self._dirty:
                 return
             mine = dict(self._entries)
             seen = set(self._seen)
             self._dirty = False
-        others = self._load(self.file, note=False)
+        others = self._load(file, note=False)
         merged = {k: v for k, v in mine.items() if k in seen}
         for name, entry in {**others, **mine}.items():
             if len(merged) >= MAX_ENTRIES:
@@ -237,18 +248,22 @@ class ChecksumCache:
                 merged[name] = entry
         doc = {"format": FORMAT, "files": {k: v.to_json() for k, v in sorted(merged.items())}}
         try:
-            self.file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.file.parent)
+            file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=file.parent)
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as out:
                     json.dump(doc, out, separators=(",", ":"))
-                os.replace(tmp, self.file)
+                os.replace(tmp, file)
             except BaseException:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
                 raise
         except OSError as exc:
-            self._log(
-                f"note: cannot write the checksum cache {self.file} ({exc.strerror or exc}); "
-                "the next run reads the files again"
-            )
+            with self._lock:
+                self._dirty = True  # tried again by the next save
+            if not self._write_failed:  # said once, however often it is tried
+                self._write_failed = True
+                self._log(
+                    f"note: cannot write the checksum cache {file} ({exc.strerror or exc}); "
+                    "the next run reads the files again"
+                )

@@ -90,7 +90,7 @@ Log = Callable[[str], None]
 MAX_CONCURRENCY = 256
 # How often the checksum cache is written while files finish uploading (it is also written
 # before the transfers and after them, failed or not): one small JSON file per interval at most.
-CACHE_SAVE_SECONDS = 2.0
+CACHE_SAVE_SECONDS = 10.0
 
 
 def _stderr(message: str) -> None:
@@ -296,6 +296,9 @@ class _Upload:
         self.log = log
         self.started = started
         self.stop = threading.Event()
+        # Hashing keeps a core busy: no more files hashed at once than there are cores (more
+        # only thrash the CPU caches and the GIL), while planning and while uploading alike.
+        self._hashing = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
         self._cache_saved_at = time.monotonic()
         self._cache_save_lock = threading.Lock()
         self.progress: Progress | None = None
@@ -369,6 +372,8 @@ class _Upload:
             return result
 
         if plan.todo:
+            if isinstance(self.source, LocalSource):
+                _check_readable(plan.todo)  # before the manifest goes, not after
             if existing is not None:
                 self.log(f"{len(plan.todo)} files to transfer: deleting the manifest until done")
                 try:
@@ -433,17 +438,14 @@ class _Upload:
         todo: list[SourceFile] = []
         digests: dict[str, Digests] = {}
 
-        workers = min(len(files), self.options.concurrency, 32)
-        # HEADs wait on the network, hashing keeps a core busy: no more files hashed at once
-        # than there are cores (more only thrash the CPU caches and the GIL).
-        hashing_slots = threading.BoundedSemaphore(max(1, min(os.cpu_count() or 1, workers)))
+        workers = min(len(files), self.options.concurrency, 32)  # HEADs wait on the network
 
         def check(f: SourceFile) -> tuple[SourceFile, ObjectState | None, Digests | None]:
             state = self.dest.head(self.location.key(f.path))
             digest = None
             if progress is not None:
                 if _may_hold(f, state):
-                    with hashing_slots:
+                    with self._hashing:
                         digest = _digest_local(
                             f, Path(f.location), self.cache, lambda n: progress.add("check", n)
                         )
@@ -610,21 +612,25 @@ class _Upload:
             if now - self._cache_saved_at < CACHE_SAVE_SECONDS:
                 return
             self._cache_saved_at = now
-        self.cache.save()
+        self.cache.save(wait=False)
 
     def _upload(self, f, transfers, digest, budget, workdir, count, attempt) -> ManifestFile:
         key = self.location.key(f.path)
         source: FileSource = self.source  # type: ignore[assignment]
         reserve = budget.reserve(f, self.stop) if budget else contextlib.nullcontext()
         with reserve, source.fetch(f, workdir, lambda n: count("download", n)) as path:
-            size = path.stat().st_size
+            try:
+                size = path.stat().st_size
+            except OSError as exc:
+                raise SourceError(f"cannot read {_where(f, path)}: {exc.strerror or exc}") from None
             if size != f.size:
                 raise IntegrityError(
                     f"{f.path} is {size} bytes, the source lists {f.size}: "
                     + ("the download was truncated" if source.stages else "it changed while staged")
                 )
             if digest is None:  # a retry reads the bytes again whatever the cache says
-                digest = _digest_local(f, path, self.cache, refresh=attempt > 1)
+                with self._hashing:
+                    digest = _digest_local(f, path, self.cache, refresh=attempt > 1)
             _check_published(f, digest)
             source_id = f.source_id or f"crc64nvme:{digest.crc64nvme}"
             metadata = {META_SOURCE_ID: source_id, META_CRC64NVME: digest.crc64nvme}
@@ -705,9 +711,24 @@ def _digest_local(
             path, sha256=f.sha256 is not None, git_sha1=f.git_sha1 is not None, on_bytes=on_bytes
         )
     except OSError as exc:
-        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise SourceError(f"cannot read {_where(f, path)}: {exc.strerror or exc}") from None
     except ValueError as exc:
-        raise IntegrityError(f"{path} changed while being read ({exc})") from None
+        raise IntegrityError(f"{_where(f, path)} changed while being read ({exc})") from None
+
+
+def _check_readable(files: list[SourceFile]) -> None:
+    """Open each local file once (no read): a missing or unreadable file is an error before
+    anything in the bucket changes. Most are first read when uploaded, after that."""
+    for f in files:
+        try:
+            os.close(os.open(f.location, os.O_RDONLY))
+        except OSError as exc:
+            raise SourceError(f"cannot read {f.location}: {exc.strerror or exc}") from None
+
+
+def _where(f: SourceFile, path: Path) -> str:
+    """The file for a message: its own path, or the source's name for a downloaded copy."""
+    return str(path) if str(path) == f.location else f"{f.path} (downloaded to {path})"
 
 
 def _check_published(f: SourceFile, digest: Digests) -> None:

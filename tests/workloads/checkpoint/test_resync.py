@@ -329,8 +329,47 @@ def test_a_file_that_cannot_be_read_for_its_upload_is_a_clear_error(
     code, _, err = run_cli(*upload(src, bucket, s3))
     assert code == 2
     assert f"error: cannot read {broken}: Input/output error" in err
+    assert "(1 failed;" in err and "no manifest was written" in err  # during the transfers
     assert "Traceback" not in err and "internal error" not in err
     assert MANIFEST not in stored(s3_client, bucket)
+
+
+def test_a_changed_file_that_cannot_be_opened_leaves_the_staged_checkpoint_alone(
+    s3, s3_client, bucket, local_checkpoint, run_cli, monkeypatch
+):
+    # The rerun would rewrite that object, so it would delete the manifest first; a file it
+    # cannot even open must stop it before that, not after (readers keep a whole checkpoint).
+    src, _ = local_checkpoint
+    assert run_cli(*upload(src, bucket, s3))[0] == 0
+    changed = src / "model-00002-of-00002.safetensors"
+    with changed.open("ab") as f:
+        f.write(b"more")
+    real_open = os.open
+
+    def refusing_open(path, flags, *args, **kwargs):
+        if os.fspath(path) == str(changed):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refusing_open)
+    mark = s3.recorder.mark()
+    code, _, err = run_cli(*upload(src, bucket, s3))
+    assert code == 2
+    assert f"error: cannot read {changed}: Permission denied" in err
+    assert s3.recorder.writes(mark, bucket) == []
+    assert MANIFEST in stored(s3_client, bucket)
+
+
+def test_a_cache_that_cannot_be_written_is_said_once(
+    s3, bucket, local_checkpoint, run_cli, settled, checksum_cache_dir, monkeypatch
+):
+    checksum_cache_dir.parent.mkdir(parents=True, exist_ok=True)
+    checksum_cache_dir.write_text("a file where the cache directory should be")
+    monkeypatch.setattr(upload_module, "CACHE_SAVE_SECONDS", 0)  # a save after every file
+    src, _ = local_checkpoint
+    code, _, err = run_cli(*upload(src, bucket, s3, "--concurrency", "1"))
+    assert code == 0, err
+    assert err.count("cannot write the checksum cache") == 1
 
 
 def test_hashes_reach_the_disk_as_files_finish_not_only_at_the_end(
