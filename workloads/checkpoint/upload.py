@@ -622,7 +622,7 @@ class _Upload:
             try:
                 size = path.stat().st_size
             except OSError as exc:
-                raise SourceError(f"cannot read {_where(f, path)}: {exc.strerror or exc}") from None
+                raise _unreadable(_where(f, path), exc) from None
             if size != f.size:
                 raise IntegrityError(
                     f"{f.path} is {size} bytes, the source lists {f.size}: "
@@ -711,7 +711,7 @@ def _digest_local(
             path, sha256=f.sha256 is not None, git_sha1=f.git_sha1 is not None, on_bytes=on_bytes
         )
     except OSError as exc:
-        raise SourceError(f"cannot read {_where(f, path)}: {exc.strerror or exc}") from None
+        raise _unreadable(_where(f, path), exc) from None
     except ValueError as exc:
         raise IntegrityError(f"{_where(f, path)} changed while being read ({exc})") from None
 
@@ -723,7 +723,11 @@ def _check_readable(files: list[SourceFile]) -> None:
         try:
             os.close(os.open(f.location, os.O_RDONLY))
         except OSError as exc:
-            raise SourceError(f"cannot read {f.location}: {exc.strerror or exc}") from None
+            raise _unreadable(f.location, exc) from None
+
+
+def _unreadable(where: str, exc: OSError) -> SourceError:
+    return SourceError(f"cannot read {where}: {exc.strerror or exc}")
 
 
 def _where(f: SourceFile, path: Path) -> str:
