@@ -7,8 +7,9 @@ leaves a half-created stack.
 import pulumi
 import pulumi_aws as aws
 
+from core.regions import partition_of
+from core.vocabulary import GPU_ROLES, role_node_selector
 from infra.bucket import SecureBucket, SecureBucketArgs
-from infra.config import load_stack_config
 from infra.dependencies import HyperPodDependencies, HyperPodDependenciesArgs
 from infra.efa import EfaSecurityGroup, EfaSecurityGroupArgs
 from infra.eks import Eks, EksArgs
@@ -17,10 +18,10 @@ from infra.lifecycle import LifecycleScripts, LifecycleScriptsArgs
 from infra.network import Network, NetworkArgs
 from infra.observability import Observability, ObservabilityArgs
 from infra.operator import InferenceOperator, InferenceOperatorArgs
-from infra.placement import Placement, PlacementArgs, role_node_selector
-from infra.regions import partition_of
+from infra.placement import Placement, PlacementArgs
+from infra.stack_config import load_stack_config
 from infra.tags import base_tags
-from workloads.build import ClusterFacts
+from specs.endpoint import ClusterFacts
 from workloads.endpoint import EndpointArgs, InferenceEndpoint
 from workloads.staging import CheckpointStaging, StagingArgs
 
@@ -188,4 +189,4 @@ if observability:
     pulumi.export("prometheusEndpoint", observability.prometheus_endpoint)
 pulumi.export("endpointName", s.endpoint.name)
 pulumi.export("endpointMode", s.endpoint.mode)
-pulumi.export("roleNodeSelectors", {r: role_node_selector(r) for r in ("prefill", "decode")})
+pulumi.export("roleNodeSelectors", {r: role_node_selector(r) for r in GPU_ROLES})

@@ -65,7 +65,7 @@ from moto.moto_server.werkzeug_app import (  # noqa: E402
 )
 from werkzeug.serving import make_server  # noqa: E402
 
-from infra.units import parse_byte_size  # noqa: E402
+from core.units import parse_byte_size  # noqa: E402
 
 REGION = "us-east-2"
 BUCKET = "bench-checkpoints"

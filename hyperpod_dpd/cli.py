@@ -18,8 +18,8 @@ from pathlib import Path
 from hyperpod_dpd import checkpoint_cmd, diff, policy_cmd, preflight, size_cmd
 from hyperpod_dpd.plan import EXIT_CONFIG, STOPPED, Plan, make_plan, resource_counts
 from hyperpod_dpd.verify import cli as verify
-from infra.config import ConfigError
-from infra.config.declare import render_pulumi_yaml, render_readme
+from settings import ConfigError
+from settings.declare import render_pulumi_yaml, render_readme
 
 EXIT_INTERNAL = 3
 _EXTRA_COMMANDS: list = [

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from infra.config.model import StackSettings
+from settings.model import StackSettings
 
 PRICE_TABLE = Path(__file__).with_name("prices.yaml")
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infra.config import ConfigError, ConfigProblem
+from settings import ConfigError, ConfigProblem
 
 PLAN_FILES = ("resources.json", "policy-report.json", "plan.json")
 # Inputs whose change replaces the resource (provider schemas: CloudFormation createOnly

@@ -253,6 +253,6 @@ def _zones(cloud: FakeCloud, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _az_prefix(region: str) -> str:
-    from infra.regions import az_id_prefix
+    from core.regions import az_id_prefix
 
     return az_id_prefix(region)

@@ -22,14 +22,14 @@ from typing import Any
 
 import yaml
 
+from core.units import format_gib
 from hyperpod_dpd.cost import hourly_cost, total
 from hyperpod_dpd.engine import ProgramRun, run_program
 from hyperpod_dpd.stackfile import StackFile, load_stack
-from infra.config import StackSettings, parse_settings
-from infra.units import format_gib
 from policies.enforce import PolicyViolationError
 from policies.rules import ALL_RULES, ResourceView, Rule, Violation, evaluate
-from workloads.endpoint_sizing import endpoint_sizing
+from settings import StackSettings, parse_settings
+from settings.sizing import endpoint_sizing
 
 EXIT_OK, EXIT_VIOLATION, EXIT_CONFIG = 0, 1, 2
 STOPPED = (

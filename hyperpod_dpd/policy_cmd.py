@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 from hyperpod_dpd.stackfile import load_stack
-from infra.config import parse_settings
 from policies.pack import pack_config
+from settings import parse_settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -18,9 +18,9 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
+from core.versions import EKS_ADDON_VERSIONS
 from hyperpod_dpd.stackfile import load_stack
-from infra.config import StackSettings, parse_settings
-from infra.versions import EKS_ADDON_VERSIONS
+from settings import StackSettings, parse_settings
 
 ClientFactory = Callable[[str], Any]
 PASS, FAIL, WARN = "pass", "FAIL", "warn"
@@ -170,7 +170,7 @@ def _addon_versions(s: StackSettings, client: ClientFactory) -> list[Check]:
                     name,
                     FAIL,
                     f"not published for Kubernetes {s.eks.kubernetes_version} in this Region; "
-                    "update infra/versions.py EKS_ADDON_VERSIONS",
+                    "update core/versions.py EKS_ADDON_VERSIONS",
                 )
             )
     return checks

@@ -15,9 +15,9 @@ import json
 import sys
 from pathlib import Path
 
-from infra.units import parse_byte_size
-from workloads.catalog import GIB, MODELS, SizingError, instance_spec, load_model
-from workloads.sizing import RoleBudget, SizingReport, size
+from core.catalog import GIB, MODELS, SizingError, instance_spec, load_model
+from core.sizing import RoleBudget, SizingReport, size
+from core.units import parse_byte_size
 
 EXIT_BAD_INPUT = 2  # the same code `plan` uses for bad configuration
 

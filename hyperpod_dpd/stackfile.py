@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from infra.config import PROJECT, ConfigError, ConfigProblem
+from settings import PROJECT, ConfigError, ConfigProblem
 
 SECRET_PLACEHOLDER = "[secret]"
 
@@ -28,7 +28,7 @@ class StackFile:
     secret_keys: list[str]
 
     def decoded(self) -> dict[str, Any]:
-        """The config with objects decoded again (what infra.config.parse_settings takes)."""
+        """The config with objects decoded again (what settings.parse_settings takes)."""
         return {k: _decode(v) for k, v in self.config.items()}
 
 

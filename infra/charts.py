@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pulumi
 
-from infra.versions import GitHubChart, GitHubFile
+from core.versions import GitHubChart, GitHubFile
 
 ARCHIVE_BASE_URL = "https://codeload.github.com"
 RAW_BASE_URL = "https://raw.githubusercontent.com"

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from core.versions import HYPERPOD_DEPENDENCIES_CHART
+from core.vocabulary import GPU_RESOURCE
 from infra.charts import resolve_chart
-from infra.versions import HYPERPOD_DEPENDENCIES_CHART
 
-GPU_TAINT_KEY = "nvidia.com/gpu"
+GPU_TAINT_KEY = GPU_RESOURCE
 # The EFA device plugin's own tolerations (chart values.yaml) plus the GPU taint this stack puts
 # on GPU nodes; without it the plugin would not run there and no EFA device would be advertised.
 EFA_PLUGIN_TOLERATIONS = [

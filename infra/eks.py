@@ -15,8 +15,8 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from core.versions import EKS_ADDON_VERSIONS
 from infra.iam import managed_policy, service_trust
-from infra.versions import EKS_ADDON_VERSIONS
 
 LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 # Add-ons that run as DaemonSets and must exist before HyperPod nodes join. coredns is a

@@ -13,13 +13,13 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_aws_native as aws_native
 
-from infra.config.model import InstanceGroupConfig
+from core.vocabulary import GROUP_LABEL, ROLE_LABEL
+from core.vocabulary import HYPERPOD_CLUSTER_TYPE as CLUSTER_TYPE
 from infra.dependencies import GPU_TAINT_KEY
 from infra.iam import allow, document, managed_policy, service_trust
-from infra.placement import GROUP_LABEL, ROLE_LABEL
 from policies.enforce import UNKNOWN, camel_keys, child_urn, enforce, plain
 from policies.rules import ResourceView
-from policies.rules.views import HYPERPOD_TYPE as CLUSTER_TYPE
+from settings.model import InstanceGroupConfig
 
 GPU_ROLES = ("prefill", "decode")
 DEEP_HEALTH_CHECKS = ["InstanceStress", "InstanceConnectivity"]

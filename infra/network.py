@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from infra.subnets import SubnetPlan, plan_subnets
+from core.subnets import SubnetPlan, plan_subnets
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from core.versions import OBSERVABILITY_ADDON_VERSION
 from infra.iam import allow, document, managed_policy, pod_identity_trust, service_trust
-from infra.versions import OBSERVABILITY_ADDON_VERSION
 
 ADDON_NAME = "amazon-sagemaker-hyperpod-observability"
 NAMESPACE = "hyperpod-observability"

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from core.versions import ALB_CONTROLLER_POLICY, OPERATOR_DEPENDENCY_ADDONS
 from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.charts import resolve_file
 from infra.iam import (
@@ -24,7 +25,6 @@ from infra.iam import (
     managed_policy,
     service_statement,
 )
-from infra.versions import ALB_CONTROLLER_POLICY, OPERATOR_DEPENDENCY_ADDONS
 
 ADDON_NAME = "amazon-sagemaker-hyperpod-inference"
 NAMESPACE = "hyperpod-inference-system"
@@ -216,7 +216,7 @@ class InferenceOperator(pulumi.ComponentResource):
     def _create_alb_role(self) -> aws.iam.Role:
         role = self._irsa_role("alb", NAMESPACE, ALB_SA)
         # The AWS Load Balancer Controller's own policy, fetched at deploy time from the pinned
-        # upstream release (infra/versions.py): many of its EC2/ELB actions support no resource
+        # upstream release (core/versions.py): many of its EC2/ELB actions support no resource
         # scoping and use "*" with tag conditions, as AWS publishes it.
         policy = aws.iam.Policy(
             f"{self._name}-alb-controller",

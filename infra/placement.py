@@ -12,14 +12,6 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-ROLE_LABEL = "hyperpod-dpd/role"
-GROUP_LABEL = "hyperpod-dpd/instance-group"
-
-
-def role_node_selector(role: str) -> dict[str, str]:
-    """The nodeSelector that lands a pod on the nodes of `role` (prefill, decode, system)."""
-    return {ROLE_LABEL: role}
-
 
 @dataclass(frozen=True)
 class PlacementArgs:

@@ -1,4 +1,4 @@
-"""Regenerate workloads/schema/inferenceendpointconfig-v<version>.json from the operator's CRD.
+"""Regenerate specs/schema/inferenceendpointconfig-v<version>.json from the operator's CRD.
 
   python scripts/extract_crd_schema.py                      # both known versions, from
                                                             # ../shared/reference/hyperpod/
@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a file from any directory, installed or not
 
-from workloads.schema.extract import (  # noqa: E402
+from specs.schema.extract import (  # noqa: E402
     KNOWN_CRDS,
     SCHEMA_DIR,
     extract,

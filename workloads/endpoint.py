@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra.config.model import StackSettings
+from core.vocabulary import IEC_TYPE
 from policies.enforce import child_urn, enforce, plain
 from policies.rules import ResourceView
-from policies.rules.views import IEC_TYPE
-from workloads.build import ClusterFacts, build_endpoint
-from workloads.spec import API_VERSION, KIND, InferenceEndpointConfig
+from settings.model import StackSettings
+from specs.endpoint import ClusterFacts, build_endpoint
+from specs.iec import API_VERSION, KIND, InferenceEndpointConfig
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from infra.config.model import StackSettings
+from core.vocabulary import role_node_selector
 from infra.iam import allow, document, irsa_trust
-from infra.placement import role_node_selector
+from settings.model import StackSettings
 from workloads.checkpoint.job import job_command
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +30,7 @@ SERVICE_ACCOUNT = "checkpoint-stager"
 IMAGE = "public.ecr.aws/docker/library/python:3.11-slim-bookworm"
 PIP_PACKAGES = ("boto3[crt]==1.44.8", "huggingface_hub==2.4.0")  # same pins as requirements.txt
 SCRATCH_LIMIT = "50Gi"  # one Hub file at a time is staged here (shards are ~5 GB)
-CODE_FILES = ("infra/__init__.py", "infra/units.py", "workloads/__init__.py")
+CODE_FILES = ("core/__init__.py", "core/units.py", "workloads/__init__.py")
 
 
 def code_files() -> dict[str, str]:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.vllm_args import flag_value, merge_args
 from hyperpod_dpd.verify import causes, logs
 from hyperpod_dpd.verify.causes import Cause
 from hyperpod_dpd.verify.cluster import ROUTER_NAMESPACE, Cluster, ClusterError
@@ -139,9 +140,13 @@ def endpoint_facts(iec: dict[str, Any]) -> EndpointFacts:
     worker = spec.get("worker") or {}
     args = [str(a) for a in worker.get("args") or []]
     decode_args = [str(a) for a in ((pd or {}).get("decodingSpec") or {}).get("args") or []]
-    merged = _merge_args(args, decode_args)  # role args replace worker args (dpd-facts.md)
-    model = merged.get("--served-model-name") or merged.get("--model") or DEFAULT_MODEL
-    max_len = merged.get("--max-model-len")
+    try:  # role args replace worker args, the operator's rule (core/vllm_args.py)
+        merged = merge_args(args, decode_args)
+        model = flag_value(merged, "--served-model-name") or flag_value(merged, "--model")
+        max_len = flag_value(merged, "--max-model-len")
+    except ValueError:  # args this project did not write: judge what can be judged
+        model, max_len = None, None
+    model = model or DEFAULT_MODEL
     threshold = (pd or {}).get("routingThreshold")
     return EndpointFacts(
         is_dpd=pd is not None,
@@ -149,21 +154,6 @@ def endpoint_facts(iec: dict[str, Any]) -> EndpointFacts:
         model=model,
         max_model_len=int(max_len) if max_len and max_len.isdigit() else None,
     )
-
-
-def _merge_args(*lists: list[str]) -> dict[str, str]:
-    flags: dict[str, str] = {}
-    for args in lists:
-        for i, arg in enumerate(args):
-            if arg.startswith("--"):
-                key, eq, value = arg.partition("=")
-                if eq:
-                    flags[key] = value
-                elif i + 1 < len(args) and not args[i + 1].startswith("--"):
-                    flags[key] = args[i + 1]
-                else:
-                    flags[key] = ""
-    return flags
 
 
 def judge_iec(iec: dict[str, Any], target: Target) -> list[Check]:

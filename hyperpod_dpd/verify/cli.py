@@ -35,7 +35,7 @@ from hyperpod_dpd.verify.prompts import (
     PodPromptClient,
     PromptClient,
 )
-from infra.config import ConfigError, parse_settings
+from settings import ConfigError, parse_settings
 from workloads.endpoint import router_service
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from core.catalog import DPD_INSTANCE_TYPES
 from policies.rules import views
 from policies.rules.base import Finding, Rule
-from workloads.catalog import DPD_INSTANCE_TYPES
 
 ALLOWED = ", ".join(DPD_INSTANCE_TYPES)
 

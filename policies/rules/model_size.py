@@ -3,9 +3,9 @@ and MoE models rarely gain, and colocated serving is simpler."""
 
 from __future__ import annotations
 
+from core.catalog import SizingError, load_model
 from policies.rules import views
 from policies.rules.base import Finding, Rule
-from workloads.catalog import SizingError, load_model
 
 
 def check(resources, limits):

@@ -5,16 +5,16 @@ Without an expected load in config the documents' example (6,035-token prompts) 
 
 from __future__ import annotations
 
-from policies.rules import views
-from policies.rules.base import Finding, Rule
-from workloads.catalog import GIB
-from workloads.sizing import (
+from core.catalog import GIB
+from core.sizing import (
     buffer_chunks,
     chunks_for_tokens,
     kv_bytes_per_token_per_rank,
     recommend_pd_buffer,
 )
-from workloads.vllm_args import flag_value
+from core.vllm_args import flag_value
+from policies.rules import views
+from policies.rules.base import Finding, Rule
 
 DOCS_PROMPT_TOKENS = 6035
 

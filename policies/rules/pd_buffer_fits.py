@@ -3,10 +3,10 @@ left by --gpu-memory-utilization (the buffer lives outside vLLM's share)."""
 
 from __future__ import annotations
 
+from core.catalog import GIB
+from core.sizing import OVERHEAD_BYTES, role_budget
 from policies.rules import views
 from policies.rules.base import Finding, Rule
-from workloads.catalog import GIB
-from workloads.sizing import OVERHEAD_BYTES, role_budget
 
 
 def check(resources, limits):

@@ -4,9 +4,9 @@ on the disaggregated path can hang the decoder; 0 disaggregates everything) and 
 
 from __future__ import annotations
 
+from core.vllm_args import flag_value
 from policies.rules import views
 from policies.rules.base import Finding, Rule
-from workloads.vllm_args import flag_value
 
 
 def check(resources, limits):

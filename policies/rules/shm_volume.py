@@ -3,9 +3,9 @@ fails with "Error while creating shared memory segment" (field-problems.md row 1
 
 from __future__ import annotations
 
+from core.vllm_args import flag_value
 from policies.rules import views
 from policies.rules.base import Finding, Rule
-from workloads.vllm_args import flag_value
 
 
 def check(resources, limits):

@@ -3,10 +3,10 @@ otherwise), and each role requests all GPUs of its instance type."""
 
 from __future__ import annotations
 
+from core.catalog import INSTANCES
+from core.vllm_args import flag_value
 from policies.rules import views
 from policies.rules.base import Finding, Rule
-from workloads.catalog import INSTANCES
-from workloads.vllm_args import flag_value
 
 
 def _tp(iec, role) -> int | None:

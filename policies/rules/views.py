@@ -10,14 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from core.catalog import INSTANCES, SizingError, load_model
+from core.vllm_args import flag_value, merge_args
+from core.vocabulary import (
+    ANNOTATION_PREFIX,
+    GPU_ROLES,
+    HYPERPOD_CLUSTER_TYPE,
+    IEC_TYPE,
+    ROLE_LABEL,
+)
 from policies.rules.base import ResourceView
-from workloads.vllm_args import merge_args
 
-IEC_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
-HYPERPOD_TYPE = "aws-native:sagemaker:Cluster"
-ROLE_LABEL = "hyperpod-dpd/role"
-ANNOTATION = "hyperpod-dpd/"
-GPU_ROLES = ("prefill", "decode")
 ROLE_SPECS = {"prefill": "prefillSpec", "decode": "decodingSpec"}
 
 
@@ -39,7 +42,7 @@ def pd_spec(iec: ResourceView) -> Mapping[str, Any] | None:
 
 def annotation(iec: ResourceView, name: str) -> str | None:
     notes = (iec.props.get("metadata") or {}).get("annotations") or {}
-    value = notes.get(ANNOTATION + name)
+    value = notes.get(ANNOTATION_PREFIX + name)
     return value if isinstance(value, str) else None
 
 
@@ -80,7 +83,7 @@ def instance_types(iec: ResourceView) -> list[str]:
 
 
 def hyperpod_groups(resources: Sequence[ResourceView]) -> Iterator[tuple[ResourceView, dict]]:
-    for cluster in of_type(resources, HYPERPOD_TYPE):
+    for cluster in of_type(resources, HYPERPOD_CLUSTER_TYPE):
         for group in cluster.props.get("instanceGroups") or []:
             yield cluster, group
 
@@ -126,16 +129,12 @@ def decode_instance_type(iec: ResourceView, resources: Sequence[ResourceView]) -
 def sizing_inputs(iec: ResourceView, resources: Sequence[ResourceView]):
     """(model, instance, tp, utilization, max_model_len, buffer) of the decoder, or None when
     any is unknown (then the sizing rules have nothing to judge)."""
-    from workloads.catalog import INSTANCES, SizingError, load_model
-
     try:
         model = load_model(annotation(iec, "sizing-model") or "")
     except SizingError:
         return None
     instance = INSTANCES.get(decode_instance_type(iec, resources) or "")
     args = effective_args(iec, "decode")
-    from workloads.vllm_args import flag_value
-
     tp = as_int(flag_value(args, "--tensor-parallel-size") or 1)
     utilization = as_float(flag_value(args, "--gpu-memory-utilization") or 0.9)  # vLLM default
     max_len = as_int(flag_value(args, "--max-model-len"))

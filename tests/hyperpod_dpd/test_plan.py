@@ -11,8 +11,8 @@ import yaml
 
 from hyperpod_dpd.engine import run_program
 from hyperpod_dpd.plan import Plan, kubernetes_manifests, make_plan, write_plan
-from infra.config import parse_settings
 from policies.rules import Finding, Rule
+from settings import parse_settings
 from tests.conftest import ROOT, as_pulumi_config, stack_raw
 
 RESOURCE_KEYS = {"type", "name", "urn", "parent", "provider", "dependsOn", "protect", "inputs"}
@@ -22,7 +22,7 @@ K8S_PROGRAM = textwrap.dedent(
     import pulumi
     import pulumi_kubernetes as k8s
 
-    from infra.config import load_stack_config
+    from infra.stack_config import load_stack_config
 
     config = load_stack_config()
     provider = k8s.Provider("k8s", kubeconfig="{}")

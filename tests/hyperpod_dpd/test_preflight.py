@@ -8,10 +8,10 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from core.versions import EKS_ADDON_VERSIONS
 from hyperpod_dpd.cli import main
 from hyperpod_dpd.preflight import FAIL, PASS, WARN, run_checks
-from infra.config import parse_settings
-from infra.versions import EKS_ADDON_VERSIONS
+from settings import parse_settings
 from tests.conftest import edit, stack_raw
 
 PLAN_ARN = "arn:aws:sagemaker:us-east-2:111122223333:training-plan/p5-dev"

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from hyperpod_dpd.stackfile import SECRET_PLACEHOLDER, load_stack
-from infra.config import ConfigError
+from settings import ConfigError
 from tests.conftest import ROOT
 
 

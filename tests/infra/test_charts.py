@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from core.versions import HYPERPOD_DEPENDENCIES_CHART, GitHubChart
 from infra.charts import ChartFetchError, chart_dir, fetch_chart, offline_chart_path
-from infra.versions import HYPERPOD_DEPENDENCIES_CHART, GitHubChart
 
 PIN = GitHubChart("aws/example-repo", "0123456789abcdef0123456789abcdef01234567", "charts/deps")
 TOP = f"example-repo-{PIN.commit}"

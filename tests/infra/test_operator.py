@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from infra.config import ConfigError, parse_settings
+from settings import ConfigError, parse_settings
 from tests.conftest import edit, run_stack, stack_raw
 
 NS = "hyperpod-dpd"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from infra.config import parse_settings
 from policies.enforce import PolicyViolationError, camel_keys, plain
+from settings import parse_settings
 from tests.conftest import edit, run_stack, stack_raw
 
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from core.catalog import GIB, instance_spec, load_model
+from core.sizing import size
 from hyperpod_dpd import cli, size_cmd
-from tests.workloads.test_catalog import LLAMA_70B_CONFIG
-from workloads.catalog import GIB, instance_spec, load_model
-from workloads.sizing import size
+from tests.core.test_catalog import LLAMA_70B_CONFIG
 
 
 def test_size_is_a_registered_command():

@@ -79,7 +79,7 @@ def test_manual_staging_creates_no_job():
 
 
 def test_local_source_requires_manual_staging():
-    from infra.config import ConfigError, parse_settings
+    from settings import ConfigError, parse_settings
 
     raw = edit(stack_raw("dev"), f"{NS}:checkpoint", {"source": "/data/llama"})
     with pytest.raises(ConfigError, match=r"hyperpod-dpd:checkpoint\.staging: got 'job'"):

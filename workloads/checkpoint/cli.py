@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from infra.units import parse_byte_size
+from core.units import parse_byte_size
 from workloads.checkpoint.checksum_cache import CACHE_ENV
 from workloads.checkpoint.errors import EXIT_FAILED, EXIT_OK, CheckpointError
 from workloads.checkpoint.progress import MODES

@@ -1,7 +1,7 @@
 """Typed `InferenceEndpointConfig` (inference.sagemaker.aws.amazon.com/v1), the parts users set.
 
 Field names and enums follow the operator's CRD (v3.3, and v3.2 where the field exists there;
-see workloads/schema/). `InferenceEndpointConfig.to_manifest()` is the one place a manifest dict
+see specs/schema/). `InferenceEndpointConfig.to_manifest()` is the one place a manifest dict
 is built. Values may be Pulumi Outputs (bucket names, AZ names): the manifest is then a Pulumi
 input, resolved by the engine.
 """
@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-API_VERSION = "inference.sagemaker.aws.amazon.com/v1"
-KIND = "InferenceEndpointConfig"
+from core.vocabulary import IEC_API_VERSION as API_VERSION
+from core.vocabulary import IEC_KIND as KIND
+
 RoutingStrategy = Literal["prefixaware", "kvaware", "session", "roundrobin"]
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from infra.config.model import StackSettings
-from workloads.catalog import INSTANCES, instance_spec, load_model
-from workloads.sizing import SizingReport, size
+from core.catalog import INSTANCES, instance_spec, load_model
+from core.sizing import SizingReport, size
+from settings.model import StackSettings
 
 # The decoder log line the DPD docs quote: a 6,035-token prompt.
 DOCS_PROMPT_TOKENS = 6035

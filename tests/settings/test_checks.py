@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from infra.config import ConfigError, parse_settings
+from settings import ConfigError, parse_settings
 from tests.conftest import edit
 
 NS = "hyperpod-dpd"
@@ -98,7 +98,7 @@ def test_kubernetes_version_must_have_pinned_addons(dev_raw):
 def test_group_name_pattern_matches_botocore_sagemaker_model():
     import botocore.session
 
-    from infra.config.model import GROUP_NAME_PATTERN
+    from settings.model import GROUP_NAME_PATTERN
 
     model = botocore.session.get_session().get_service_model("sagemaker")
     shape = model.shape_for("ClusterInstanceGroupName")

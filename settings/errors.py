@@ -7,10 +7,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, get_args, get_origin
 
-import pulumi
 from pydantic import BaseModel, ValidationError
 
-from infra.config.model import PATTERN_HINTS, PROJECT, StackSettings
+from core.vocabulary import PROJECT
+from settings.model import PATTERN_HINTS, StackSettings
 
 
 @dataclass(frozen=True)
@@ -33,11 +33,12 @@ class _Missing:
 MISSING: Any = _Missing()
 
 
-class ConfigError(pulumi.RunError):
-    """Bad stack configuration. A RunError, so `pulumi up` prints the message, no traceback."""
+class ConfigError(Exception):
+    """Bad stack configuration: every problem at once. The program raises it as a RunError
+    (infra/stack_config.py), so `pulumi up` prints the message without a traceback."""
 
     def __init__(self, problems: list[ConfigProblem], source: str = "stack configuration"):
-        self.problems = problems
+        self.problems, self.source = problems, source
         lines = [f"Invalid {source} ({len(problems)} problem{'s' * (len(problems) != 1)}):"]
         lines += [f"  - {p.render()}" for p in problems]
         super().__init__("\n".join(lines))

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.regions import az_id_in_region, az_id_prefix
+from core.regions import az_id_in_region, az_id_prefix
 
 
 @pytest.mark.parametrize(

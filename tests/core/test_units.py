@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.units import format_gib, parse_byte_size
+from core.units import format_gib, parse_byte_size
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """Rendered InferenceEndpointConfigs: valid for the operator's CRDs (v3.3 and v3.2) and equal
-to the committed golden files. After an intended change: UPDATE_GOLDEN=1 pytest tests/workloads.
+to the committed golden files. After an intended change: UPDATE_GOLDEN=1 pytest tests/specs.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from core.catalog import DPD_INSTANCE_TYPES
 from hyperpod_dpd.plan import kubernetes_manifests, render_manifest
+from specs.schema import validate_manifest
 from tests.conftest import edit, run_stack, stack_raw
-from workloads.catalog import DPD_INSTANCE_TYPES
-from workloads.schema import validate_manifest
 
 GOLDEN = Path(__file__).parent / "golden"
 NS = "hyperpod-dpd"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from infra.config import ConfigError, parse_settings
-from tests.conftest import edit, stack_raw
+from settings import ConfigError, parse_settings
+from tests.conftest import edit, run_stack, stack_raw
 
 NS = "hyperpod-dpd"
 
@@ -234,6 +234,10 @@ def test_all_problems_are_reported_at_once(dev_raw):
     assert len(keys) == 3
 
 
-def test_config_error_is_a_pulumi_run_error():
+def test_the_program_raises_config_errors_as_pulumi_run_errors(dev_raw):
     # RunError: `pulumi up` prints the message without a Python traceback.
-    assert issubclass(ConfigError, pulumi.RunError)
+    edit(dev_raw, f"{NS}:endpoint.routingStrategy", "fastest")
+    with pytest.raises(ConfigError) as info:
+        run_stack(dev_raw)
+    assert isinstance(info.value, pulumi.RunError)
+    assert "hyperpod-dpd:endpoint.routingStrategy: got 'fastest'" in str(info.value)

@@ -10,14 +10,17 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from infra.config.errors import MISSING, ConfigProblem, full_key, set_fix
-from infra.config.model import PROJECT, StackSettings
-from infra.regions import az_id_in_region, az_id_prefix
-from infra.versions import (
+from core.catalog import SizingError
+from core.regions import az_id_in_region, az_id_prefix
+from core.versions import (
     DPD_MINIMUM_OPERATOR,
     OPERATOR_ADDON_VERSIONS,
     SUPPORTED_KUBERNETES_VERSIONS,
 )
+from core.vocabulary import PROJECT, RULE_NAMES
+from settings.errors import MISSING, ConfigProblem, full_key, set_fix
+from settings.model import StackSettings
+from settings.sizing import endpoint_sizing
 
 _HF_SOURCE = re.compile(r"^hf://[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _S3_SOURCE = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$")
@@ -78,7 +81,7 @@ def _check_operator(s: StackSettings) -> list[ConfigProblem]:
                 op.addon_version,
                 f"an add-on version of the version table: {known} (check `aws eks "
                 "describe-addon-versions --addon-name amazon-sagemaker-hyperpod-inference` and "
-                "add new ones to infra/versions.py)",
+                "add new ones to core/versions.py)",
                 set_fix(addon_key, needed),
             )
         )
@@ -95,8 +98,6 @@ def _check_operator(s: StackSettings) -> list[ConfigProblem]:
 
 
 def _check_policy_names(s: StackSettings) -> list[ConfigProblem]:
-    from policies.rules import RULE_NAMES
-
     problems = []
     for name in s.policy.enforcement:
         if name not in RULE_NAMES:
@@ -110,10 +111,7 @@ def _check_policy_names(s: StackSettings) -> list[ConfigProblem]:
 
 
 def _check_sizing_inputs(s: StackSettings) -> list[ConfigProblem]:
-    """The model must be known and TP must fit it and the node (see workloads/sizing.py)."""
-    from workloads.catalog import SizingError
-    from workloads.endpoint_sizing import endpoint_sizing
-
+    """The model must be known and TP must fit it and the node (see core/sizing.py)."""
     try:
         endpoint_sizing(s)
     except SizingError as exc:

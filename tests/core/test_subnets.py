@@ -5,7 +5,7 @@ import itertools
 
 import pytest
 
-from infra.subnets import plan_subnets
+from core.subnets import plan_subnets
 
 
 @pytest.mark.parametrize("vpc", ["10.0.0.0/16", "172.16.0.0/18", "192.168.0.0/20"])

@@ -13,10 +13,9 @@ from typing import Annotated, Any, Literal, get_origin
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
 
-from infra.regions import AZ_ID_PATTERN, REGION_PATTERN
-from infra.units import BYTE_SIZE_FORMS, parse_byte_size
-
-PROJECT = "hyperpod-dpd"
+from core.regions import AZ_ID_PATTERN, REGION_PATTERN
+from core.units import BYTE_SIZE_FORMS, parse_byte_size
+from core.vocabulary import GPU_ROLES, Role
 
 # Patterns and how error messages describe them to users.
 CIDR_PATTERN = r"^[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}$"
@@ -134,7 +133,7 @@ class EksConfig(_Model):
 class InstanceGroupConfig(_Model):
     instance_type: InstanceType = Field(description="HyperPod instance type, e.g. ml.p5.48xlarge.")
     instance_count: int = Field(ge=1, description="Number of instances in the group (>= 1).")
-    role: Literal["prefill", "decode", "system"] = Field(
+    role: Role = Field(
         description="What runs on the group: 'prefill' or 'decode' DPD workers (GPU, EFA, in "
         "availabilityZoneId), or 'system' (operators; x86_64)."
     )
@@ -362,7 +361,7 @@ class StackSettings(_Model):
 
     @property
     def gpu_groups(self) -> dict[str, InstanceGroupConfig]:
-        return {n: g for n, g in self.instance_groups.items() if g.role in ("prefill", "decode")}
+        return {n: g for n, g in self.instance_groups.items() if g.role in GPU_ROLES}
 
 
 def _is_object(annotation: Any) -> bool:

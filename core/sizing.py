@@ -13,7 +13,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from workloads.catalog import GIB, MIB, InstanceSpec, ModelSpec, SizingError
+from core.catalog import GIB, MIB, InstanceSpec, ModelSpec, SizingError
 
 # LMCache's default chunk_size: the unit it stores, sends and allocates the PD buffer in.
 CHUNK_TOKENS = 256

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workloads.catalog import GIB, MIB, ModelSpec, SizingError, instance_spec, load_model
-from workloads.sizing import (
+from core.catalog import GIB, MIB, ModelSpec, SizingError, instance_spec, load_model
+from core.sizing import (
     ACTIVATION_RESERVE_BYTES,
     CHUNK_TOKENS,
     OVERHEAD_BYTES,

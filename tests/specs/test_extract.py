@@ -9,8 +9,7 @@ import sys
 import pytest
 import yaml
 
-from tests.conftest import ROOT
-from workloads.schema.extract import (
+from specs.schema.extract import (
     CRD_NAME,
     KNOWN_CRDS,
     extract,
@@ -18,6 +17,7 @@ from workloads.schema.extract import (
     schema_file,
     strip_descriptions,
 )
+from tests.conftest import ROOT
 
 SCRIPT = ROOT / "scripts" / "extract_crd_schema.py"
 REFERENCE = ROOT.parent / "shared" / "reference" / "hyperpod"

@@ -1,33 +1,23 @@
-"""Reading the stack configuration once, into a frozen StackConfig."""
+"""From the config values Pulumi hands a program to the typed StackSettings (pure: no Pulumi).
+
+The running program reads its config through infra/stack_config.py, the offline plan and the
+tests straight from stack files; both end here, so every path validates alike."""
 
 from __future__ import annotations
 
 import difflib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-import pulumi
-from pulumi.runtime import config as runtime_config
 from pydantic import ValidationError
 
-from infra.config.checks import check_settings
-from infra.config.errors import ConfigError, ConfigProblem, problems_from_validation, set_fix
-from infra.config.model import OBJECT_KEYS, PROJECT, SECRET_KEYS, StackSettings
+from core.vocabulary import PROJECT
+from settings.checks import check_settings
+from settings.errors import ConfigError, ConfigProblem, problems_from_validation, set_fix
+from settings.model import OBJECT_KEYS, SECRET_KEYS, StackSettings
 
-_HF_TOKEN = f"{PROJECT}:hfToken"
 _FIELD_KEYS = frozenset(f.alias for f in StackSettings.model_fields.values()) - {"region"}
-
-
-@dataclass(frozen=True)
-class StackConfig:
-    """What components receive: validated settings plus the secrets as Pulumi secret Outputs."""
-
-    settings: StackSettings
-    hf_token: pulumi.Output[str] | None
-    project: str
-    stack: str
 
 
 def parse_settings(raw: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> StackSettings:
@@ -94,13 +84,3 @@ def decode_runtime_value(key: str, text: Any) -> Any:
                 [ConfigProblem(key, text, "a mapping (a YAML object)", set_fix(key))]
             ) from None
     return text
-
-
-def load_stack_config() -> StackConfig:
-    """Read and validate all config of the running Pulumi program (real engine or mocks)."""
-    keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
-    raw = {k: decode_runtime_value(k, runtime_config.get_config(k)) for k in sorted(keys)}
-    secret = {k for k in keys if runtime_config.is_config_secret(k)}
-    settings = parse_settings(raw, secret)
-    hf_token = pulumi.Config(PROJECT).get_secret("hfToken") if raw.get(_HF_TOKEN) else None
-    return StackConfig(settings, hf_token, pulumi.get_project(), pulumi.get_stack())

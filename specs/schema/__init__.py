@@ -14,10 +14,10 @@ from typing import Any
 
 import jsonschema
 
-from workloads.schema.extract import schema_file
+from core.vocabulary import IEC_API_VERSION as API_VERSION
+from core.vocabulary import IEC_KIND as KIND
+from specs.schema.extract import schema_file
 
-API_VERSION = "inference.sagemaker.aws.amazon.com/v1"
-KIND = "InferenceEndpointConfig"
 # Versions we keep a schema for; a newer operator is checked against the newest one.
 SCHEMA_VERSIONS = ("3.2", "3.3")
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?$")

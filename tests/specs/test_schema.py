@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workloads.schema import load_schema, schema_version_for, validate_manifest
+from specs.schema import load_schema, schema_version_for, validate_manifest
 
 SAMPLES = Path(__file__).parent / "samples"
 DPD_EXAMPLE = SAMPLES / "aws-docs__sagemaker-hyperpod-model-deployment-dpd__complete-example.yaml"

@@ -10,10 +10,17 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from infra.config.model import StackSettings
-from infra.placement import role_node_selector
-from workloads.catalog import INSTANCES
-from workloads.spec import (
+from core.catalog import INSTANCES
+from core.vllm_args import merge_args
+from core.vocabulary import (
+    ANNOTATION_PREFIX,
+    EFA_RESOURCE,
+    GPU_RESOURCE,
+    MODE_LABEL,
+    role_node_selector,
+)
+from settings.model import StackSettings
+from specs.iec import (
     EmptyDirVolume,
     EnvVar,
     HttpProbe,
@@ -26,12 +33,10 @@ from workloads.spec import (
     TopologySpec,
     Worker,
 )
-from workloads.vllm_args import merge_args
 
 PORT = 8000
 MODEL_PATH = "/opt/ml/model"
-GPU = "nvidia.com/gpu"
-EFA = "vpc.amazonaws.com/efa"
+GPU, EFA = GPU_RESOURCE, EFA_RESOURCE
 SHM_VOLUME = "dshm"
 # A 70B model loads from S3 in 5-10 minutes (field-problems.md row 15); the startup probe
 # allows 30 minutes before the kubelet restarts a worker that is still loading.
@@ -156,14 +161,13 @@ def build_endpoint(
         replicas=None if pd_spec else e.prefill.replicas + e.decode.replicas,
         volumes=volumes,
         tags=dict(tags or {}),
-        labels={"hyperpod-dpd/mode": e.mode},
+        labels={MODE_LABEL: e.mode},
         annotations=policy_annotations(s),
     )
 
 
 # What the policy rules need to know that the CRD has no field for. The rules read these from
 # the manifest, so the CrossGuard pack and the offline plan judge exactly what is deployed.
-ANNOTATION_PREFIX = "hyperpod-dpd/"
 
 
 def policy_annotations(s: StackSettings) -> dict[str, str]:

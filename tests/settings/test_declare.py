@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import yaml
 
-from infra.config.declare import project_config_block, render_pulumi_yaml
-from infra.config.model import StackSettings
+from settings.declare import project_config_block, render_pulumi_yaml
+from settings.model import StackSettings
 from tests.conftest import ROOT
 
 
@@ -52,7 +52,7 @@ def test_hf_token_is_declared_secret():
 
 
 def test_readme_configuration_table_is_generated_from_the_model():
-    from infra.config.declare import config_reference, render_readme
+    from settings.declare import config_reference, render_readme
 
     text = (ROOT / "README.md").read_text()
     assert config_reference() in text

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from infra.config import parse_settings
+from core.vllm_args import flag_value
+from settings import parse_settings
+from specs.endpoint import ClusterFacts, build_endpoint, effective_role_args, model_name
 from tests.conftest import edit, stack_raw
-from workloads.build import ClusterFacts, build_endpoint, effective_role_args, model_name
-from workloads.vllm_args import flag_value
 
 FACTS = ClusterFacts(model_bucket="models-bucket", az_name="us-east-2b")
 NS = "hyperpod-dpd"

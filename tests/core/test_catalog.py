@@ -9,7 +9,7 @@ from pathlib import Path
 import moto
 import pytest
 
-from workloads.catalog import (
+from core.catalog import (
     DPD_INSTANCE_TYPES,
     INSTANCES,
     MODELS,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workloads.vllm_args import flag_value, merge_args, parse_flags
+from core.vllm_args import flag_value, merge_args, parse_flags
 
 
 def test_parse_forms():

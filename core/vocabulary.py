@@ -1,0 +1,105 @@
+"""The words every layer shares, defined once: labels, annotations, type tokens, roles, rules.
+
+A public contract: component type tokens and resource names are part of every user's Pulumi
+state (URNs), label keys select nodes of running clusters, annotation keys are what the policy
+rules read. Change one only with an alias (component tokens) or a migration note.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+PROJECT = "hyperpod-dpd"
+
+# --- Node roles ----------------------------------------------------------------------------
+Role = Literal["prefill", "decode", "system"]
+GPU_ROLES: tuple[str, ...] = ("prefill", "decode")
+ROLES: tuple[str, ...] = (*GPU_ROLES, "system")
+
+# --- Kubernetes labels, annotations, taints and extended resources --------------------------
+ROLE_LABEL = "hyperpod-dpd/role"  # on HyperPod nodes: which role's pods they run
+GROUP_LABEL = "hyperpod-dpd/instance-group"  # on HyperPod nodes: the instance group's name
+MODE_LABEL = "hyperpod-dpd/mode"  # on the endpoint: dpd | colocated
+CHECKPOINT_LABEL = "hyperpod-dpd/checkpoint"  # on the staging Job: (source, revision, prefix)
+# Facts the CRD has no field for, carried on the endpoint for the policy rules to read.
+ANNOTATION_PREFIX = "hyperpod-dpd/"
+GPU_RESOURCE = "nvidia.com/gpu"  # extended resource, and the key of the GPU nodes' taint
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+
+# --- AWS tags -------------------------------------------------------------------------------
+TIER_TAG = "hyperpod-dpd:tier"  # on subnets: gpu | private | public
+
+# --- The operator's CRD ---------------------------------------------------------------------
+IEC_API_VERSION = "inference.sagemaker.aws.amazon.com/v1"
+IEC_KIND = "InferenceEndpointConfig"
+
+# --- Resource type tokens, as the engine names them -----------------------------------------
+IEC_TYPE = f"kubernetes:{IEC_API_VERSION}:{IEC_KIND}"
+HYPERPOD_CLUSTER_TYPE = "aws-native:sagemaker:Cluster"
+EKS_CLUSTER_TYPE = "aws:eks/cluster:Cluster"
+SUBNET_TYPE = "aws:ec2/subnet:Subnet"
+SECURITY_GROUP_TYPE = "aws:ec2/securityGroup:SecurityGroup"
+SG_INGRESS_TYPE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+SG_EGRESS_TYPE = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
+BUCKET_TYPE = "aws:s3/bucket:Bucket"
+BUCKET_PUBLIC_ACCESS_BLOCK_TYPE = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
+BUCKET_OWNERSHIP_TYPE = "aws:s3/bucketOwnershipControls:BucketOwnershipControls"
+BUCKET_ENCRYPTION_TYPE = (
+    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
+)
+BUCKET_VERSIONING_TYPE = "aws:s3/bucketVersioning:BucketVersioning"
+BUCKET_POLICY_TYPE = "aws:s3/bucketPolicy:BucketPolicy"
+ROLE_POLICY_TYPE = "aws:iam/rolePolicy:RolePolicy"
+IAM_POLICY_TYPE = "aws:iam/policy:Policy"
+JOB_TYPE = "kubernetes:batch/v1:Job"
+CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
+SECRET_TYPE = "kubernetes:core/v1:Secret"
+
+# --- Component type tokens (public contract: renaming one needs an alias) --------------------
+NETWORK = "hyperpod-dpd:infra:Network"
+PLACEMENT = "hyperpod-dpd:infra:Placement"
+EKS = "hyperpod-dpd:infra:Eks"
+NODE_SECURITY_GROUP = "hyperpod-dpd:infra:EfaSecurityGroup"
+LIFECYCLE_SCRIPTS = "hyperpod-dpd:infra:LifecycleScripts"
+SECURE_BUCKET = "hyperpod-dpd:infra:SecureBucket"
+HYPERPOD_DEPENDENCIES = "hyperpod-dpd:infra:HyperPodDependencies"
+HYPERPOD_CLUSTER = "hyperpod-dpd:infra:HyperPodCluster"
+INFERENCE_OPERATOR = "hyperpod-dpd:infra:InferenceOperator"
+OBSERVABILITY = "hyperpod-dpd:infra:Observability"
+INFERENCE_ENDPOINT = "hyperpod-dpd:workloads:InferenceEndpoint"
+CHECKPOINT_STAGING = "hyperpod-dpd:workloads:CheckpointStaging"
+
+# --- Policy rules (policies/rules/: one module each; a test keeps the two lists equal) -------
+RULE_NAMES: tuple[str, ...] = (
+    "hyperpod-dpd-instance-type",
+    "hyperpod-dpd-single-az",
+    "hyperpod-dpd-efa",
+    "hyperpod-dpd-pd-buffer-fits",
+    "hyperpod-dpd-pd-buffer-capacity",
+    "hyperpod-dpd-hash-seed",
+    "hyperpod-dpd-image",
+    "hyperpod-dpd-routing-threshold",
+    "hyperpod-dpd-tensor-parallel",
+    "hyperpod-dpd-operator-version",
+    "hyperpod-dpd-role-capacity",
+    "hyperpod-dpd-routing-strategy",
+    "hyperpod-dpd-model-size",
+    "hyperpod-dpd-shm-volume",
+    "hyperpod-dpd-s3-buckets",
+    "hyperpod-dpd-iam-wildcards",
+    "hyperpod-dpd-public-ingress",
+    "hyperpod-dpd-eks-endpoint",
+    "hyperpod-dpd-hf-token",
+)
+
+
+def urn(stack: str, project: str, types: tuple[str, ...], name: str) -> str:
+    """The URN the engine gives resource `name` of type `types[-1]` inside components of
+    types `types[:-1]` (outermost first)."""
+    return f"urn:pulumi:{stack}::{project}::{'$'.join(types)}::{name}"
+
+
+def role_node_selector(role: str) -> dict[str, str]:
+    """The nodeSelector that lands a pod on the nodes of `role` (prefill, decode, system)."""
+    return {ROLE_LABEL: role}
