@@ -1,13 +1,13 @@
-"""hyperpod-dpd: the Pulumi program. Loads the stack config once, then wires the components.
+"""hyperpod-dpd: the Pulumi program.
 
-Config errors stop the program before any resource is registered, so a bad stack file never
-leaves a half-created stack.
+Config flows one way: the stack's config -> typed settings -> the desired state (pure specs)
+-> the policy gate -> components -> resources. Bad config and mandatory policy violations stop
+the program before the first resource is registered, so a typo never half-creates a stack.
 """
 
 import pulumi
 import pulumi_aws as aws
 
-from core.regions import partition_of
 from core.vocabulary import GPU_ROLES, role_node_selector
 from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.dependencies import HyperPodDependencies, HyperPodDependenciesArgs
@@ -19,94 +19,84 @@ from infra.network import Network, NetworkArgs
 from infra.observability import Observability, ObservabilityArgs
 from infra.operator import InferenceOperator, InferenceOperatorArgs
 from infra.placement import Placement, PlacementArgs
+from infra.refs import Outputs
 from infra.stack_config import load_stack_config
-from infra.tags import base_tags
-from specs.endpoint import ClusterFacts
+from policies.gate import enforce
+from specs import desired as names
+from specs.desired import desired_state
 from workloads.endpoint import EndpointArgs, InferenceEndpoint
 from workloads.staging import CheckpointStaging, StagingArgs
 
+# --- Settings, desired state, gate: nothing is registered before these pass --------------------
 config = load_stack_config()
 s = config.settings
-tags = base_tags(config.project, config.stack)
-partition = partition_of(s.region)
-cluster_name = f"{config.project}-{config.stack}"
+desired = desired_state(s, config.project, config.stack, has_hf_token=config.hf_token is not None)
+enforce(desired)
+
+# --- Components -----------------------------------------------------------------------------
+tags, partition = desired.tags, desired.partition
+outputs = Outputs()
+outputs.publish("config", hfToken=config.hf_token)
+account_id = aws.get_caller_identity_output().account_id
+outputs.publish("aws", accountId=account_id)
 
 network = Network(
-    "network",
+    names.NETWORK,
     NetworkArgs(
         vpc_cidr=s.network.vpc_cidr,
         gpu_az_id=s.availability_zone_id,
-        control_plane_az_ids=list(s.network.control_plane_az_ids),
+        subnets=desired.subnets,
+        outputs=outputs,
         nat_gateways=s.network.nat_gateways,
         region=s.region,
         tags=tags,
     ),
 )
 placement = Placement(
-    "placement", PlacementArgs(s.availability_zone_id, s.network.placement_group, tags)
+    names.PLACEMENT,
+    PlacementArgs(s.availability_zone_id, outputs, s.network.placement_group, tags),
 )
 eks = Eks(
-    "eks",
+    names.EKS,
     EksArgs(
-        cluster_name=cluster_name,
+        cluster=desired.eks_cluster,
+        cluster_name=desired.cluster_name,
         kubernetes_version=s.eks.kubernetes_version,
-        subnet_ids=network.private_subnet_ids,
-        public_access_cidrs=list(s.eks.public_access_cidrs),
         admin_role_arns=list(s.eks.admin_role_arns),
         region=s.region,
+        outputs=outputs,
         partition=partition,
         tags=tags,
     ),
 )
-efa = EfaSecurityGroup(
-    "nodes",
-    EfaSecurityGroupArgs(
-        vpc_id=network.vpc_id,
-        vpc_cidr=s.network.vpc_cidr,
-        cluster_security_group_id=eks.cluster.vpc_config.cluster_security_group_id,
-        tags=tags,
-    ),
+efa = EfaSecurityGroup(names.NODES, EfaSecurityGroupArgs(desired.nodes, outputs))
+lifecycle = LifecycleScripts(
+    names.LIFECYCLE, LifecycleScriptsArgs(desired.lifecycle_bucket, outputs, tags)
 )
-lifecycle = LifecycleScripts("lifecycle", LifecycleScriptsArgs(tags=tags))
-models = SecureBucket(
-    "models",
-    SecureBucketArgs(
-        bucket_name=s.checkpoint.bucket_name,
-        retain_on_delete=s.checkpoint.retain_bucket_on_delete,
-        tags=tags,
-    ),
-)
+models = SecureBucket(names.MODELS, SecureBucketArgs(desired.models, outputs))
 dependencies = HyperPodDependencies(
-    "dependencies",
+    names.DEPENDENCIES,
     HyperPodDependenciesArgs(provider=eks.provider, depends_on=list(eks.addons.values())),
 )
 hyperpod = HyperPodCluster(
-    "hyperpod",
+    names.HYPERPOD,
     HyperPodArgs(
-        cluster_name=cluster_name,
-        eks_cluster_arn=eks.cluster.arn,
-        groups=dict(s.instance_groups),
-        system_subnet_ids=network.private_subnet_ids,
-        gpu_subnet_id=network.gpu_subnet_id,
-        security_group_id=efa.id,
-        lifecycle_source_s3_uri=lifecycle.source_s3_uri,
-        lifecycle_on_create=lifecycle.on_create,
-        lifecycle_bucket_arn=lifecycle.bucket.arn,
-        model_bucket_arn=models.arn,
-        model_prefix=s.checkpoint.effective_prefix,
+        spec=desired.hyperpod,
+        outputs=outputs,
         partition=partition,
         region=s.region,
         tags=tags,
-        depends_on=[dependencies.release],
+        depends_on=[dependencies.release, *lifecycle.objects],
     ),
 )
 eks.create_node_addons(hyperpod.cluster)
-account_id = aws.get_caller_identity_output().account_id
 observability = None
-if s.observability.enabled:
+if desired.collector_policy is not None:
     observability = Observability(
-        "observability",
+        names.OBSERVABILITY,
         ObservabilityArgs(
+            collector_policy=desired.collector_policy,
+            outputs=outputs,
             cluster_name=eks.cluster.name,
             eks_cluster_arn=eks.cluster.arn,
             account_id=account_id,
@@ -118,59 +108,50 @@ if s.observability.enabled:
         ),
     )
 operator = InferenceOperator(
-    "inference-operator",
+    names.OPERATOR,
     InferenceOperatorArgs(
+        spec=desired.operator,
+        outputs=outputs,
         cluster_name=eks.cluster.name,
         oidc_provider_arn=eks.oidc_provider.arn,
         oidc_issuer_url=eks.oidc_issuer,
         hyperpod_cluster_arn=hyperpod.arn,
-        model_bucket_arn=models.arn,
-        model_prefix=s.checkpoint.effective_prefix,
         addon_version=s.inference_operator.addon_version,
-        region=s.region,
-        account_id=account_id,
         stack=config.stack,
         partition=partition,
-        amp_workspace_arn=observability.prometheus.arn if observability else None,
         tags=tags,
         depends_on=[hyperpod.cluster, dependencies.release],
     ),
 )
 staged = []
-if s.checkpoint.staging == "job":
+if desired.staging is not None:
     staging = CheckpointStaging(
-        "checkpoint",
+        names.CHECKPOINT,
         StagingArgs(
-            settings=s,
+            spec=desired.staging,
+            outputs=outputs,
             provider=eks.provider,
-            model_bucket_name=models.name,
-            model_bucket_arn=models.arn,
             oidc_provider_arn=eks.oidc_provider.arn,
             oidc_issuer_url=eks.oidc_issuer,
-            hf_token=config.hf_token,
             tags=tags,
             depends_on=[hyperpod.cluster],
         ),
     )
     staged.append(staging.job)
 endpoint = InferenceEndpoint(
-    "endpoint",
+    names.ENDPOINT,
     EndpointArgs(
-        settings=s,
-        cluster=ClusterFacts(
-            model_bucket=models.name,
-            az_name=placement.az_name,
-            placement_group=placement.placement_group_name,
-        ),
+        spec=desired.endpoint,
+        outputs=outputs,
         provider=eks.provider,
         # The endpoint's pods need the operator (its CRD and controller), the nodes and the
-        # device plugins.
-        # The staged checkpoint: the Job completes only when the manifest is written.
+        # device plugins; the staged checkpoint: the Job completes only when the manifest is
+        # written.
         depends_on=[operator.addon, hyperpod.cluster, dependencies.release, *staged],
-        tags=tags,
     ),
 )
 
+# --- Stack outputs --------------------------------------------------------------------------
 pulumi.export("region", s.region)
 pulumi.export("gpuAvailabilityZoneId", s.availability_zone_id)
 pulumi.export("gpuAvailabilityZone", placement.az_name)

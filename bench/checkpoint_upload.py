@@ -179,7 +179,7 @@ def make_dataset(root: Path, shards: int, shard_size: int) -> dict[str, int]:
 
 # -- the tools -----------------------------------------------------------------------------------
 def byte_compile() -> None:
-    """workloads/checkpoint/__pycache__ (git ignores it), as pip would make on install."""
+    """checkpoint/__pycache__ (git ignores it), as pip would make on install."""
     compileall.compile_dir(ROOT / "workloads" / "checkpoint", quiet=2)
 
 
@@ -202,7 +202,7 @@ def tools(
         return lambda uri: [
             sys.executable,
             "-m",
-            "workloads.checkpoint",
+            "checkpoint",
             "upload",
             "--source",
             str(data),

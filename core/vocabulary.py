@@ -55,6 +55,7 @@ IAM_POLICY_TYPE = "aws:iam/policy:Policy"
 JOB_TYPE = "kubernetes:batch/v1:Job"
 CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
 SECRET_TYPE = "kubernetes:core/v1:Secret"
+NAMESPACE_TYPE = "kubernetes:core/v1:Namespace"
 
 # --- Component type tokens (public contract: renaming one needs an alias) --------------------
 NETWORK = "hyperpod-dpd:infra:Network"

@@ -4,7 +4,7 @@
                                  [--region R] [--endpoint-url URL] [--concurrency N] ...
   hyperpod-dpd checkpoint verify --dest s3://BUCKET/PREFIX [--deep]
 
-The same commands run in the cluster as `python -m workloads.checkpoint ...` (the staging Job).
+The same commands run in the cluster as `python -m checkpoint ...` (the staging Job).
 Exit codes: 0 done, 1 transfer or check failed (rerun to resume), 2 bad input, 3 internal error.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from workloads.checkpoint.cli import add_commands
+from checkpoint.cli import add_commands
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -16,7 +16,7 @@ import traceback
 from pathlib import Path
 
 from hyperpod_dpd import checkpoint_cmd, diff, policy_cmd, preflight, size_cmd
-from hyperpod_dpd.plan import EXIT_CONFIG, STOPPED, Plan, make_plan, resource_counts
+from hyperpod_dpd.plan import EXIT_CONFIG, Plan, make_plan, resource_counts
 from hyperpod_dpd.verify import cli as verify
 from settings import ConfigError
 from settings.declare import render_pulumi_yaml, render_readme
@@ -90,6 +90,8 @@ def plan_json(plan: Plan) -> dict:
         "stack": plan.stack.stack,
         "exitCode": plan.exit_code,
         "resources": len(plan.run.resources),
+        "stopped": plan.stopped,
+        "registeredBeforeStop": plan.registered_before_stop,
         "byType": dict(resource_counts(plan)),
         "manifests": sorted(plan.manifests),
         "violations": [v.to_json() for v in plan.violations],
@@ -111,7 +113,7 @@ def render_text(plan: Plan) -> str:
         "",
     ]
     if plan.stopped:
-        lines = [lines[0], "", STOPPED, ""]
+        lines = [lines[0], "", plan.stopped_text, ""]
     if plan.violations:
         for level in ("mandatory", "advisory"):
             found = [v for v in plan.violations if v.enforcement == level]

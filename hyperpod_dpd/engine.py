@@ -128,9 +128,14 @@ def _asset(value: dict[str, Any], root: Path | None) -> dict[str, Any]:
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     """The SDK's mock monitor, keeping each registration's request as the engine receives it."""
 
-    def __init__(self, mocks: pulumi_mocks.Mocks, root: Path | None = None):
+    def __init__(
+        self,
+        mocks: pulumi_mocks.Mocks,
+        root: Path | None = None,
+        recorded: list[RecordedResource] | None = None,
+    ):
         super().__init__(mocks)
-        self.recorded: list[RecordedResource] = []
+        self.recorded: list[RecordedResource] = [] if recorded is None else recorded
         self.root = root  # the program's directory: asset paths are recorded relative to it
 
     def RegisterResource(self, request):
@@ -192,16 +197,18 @@ def run_program(
     *,
     project: str,
     stack: str,
+    recorded: list[RecordedResource] | None = None,
 ) -> ProgramRun:
     """Execute `program` (a Pulumi `__main__.py`) with `config` and return what it registered.
 
     `config` maps full keys to the text Pulumi would pass (objects as JSON). Each run gets a
     fresh context, so runs do not share Pulumi runtime state. Exceptions from the program
-    (for example ConfigError) propagate unchanged.
+    (for example ConfigError) propagate unchanged; `recorded`, when given, holds every
+    registration as it happens, so a caller can count what a stopped program registered.
     """
     region = _region_of(config)
     return contextvars.Context().run(
-        _run, program, config, secret_keys, project, stack, FakeCloud(region=region)
+        _run, program, config, secret_keys, project, stack, FakeCloud(region=region), recorded
     )
 
 
@@ -216,9 +223,10 @@ def _run(
     project: str,
     stack: str,
     cloud: FakeCloud,
+    recorded: list[RecordedResource] | None,
 ) -> ProgramRun:
     mocks = ProgramMocks(cloud)
-    monitor = RecordingMonitor(mocks, CODE_ROOT)
+    monitor = RecordingMonitor(mocks, CODE_ROOT, recorded)
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
     set_all_config(dict(config), list(secret_keys))
     program_dir = str(program.resolve().parent)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,15 +25,16 @@ from core.units import format_gib
 from hyperpod_dpd.cost import hourly_cost, total
 from hyperpod_dpd.engine import ProgramRun, run_program
 from hyperpod_dpd.stackfile import StackFile, load_stack
-from policies.enforce import PolicyViolationError
-from policies.rules import ALL_RULES, ResourceView, Rule, Violation, evaluate
+from policies.gate import PolicyStop, judge
+from policies.rules import Violation
 from settings import StackSettings, parse_settings
 from settings.sizing import endpoint_sizing
+from specs.desired import desired_state
 
 EXIT_OK, EXIT_VIOLATION, EXIT_CONFIG = 0, 1, 2
 STOPPED = (
-    "The program stopped before registering its resources: a component's policy check failed, "
-    "as `pulumi up` would. Fix the violations below and plan again."
+    "The program stopped at the policy gate, as `pulumi up` would: {registered} resources were "
+    "registered before the stop. Fix the mandatory violations below and plan again."
 )
 CLUSTER_SCOPE = "_cluster"  # not a valid namespace name, so it cannot clash with one
 
@@ -47,7 +47,12 @@ class Plan:
     violations: list[Violation]
     manifests: dict[str, dict[str, Any]]  # file name -> manifest
     out_dir: Path
-    stopped: bool = False  # a component refused to register (fail-fast policy check)
+    stopped: bool = False  # the program stopped at the policy gate
+    registered_before_stop: int = 0  # what the program registered before it stopped (0)
+
+    @property
+    def stopped_text(self) -> str:
+        return STOPPED.format(registered=self.registered_before_stop)
 
     @property
     def exit_code(self) -> int:
@@ -55,16 +60,17 @@ class Plan:
         return EXIT_VIOLATION if mandatory else EXIT_OK
 
 
-def make_plan(
-    project_dir: Path,
-    stack: str,
-    out_dir: Path | None = None,
-    rules: Sequence[Rule] = ALL_RULES,
-) -> Plan:
+def make_plan(project_dir: Path, stack: str, out_dir: Path | None = None) -> Plan:
     """Plan `stack`. Raises ConfigError on bad config (nothing is written then)."""
     stack_file = load_stack(project_dir, stack)
     # Validate before running the program: the same function the program calls first.
-    settings = parse_settings(stack_file.decoded(), stack_file.secret_keys)
+    config = stack_file.decoded()
+    settings = parse_settings(config, stack_file.secret_keys)
+    # The gate's report: the same pure function of the settings the program's gate runs.
+    has_token = bool(config.get(f"{stack_file.project}:hfToken"))
+    desired = desired_state(settings, stack_file.project, stack, has_hf_token=has_token)
+    violations = judge(desired)
+    recorded: list = []
     try:
         run = run_program(
             project_dir / "__main__.py",
@@ -72,22 +78,14 @@ def make_plan(
             stack_file.secret_keys,
             project=stack_file.project,
             stack=stack,
+            recorded=recorded,
         )
-    except PolicyViolationError as stopped:
-        # A component refused to register its resources (fail fast, as in `pulumi up`).
-        run, violations, halted = ProgramRun([], {}), stopped.violations, True
+    except PolicyStop:
+        # The program's gate refused, as in `pulumi up`: what did it register before?
+        run, halted, registered = ProgramRun([], {}), True, len(recorded)
     else:
-        halted = False
-        run.resources.sort(
-            key=lambda r: r.urn
-        )  # registration order is async: sort for stable files
-        views = [ResourceView(r.type, r.name, r.urn, r.inputs) for r in run.resources]
-        violations = evaluate(
-            views,
-            rules,
-            enforcement=settings.policy.enforcement,
-            advisories_mandatory=settings.policy.advisories_mandatory,
-        )
+        halted, registered = False, 0
+        run.resources.sort(key=lambda r: r.urn)  # registration order is async: stable files
     plan = Plan(
         stack=stack_file,
         settings=settings,
@@ -96,6 +94,7 @@ def make_plan(
         manifests=kubernetes_manifests(run),
         out_dir=out_dir or project_dir / "build" / "plan" / stack,
         stopped=halted,
+        registered_before_stop=registered,
     )
     write_plan(plan)
     return plan
@@ -156,6 +155,7 @@ def plan_facts(plan: Plan) -> dict[str, Any]:
         "stack": plan.stack.stack,
         "project": plan.stack.project,
         "stopped": plan.stopped,
+        "registeredBeforeStop": plan.registered_before_stop,
         "costPerHour": {
             "total": total(lines),
             "lines": [
@@ -257,7 +257,7 @@ def render_summary(plan: Plan) -> str:
     lines += ["", f"## Resources ({len(plan.run.resources)})", "", "| type | count |", "|---|---|"]
     lines += [f"| `{t}` | {n} |" for t, n in resource_counts(plan)]
     if plan.stopped:
-        lines += ["", STOPPED]
+        lines += ["", plan.stopped_text]
     lines += ["", f"## Policy violations ({len(plan.violations)})", ""]
     if plan.violations:
         lines += ["| policy | enforcement | resource | message |", "|---|---|---|---|"]

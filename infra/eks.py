@@ -1,9 +1,9 @@
 """The EKS control plane that orchestrates the HyperPod cluster.
 
 `aws.eks.Cluster` (not the pulumi-eks component) so that every input is visible to the mock
-engine and to the policy rules. API authentication mode (HyperPod accepts API or
-API_AND_CONFIG_MAP) with access entries; secrets encrypted with a customer KMS key; all
-control-plane log types; an OIDC provider for IRSA; pinned core add-ons.
+engine and to the policy gate. The cluster itself is registered from its spec (specs/eks.py);
+around it: a customer KMS key for secrets, access entries for the admin roles, an OIDC provider
+for IRSA and the pinned core add-ons.
 """
 
 from __future__ import annotations
@@ -16,9 +16,12 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from core.versions import EKS_ADDON_VERSIONS
-from infra.iam import managed_policy, service_trust
+from core.vocabulary import EKS
+from infra.iam import role_with_policies, service_trust
+from infra.refs import Outputs
+from specs.base import Desired
+from specs.iam import managed_policy
 
-LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 # Add-ons that run as DaemonSets and must exist before HyperPod nodes join. coredns is a
 # Deployment: created after the cluster has nodes (see create_node_addons), or it never becomes
 # healthy and the create times out.
@@ -27,12 +30,12 @@ PRE_NODE_ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
 
 @dataclass(frozen=True)
 class EksArgs:
+    cluster: Desired  # specs/eks.py
     cluster_name: str
     kubernetes_version: str
-    subnet_ids: pulumi.Input[list[str]]
-    public_access_cidrs: list[str]
     admin_role_arns: list[str]
     region: str
+    outputs: Outputs  # resolves the private subnets; publishes the cluster's ARN and group
     partition: str = "aws"
     tags: dict[str, str] = field(default_factory=dict)
 
@@ -44,7 +47,7 @@ class Eks(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
 
     def __init__(self, name: str, args: EksArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hyperpod-dpd:infra:Eks", name, None, opts)
+        super().__init__(EKS, name, None, opts)
         self._name, self._args = name, args
         self.kms_key = self._create_kms_key()
         self.cluster = self._create_cluster()
@@ -87,43 +90,27 @@ class Eks(pulumi.ComponentResource):
         )
 
     def _create_cluster(self) -> aws.eks.Cluster:
-        a = self._args
-        role = aws.iam.Role(
+        a, out = self._args, self._args.outputs
+        role = role_with_policies(
             f"{self._name}-cluster-role",
-            assume_role_policy=service_trust("eks.amazonaws.com"),
+            service_trust("eks.amazonaws.com"),
+            {f"{self._name}-cluster-policy": managed_policy(a.partition, "AmazonEKSClusterPolicy")},
+            parent=self,
             tags=a.tags,
-            opts=self._opts(),
         )
-        attachment = aws.iam.RolePolicyAttachment(
-            f"{self._name}-cluster-policy",
-            role=role.name,
-            policy_arn=managed_policy(a.partition, "AmazonEKSClusterPolicy"),
-            opts=self._opts(),
+        out.publish(f"{self._name}-cluster-role", arn=role.role.arn)
+        out.publish(f"{self._name}-secrets-key", arn=self.kms_key.arn)
+        cluster = aws.eks.Cluster(
+            a.cluster.name,
+            **out.resolve(a.cluster.kwargs()),
+            opts=self._opts(depends_on=role.grants),
         )
-        public = bool(a.public_access_cidrs)
-        vpc_config: dict = {
-            "subnet_ids": a.subnet_ids,
-            "endpoint_private_access": True,
-            "endpoint_public_access": public,
-        }
-        if public:
-            vpc_config["public_access_cidrs"] = a.public_access_cidrs
-        return aws.eks.Cluster(
-            f"{self._name}-cluster",
-            name=a.cluster_name,
-            version=a.kubernetes_version,
-            role_arn=role.arn,
-            vpc_config=vpc_config,
-            access_config={
-                "authentication_mode": "API",
-                # The identity running `pulumi up` installs the charts and the endpoint.
-                "bootstrap_cluster_creator_admin_permissions": True,
-            },
-            encryption_config={"resources": ["secrets"], "provider": {"key_arn": self.kms_key.arn}},
-            enabled_cluster_log_types=LOG_TYPES,
-            tags=a.tags,
-            opts=self._opts(depends_on=[attachment]),
+        out.publish(
+            a.cluster.name,
+            arn=cluster.arn,
+            clusterSecurityGroupId=cluster.vpc_config.cluster_security_group_id,
         )
+        return cluster
 
     def _create_oidc_provider(self) -> aws.iam.OpenIdConnectProvider:
         return aws.iam.OpenIdConnectProvider(

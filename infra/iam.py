@@ -1,31 +1,61 @@
-"""IAM policy documents as plain data. Every statement names its resources by ARN.
+"""IAM roles as the components create them: a role, its managed policies, its inline policies.
 
-Documents are built from Outputs with `Output.json_dumps`, so no resource is ever created inside
-an `apply`, and the engine (and the policy rules) see ordinary JSON text.
+Permission documents are pure data (specs/iam.py); trust documents, which name outputs such as
+the cluster's OIDC issuer, are built here with `Output.json_dumps`, so no resource is ever
+created inside an `apply` and the engine sees ordinary JSON text.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import pulumi
+import pulumi_aws as aws
 
-Statement = dict[str, Any]
+from infra.refs import Outputs
+from specs.base import Desired
+from specs.iam import Statement, service_statement
+
+
+@dataclass(frozen=True)
+class RoleGrants:
+    role: aws.iam.Role
+    # What must exist before the role is used: its policy attachments and inline policies.
+    grants: list[pulumi.Resource]
+
+
+def role_with_policies(
+    name: str,
+    assume_role_policy: pulumi.Input[str],
+    managed: Mapping[str, pulumi.Input[str]],
+    *,
+    parent: pulumi.Resource,
+    tags: dict[str, str],
+    **role_args: object,
+) -> RoleGrants:
+    """The role `name` and one RolePolicyAttachment per `managed` entry (attachment name ->
+    policy ARN; names are keys of state, so they are given, never derived from positions)."""
+    opts = pulumi.ResourceOptions(parent=parent)
+    role = aws.iam.Role(
+        name, assume_role_policy=assume_role_policy, tags=tags, opts=opts, **role_args
+    )
+    grants: list[pulumi.Resource] = [
+        aws.iam.RolePolicyAttachment(attachment, role=role.name, policy_arn=arn, opts=opts)
+        for attachment, arn in managed.items()
+    ]
+    return RoleGrants(role, grants)
+
+
+def inline_policy(spec: Desired, outputs: Outputs, parent: pulumi.Resource) -> aws.iam.RolePolicy:
+    """An inline policy registered from its spec (the role's id resolved from `outputs`)."""
+    return aws.iam.RolePolicy(
+        spec.name, **outputs.resolve(spec.kwargs()), opts=pulumi.ResourceOptions(parent=parent)
+    )
 
 
 def document(*statements: Statement) -> pulumi.Output[str]:
     return pulumi.Output.json_dumps({"Version": "2012-10-17", "Statement": list(statements)})
-
-
-def allow(actions: list[str], resources: list[Any], sid: str | None = None) -> Statement:
-    statement: Statement = {"Effect": "Allow", "Action": actions, "Resource": resources}
-    if sid:
-        statement["Sid"] = sid
-    return statement
-
-
-def service_statement(*services: str) -> Statement:
-    return {"Effect": "Allow", "Principal": {"Service": list(services)}, "Action": "sts:AssumeRole"}
 
 
 def service_trust(*services: str) -> pulumi.Output[str]:
@@ -80,7 +110,3 @@ def pod_identity_trust(
             },
         }
     )
-
-
-def managed_policy(partition: str, name: str) -> str:
-    return f"arn:{partition}:iam::aws:policy/{name}"

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pulumi
 import pulumi_aws as aws
 
+from core.vocabulary import LIFECYCLE_SCRIPTS
 from infra.bucket import SecureBucket, SecureBucketArgs
-
-SCRIPTS_DIR = Path(__file__).resolve().parent / "lifecycle_scripts"
-ON_CREATE = "on_create.sh"
-KEY_PREFIX = "lifecycle"
+from infra.refs import Outputs
+from specs.buckets import BucketSpec
+from specs.lifecycle import KEY_PREFIX, ON_CREATE, SCRIPTS_DIR
 
 
 @dataclass(frozen=True)
 class LifecycleScriptsArgs:
+    bucket: BucketSpec  # specs/lifecycle.py
+    outputs: Outputs
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -28,12 +29,10 @@ class LifecycleScripts(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: LifecycleScriptsArgs, opts: pulumi.ResourceOptions | None = None
     ):
-        super().__init__("hyperpod-dpd:infra:LifecycleScripts", name, None, opts)
-        # The "sagemaker-" name prefix: AmazonSageMakerClusterInstanceRolePolicy grants read of
-        # such buckets; the execution role also gets an explicit, bucket-scoped grant.
+        super().__init__(LIFECYCLE_SCRIPTS, name, None, opts)
         self.bucket = SecureBucket(
-            f"{name}-scripts",
-            SecureBucketArgs(bucket_prefix="sagemaker-", tags=args.tags, force_destroy=True),
+            args.bucket.name,
+            SecureBucketArgs(args.bucket, args.outputs),
             opts=pulumi.ResourceOptions(parent=self),
         )
         script = aws.s3.BucketObjectv2(

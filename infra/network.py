@@ -12,14 +12,17 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from core.subnets import SubnetPlan, plan_subnets
+from core.vocabulary import NETWORK
+from infra.refs import Outputs
+from specs.network import SubnetSpec
 
 
 @dataclass(frozen=True)
 class NetworkArgs:
     vpc_cidr: str
     gpu_az_id: str
-    control_plane_az_ids: list[str]
+    subnets: tuple[SubnetSpec, ...]  # specs/network.py: one per tier and AZ, keyed by AZ ID
+    outputs: Outputs  # publishes the VPC's and subnets' ids and `privateSubnetIds`
     nat_gateways: str = "single"  # "single" | "perAz"
     region: str = "us-east-2"
     tags: dict[str, str] = field(default_factory=dict)
@@ -34,12 +37,13 @@ class Network(pulumi.ComponentResource):
     public_subnet_ids: pulumi.Output[list[str]]
 
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hyperpod-dpd:infra:Network", name, None, opts)
+        super().__init__(NETWORK, name, None, opts)
         self._name, self._args = name, args
-        self._plans = plan_subnets(args.vpc_cidr, args.gpu_az_id, args.control_plane_az_ids)
+        self._plans = [s.plan for s in args.subnets]
 
         self.vpc = self._create_vpc()
-        self.subnets = {p.key: self._create_subnet(p) for p in self._plans}
+        args.outputs.publish(f"{name}-vpc", id=self.vpc.id)
+        self.subnets = {s.plan.key: self._create_subnet(s) for s in args.subnets}
         self._create_public_routing()
         self.private_route_tables = self._create_private_routing()
         self.s3_endpoint = self._create_s3_endpoint()
@@ -48,6 +52,7 @@ class Network(pulumi.ComponentResource):
         self.gpu_subnet_id = self.subnets[f"gpu-{args.gpu_az_id}"].id
         self.private_subnet_ids = pulumi.Output.all(*self._ids("private"))
         self.public_subnet_ids = pulumi.Output.all(*self._ids("public"))
+        args.outputs.publish(name, privateSubnetIds=self.private_subnet_ids)
         self.register_outputs(
             {
                 "vpcId": self.vpc_id,
@@ -90,22 +95,11 @@ class Network(pulumi.ComponentResource):
         )
         return vpc
 
-    def _create_subnet(self, plan: SubnetPlan) -> aws.ec2.Subnet:
-        # Load balancer discovery tags of the AWS Load Balancer Controller, which the inference
-        # operator installs: public subnets for internet-facing, private for internal ALBs.
-        role = {"public": "kubernetes.io/role/elb", "private": "kubernetes.io/role/internal-elb"}
-        extra = {"hyperpod-dpd:tier": plan.tier}
-        if plan.tier in role:
-            extra[role[plan.tier]] = "1"
-        return aws.ec2.Subnet(
-            f"{self._name}-{plan.key}",
-            vpc_id=self.vpc.id,
-            cidr_block=plan.cidr,
-            availability_zone_id=plan.az_id,
-            map_public_ip_on_launch=False,
-            tags=self._tags(plan.key, extra),
-            opts=self._opts(),
-        )
+    def _create_subnet(self, spec: SubnetSpec) -> aws.ec2.Subnet:
+        d = spec.resource
+        subnet = aws.ec2.Subnet(d.name, **self._args.outputs.resolve(d.kwargs()), opts=self._opts())
+        self._args.outputs.publish(d.name, id=subnet.id)
+        return subnet
 
     def _create_public_routing(self) -> None:
         igw = aws.ec2.InternetGateway(

@@ -12,7 +12,11 @@ import pulumi
 import pulumi_aws as aws
 
 from core.versions import OBSERVABILITY_ADDON_VERSION
-from infra.iam import allow, document, managed_policy, pod_identity_trust, service_trust
+from core.vocabulary import OBSERVABILITY
+from infra.iam import inline_policy, pod_identity_trust, role_with_policies, service_trust
+from infra.refs import Outputs
+from specs.base import Desired
+from specs.iam import managed_policy
 
 ADDON_NAME = "amazon-sagemaker-hyperpod-observability"
 NAMESPACE = "hyperpod-observability"
@@ -33,6 +37,8 @@ SCRAPE_INTERVAL_SECONDS = 30
 
 @dataclass(frozen=True)
 class ObservabilityArgs:
+    collector_policy: Desired  # specs/observability.py
+    outputs: Outputs  # publishes the AMP workspace's ARN
     cluster_name: pulumi.Input[str]
     eks_cluster_arn: pulumi.Input[str]
     account_id: pulumi.Input[str]
@@ -51,12 +57,13 @@ class Observability(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: ObservabilityArgs, opts: pulumi.ResourceOptions | None = None
     ):
-        super().__init__("hyperpod-dpd:infra:Observability", name, None, opts)
+        super().__init__(OBSERVABILITY, name, None, opts)
         self._name, self._args = name, args
         child = pulumi.ResourceOptions(parent=self)
         self.prometheus = aws.amp.Workspace(
             f"{name}-amp", alias=f"hyperpod-dpd-{args.stack}", tags=args.tags, opts=child
         )
+        args.outputs.publish(f"{name}-amp", arn=self.prometheus.arn)
         self.grafana = self._create_grafana()
         collector = self._create_collector_role()
         self.addon = aws.eks.Addon(
@@ -86,22 +93,18 @@ class Observability(pulumi.ComponentResource):
 
     def _create_grafana(self) -> aws.grafana.Workspace:
         a = self._args
-        role = aws.iam.Role(
+        grafana = role_with_policies(
             f"{self._name}-grafana-role",
-            assume_role_policy=service_trust("grafana.amazonaws.com"),
+            service_trust("grafana.amazonaws.com"),
+            {
+                f"{self._name}-grafana-{policy.lower()}": managed_policy(a.partition, policy)
+                # Read AMP (the DPD dashboards) and CloudWatch (HyperPod cluster logs, metrics).
+                for policy in ("AmazonPrometheusQueryAccess", "CloudWatchReadOnlyAccess")
+            },
+            parent=self,
             tags=a.tags,
-            opts=pulumi.ResourceOptions(parent=self),
         )
-        self._grants: list[pulumi.Resource] = [
-            aws.iam.RolePolicyAttachment(
-                f"{self._name}-grafana-{policy.lower()}",
-                role=role.name,
-                policy_arn=managed_policy(a.partition, policy),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            # Read AMP (the DPD dashboards) and CloudWatch (HyperPod cluster logs and metrics).
-            for policy in ("AmazonPrometheusQueryAccess", "CloudWatchReadOnlyAccess")
-        ]
+        role, self._grants = grafana.role, list(grafana.grants)
         return aws.grafana.Workspace(
             f"{self._name}-grafana",
             name=f"hyperpod-dpd-{a.stack}",
@@ -122,37 +125,8 @@ class Observability(pulumi.ComponentResource):
             tags=a.tags,
             opts=pulumi.ResourceOptions(parent=self),
         )
-        log_groups = pulumi.Output.concat(
-            f"arn:{a.partition}:logs:{a.region}:",
-            a.account_id,
-            ":log-group:/aws/sagemaker/Clusters/*",
-        )
-        self._grants.append(
-            aws.iam.RolePolicy(
-                f"{self._name}-collector-policy",
-                role=role.id,
-                policy=document(
-                    allow(["aps:RemoteWrite"], [self.prometheus.arn], "WriteMetrics"),
-                    allow(
-                        [
-                            "logs:CreateLogGroup",
-                            "logs:CreateLogStream",
-                            "logs:DescribeLogGroups",
-                            "logs:DescribeLogStreams",
-                            "logs:PutLogEvents",
-                            "logs:GetLogEvents",
-                            "logs:FilterLogEvents",
-                            "logs:PutRetentionPolicy",
-                            "logs:StartQuery",
-                            "logs:GetQueryResults",
-                        ],
-                        [log_groups, pulumi.Output.concat(log_groups, ":log-stream:*")],
-                        "WriteClusterLogs",
-                    ),
-                ),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-        )
+        a.outputs.publish(f"{self._name}-collector-role", id=role.id)
+        self._grants.append(inline_policy(a.collector_policy, a.outputs, self))
         return role
 
 

@@ -15,16 +15,13 @@ import pulumi
 import pulumi_aws as aws
 
 from core.versions import ALB_CONTROLLER_POLICY, OPERATOR_DEPENDENCY_ADDONS
+from core.vocabulary import INFERENCE_OPERATOR
 from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.charts import resolve_file
-from infra.iam import (
-    allow,
-    document,
-    irsa_statement,
-    irsa_trust,
-    managed_policy,
-    service_statement,
-)
+from infra.iam import document, inline_policy, irsa_statement, irsa_trust, role_with_policies
+from infra.refs import Outputs
+from specs.iam import managed_policy, service_statement
+from specs.operator import OperatorSpec
 
 ADDON_NAME = "amazon-sagemaker-hyperpod-inference"
 NAMESPACE = "hyperpod-inference-system"
@@ -39,18 +36,15 @@ EXECUTION_ROLE_PREFIX = "SageMakerHyperPodInference"
 
 @dataclass(frozen=True)
 class InferenceOperatorArgs:
+    spec: OperatorSpec  # specs/operator.py: the TLS bucket and the inline policies
+    outputs: Outputs  # resolves the model bucket, account and AMP ARNs
     cluster_name: pulumi.Input[str]
     oidc_provider_arn: pulumi.Input[str]
     oidc_issuer_url: pulumi.Input[str]
     hyperpod_cluster_arn: pulumi.Input[str]
-    model_bucket_arn: pulumi.Input[str]
-    model_prefix: str
     addon_version: str
-    region: str
-    account_id: pulumi.Input[str]
     stack: str
     partition: str = "aws"
-    amp_workspace_arn: pulumi.Input[str] | None = None
     tags: dict[str, str] = field(default_factory=dict)
     # The HyperPod cluster: the operator's pods need the system nodes.
     depends_on: list[pulumi.Resource] = field(default_factory=list)
@@ -62,14 +56,13 @@ class InferenceOperator(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: InferenceOperatorArgs, opts: pulumi.ResourceOptions | None = None
     ):
-        super().__init__("hyperpod-dpd:infra:InferenceOperator", name, None, opts)
+        super().__init__(INFERENCE_OPERATOR, name, None, opts)
         self._name, self._args = name, args
+        self._grants: list[pulumi.Resource] = []
         self.dependency_addons = self._create_dependency_addons()
-        # The operator writes the endpoints' TLS certificates here; the "hyperpod-tls-" prefix
-        # is what AmazonSageMakerHyperPodInferenceAccess grants S3 access to.
         self.tls_bucket = SecureBucket(
-            f"{name}-tls",
-            SecureBucketArgs(bucket_prefix="hyperpod-tls-", tags=args.tags, force_destroy=True),
+            args.spec.tls_bucket.name,
+            SecureBucketArgs(args.spec.tls_bucket, args.outputs),
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.execution_role = self._create_execution_role()
@@ -105,60 +98,43 @@ class InferenceOperator(pulumi.ComponentResource):
     def _opts(self, **kwargs) -> pulumi.ResourceOptions:
         return pulumi.ResourceOptions(parent=self, **kwargs)
 
-    def _irsa_role(self, key: str, namespace: str, sa: str, **kwargs) -> aws.iam.Role:
-        a = self._args
-        return aws.iam.Role(
+    def _role(
+        self,
+        key: str,
+        trust: pulumi.Input[str],
+        managed: dict[str, pulumi.Input[str]] | None = None,
+        **role_args: object,
+    ) -> aws.iam.Role:
+        """The role `{name}-{key}-role`; `managed`: attachment key -> policy ARN."""
+        made = role_with_policies(
             f"{self._name}-{key}-role",
-            assume_role_policy=irsa_trust(a.oidc_provider_arn, a.oidc_issuer_url, namespace, sa),
-            tags=a.tags,
-            opts=self._opts(),
-            **kwargs,
+            trust,
+            {f"{self._name}-{k}-attachment": arn for k, arn in (managed or {}).items()},
+            parent=self,
+            tags=self._args.tags,
+            **role_args,
         )
+        self._grants += made.grants
+        self._args.outputs.publish(f"{self._name}-{key}-role", id=made.role.id)
+        return made.role
 
-    def _inline(self, key: str, role: aws.iam.Role, *statements) -> aws.iam.RolePolicy:
-        policy = aws.iam.RolePolicy(
-            f"{self._name}-{key}-policy",
-            role=role.id,
-            policy=document(*statements),
-            opts=self._opts(),
-        )
-        self._grants.append(policy)
-        return policy
-
-    def _attach(self, key: str, role: aws.iam.Role, policy_arn: pulumi.Input[str]) -> None:
-        self._grants.append(
-            aws.iam.RolePolicyAttachment(
-                f"{self._name}-{key}-attachment",
-                role=role.name,
-                policy_arn=policy_arn,
-                opts=self._opts(),
-            )
-        )
-
-    def _model_read(self) -> list[dict]:
+    def _irsa_role(self, key: str, namespace: str, sa: str, **managed) -> aws.iam.Role:
         a = self._args
-        prefix = a.model_prefix.strip("/")
-        return [
-            {
-                **allow(["s3:ListBucket"], [a.model_bucket_arn], "ListModelPrefix"),
-                "Condition": {"StringLike": {"s3:prefix": [prefix, f"{prefix}/*"]}},
-            },
-            allow(
-                ["s3:GetObject"],
-                [pulumi.Output.concat(a.model_bucket_arn, f"/{prefix}/*")],
-                "ReadModelPrefix",
-            ),
-        ]
+        trust = irsa_trust(a.oidc_provider_arn, a.oidc_issuer_url, namespace, sa)
+        return self._role(key, trust, managed)
+
+    def _inline(self, spec) -> None:
+        self._grants.append(inline_policy(spec, self._args.outputs, self))
 
     def _create_dependency_addons(self) -> dict[str, aws.eks.Addon]:
         a = self._args
-        self._grants: list[pulumi.Resource] = []
         s3_role = self._irsa_role("s3-csi", *S3_CSI_SA)
-        self._inline("s3-csi", s3_role, *self._model_read())  # read-only mounts of the model
-        fsx_role = self._irsa_role("fsx-csi", *FSX_CSI_SA)
+        self._inline(a.spec.s3_csi_policy)  # read-only mounts of the model
         # No FSx file system is used: the driver only has to run (the operator checks for it).
-        self._attach(
-            "fsx-csi-readonly", fsx_role, managed_policy(a.partition, "AmazonFSxReadOnlyAccess")
+        fsx_role = self._irsa_role(
+            "fsx-csi",
+            *FSX_CSI_SA,
+            **{"fsx-csi-readonly": managed_policy(a.partition, "AmazonFSxReadOnlyAccess")},
         )
         roles = {"aws-mountpoint-s3-csi-driver": s3_role, "aws-fsx-csi-driver": fsx_role}
         addons = {}
@@ -182,35 +158,17 @@ class InferenceOperator(pulumi.ComponentResource):
         issuer_trust = irsa_statement(
             a.oidc_provider_arn, a.oidc_issuer_url, NAMESPACE, OPERATOR_SA
         )
-        role = aws.iam.Role(
-            f"{self._name}-execution-role",
-            name_prefix=f"{EXECUTION_ROLE_PREFIX}-{a.stack}-"[:38],
-            assume_role_policy=document(service_statement("sagemaker.amazonaws.com"), issuer_trust),
-            tags=a.tags,
-            opts=self._opts(),
-        )
-        self._attach(
-            "execution-access",
-            role,
-            managed_policy(a.partition, "AmazonSageMakerHyperPodInferenceAccess"),
-        )
-        certificates = f"arn:{a.partition}:acm:{a.region}:"
-        self._inline(
+        role = self._role(
             "execution",
-            role,
-            # Release notes 3.0/3.1: the operator tags and reads the certificates it imports.
-            allow(
-                ["acm:AddTagsToCertificate", "acm:DescribeCertificate", "acm:GetCertificate"],
-                [pulumi.Output.concat(certificates, a.account_id, ":certificate/*")],
-                "EndpointCertificates",
-            ),
-            allow(
-                ["s3:PutObjectTagging"],
-                [pulumi.Output.concat(self.tls_bucket.arn, "/*")],
-                "TagCertificateObjects",
-            ),
-            *self._model_read(),
+            document(service_statement("sagemaker.amazonaws.com"), issuer_trust),
+            {
+                "execution-access": managed_policy(
+                    a.partition, "AmazonSageMakerHyperPodInferenceAccess"
+                )
+            },
+            name_prefix=f"{EXECUTION_ROLE_PREFIX}-{a.stack}-"[:38],
         )
+        self._inline(a.spec.execution_policy)
         return role
 
     def _create_alb_role(self) -> aws.iam.Role:
@@ -226,34 +184,19 @@ class InferenceOperator(pulumi.ComponentResource):
             tags=self._args.tags,
             opts=self._opts(),
         )
-        self._attach("alb-controller", role, policy.arn)
+        self._grants.append(
+            aws.iam.RolePolicyAttachment(
+                f"{self._name}-alb-controller-attachment",
+                role=role.name,
+                policy_arn=policy.arn,
+                opts=self._opts(),
+            )
+        )
         return role
 
     def _create_keda_role(self) -> aws.iam.Role:
-        a = self._args
         role = self._irsa_role("keda", NAMESPACE, KEDA_SA)
-        workspaces = a.amp_workspace_arn or pulumi.Output.concat(
-            f"arn:{a.partition}:aps:{a.region}:", a.account_id, ":workspace/*"
-        )
-        self._inline(
-            "keda",
-            role,
-            # CloudWatch metric reads support no resource-level permissions: AWS requires "*".
-            allow(
-                [
-                    "cloudwatch:GetMetricData",
-                    "cloudwatch:GetMetricStatistics",
-                    "cloudwatch:ListMetrics",
-                ],
-                ["*"],
-                "ReadMetricsForScaling",
-            ),
-            allow(
-                ["aps:QueryMetrics", "aps:GetLabels", "aps:GetSeries", "aps:GetMetricMetadata"],
-                [workspaces],
-                "QueryPrometheus",
-            ),
-        )
+        self._inline(self._args.spec.keda_policy)
         return role
 
 

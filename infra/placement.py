@@ -12,10 +12,14 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from core.vocabulary import PLACEMENT
+from infra.refs import Outputs
+
 
 @dataclass(frozen=True)
 class PlacementArgs:
     az_id: str
+    outputs: Outputs  # publishes `{name}.azName` and the placement group's name
     placement_group: bool = False
     tags: dict[str, str] = field(default_factory=dict)
 
@@ -26,7 +30,7 @@ class Placement(pulumi.ComponentResource):
     placement_group_name: pulumi.Output[str] | None
 
     def __init__(self, name: str, args: PlacementArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hyperpod-dpd:infra:Placement", name, None, opts)
+        super().__init__(PLACEMENT, name, None, opts)
         self.az_id = args.az_id
         # AZ names differ per account (use2-az2 may be us-east-2b here, us-east-2c elsewhere):
         # ask EC2, never guess.
@@ -35,6 +39,7 @@ class Placement(pulumi.ComponentResource):
             opts=pulumi.InvokeOutputOptions(parent=self),
         )
         self.az_name = zones.names.apply(lambda names: _single(names, args.az_id))
+        args.outputs.publish(name, azName=self.az_name)
         self.placement_group_name = None
         if args.placement_group:
             group = aws.ec2.PlacementGroup(
@@ -44,6 +49,7 @@ class Placement(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
             self.placement_group_name = group.name
+            args.outputs.publish(f"{name}-cluster-pg", name=group.name)
         self.register_outputs(
             {
                 "azId": args.az_id,

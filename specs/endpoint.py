@@ -16,10 +16,14 @@ from core.vocabulary import (
     ANNOTATION_PREFIX,
     EFA_RESOURCE,
     GPU_RESOURCE,
+    IEC_TYPE,
+    INFERENCE_ENDPOINT,
     MODE_LABEL,
+    NAMESPACE_TYPE,
     role_node_selector,
 )
 from settings.model import StackSettings
+from specs.base import Desired
 from specs.iec import (
     EmptyDirVolume,
     EnvVar,
@@ -196,3 +200,38 @@ def _role(s: StackSettings, role: str, replicas: int) -> RoleSpec:
 def effective_role_args(s: StackSettings, role: str) -> list[str]:
     """What vLLM runs with on `role`: worker args with the role's args merged in."""
     return merge_args(worker_args(s), role_args(s, role))
+
+
+@dataclass(frozen=True)
+class EndpointSpec:
+    name: str
+    config: InferenceEndpointConfig
+    iec: Desired
+    namespace: Desired | None  # the endpoint's namespace, unless it is "default"
+
+
+def endpoint(
+    name: str, s: StackSettings, cluster: ClusterFacts, tags: dict[str, str]
+) -> EndpointSpec:
+    """The InferenceEndpointConfig `{name}-iec` (and its namespace); `cluster` holds
+    placeholders for the bucket name, the AZ name and the placement group."""
+    config = build_endpoint(s, cluster, tags)
+    parents = (INFERENCE_ENDPOINT,)
+    namespace = None
+    if config.namespace != "default":
+        namespace = Desired(
+            NAMESPACE_TYPE,
+            f"{name}-namespace",
+            parents,
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": config.namespace}},
+        )
+    iec = Desired(IEC_TYPE, f"{name}-iec", parents, config.to_manifest())
+    return EndpointSpec(name, config, iec, namespace)
+
+
+def router_service(spec: InferenceEndpointConfig) -> str:
+    """The router's in-cluster URL, as the operator names it (dpd-facts.md)."""
+    return (
+        f"http://{spec.name}-{spec.namespace}-routing-service.hyperpod-inference-system"
+        ".svc.cluster.local:443/v1/chat/completions"
+    )

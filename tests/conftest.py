@@ -59,3 +59,13 @@ def run_stack(raw: dict[str, Any], secret_keys: list[str] | None = None, stack: 
         project="hyperpod-dpd",
         stack=stack,
     )
+
+
+def write_project(directory: Path, raw: dict[str, Any], stack: str = "dev") -> Path:
+    """A project directory holding this program and a Pulumi.<stack>.yaml with `raw` as its
+    config: what `make_plan` and the CLI read."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in ("Pulumi.yaml", "__main__.py"):
+        (directory / name).write_text((ROOT / name).read_text())
+    (directory / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": raw}))
+    return directory

@@ -36,7 +36,7 @@ from hyperpod_dpd.verify.prompts import (
     PromptClient,
 )
 from settings import ConfigError, parse_settings
-from workloads.endpoint import router_service
+from specs.endpoint import router_service
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 

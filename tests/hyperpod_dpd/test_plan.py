@@ -11,9 +11,8 @@ import yaml
 
 from hyperpod_dpd.engine import run_program
 from hyperpod_dpd.plan import Plan, kubernetes_manifests, make_plan, write_plan
-from policies.rules import Finding, Rule
 from settings import parse_settings
-from tests.conftest import ROOT, as_pulumi_config, stack_raw
+from tests.conftest import ROOT, as_pulumi_config, edit, stack_raw, write_project
 
 RESOURCE_KEYS = {"type", "name", "urn", "parent", "provider", "dependsOn", "protect", "inputs"}
 
@@ -131,32 +130,32 @@ def test_secret_plaintext_never_reaches_any_plan_file(tmp_path):
     assert "hf_" not in json.dumps([r.to_json() for r in run.resources])
 
 
-def _flag_vpcs(level):
-    def check(resources, limits):
-        return [Finding(r.urn, "VPC flagged by test") for r in resources if r.type.endswith(":Vpc")]
-
-    return Rule("hyperpod-dpd-test-rule", "flags every VPC", level, check)
-
-
 def test_mandatory_violation_exits_1_and_is_reported(tmp_path):
-    plan = make_plan(ROOT, "dev", tmp_path, rules=[_flag_vpcs("mandatory")])
-    assert plan.exit_code == 1
-    report = json.loads((tmp_path / "policy-report.json").read_text())
-    assert report["violations"] == [
-        {
-            "policy": "hyperpod-dpd-test-rule",
-            "enforcement": "mandatory",
-            "urn": "urn:pulumi:dev::hyperpod-dpd::"
-            "hyperpod-dpd:infra:Network$aws:ec2/vpc:Vpc::network-vpc",
-            "message": "VPC flagged by test",
-        }
-    ]
-    assert "VPC flagged by test" in (tmp_path / "summary.md").read_text()
+    raw = edit(stack_raw("dev"), "hyperpod-dpd:endpoint.routingThreshold", 100)
+    plan = make_plan(write_project(tmp_path / "project", raw), "dev", tmp_path / "out")
+    assert plan.exit_code == 1 and plan.stopped and plan.registered_before_stop == 0
+    report = json.loads((tmp_path / "out" / "policy-report.json").read_text())
+    ((violation),) = report["violations"]
+    assert violation["policy"] == "hyperpod-dpd-routing-threshold"
+    assert violation["enforcement"] == "mandatory"
+    assert violation["urn"] == (
+        "urn:pulumi:dev::hyperpod-dpd::hyperpod-dpd:workloads:InferenceEndpoint"
+        "$kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig::endpoint-iec"
+    )
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "routingThreshold 100 is below one LMCache chunk" in summary
+    assert "0 resources were registered before the stop" in summary
 
 
 def test_advisory_violation_keeps_exit_0(tmp_path):
-    plan = make_plan(ROOT, "dev", tmp_path, rules=[_flag_vpcs("advisory")])
-    assert plan.exit_code == 0 and len(plan.violations) == 1
+    raw = edit(stack_raw("dev"), "hyperpod-dpd:endpoint.prefill.replicas", 2)
+    edit(raw, "hyperpod-dpd:instanceGroups.prefill.instanceCount", 2)
+    plan = make_plan(write_project(tmp_path / "project", raw), "dev", tmp_path / "out")
+    assert plan.exit_code == 0 and not plan.stopped
+    assert [(v.policy, v.enforcement) for v in plan.violations] == [
+        ("hyperpod-dpd-routing-strategy", "advisory")
+    ]
+    assert len(plan.run.resources) > 100  # an advisory never stops the program
 
 
 def test_stale_files_of_a_previous_plan_are_removed(tmp_path):

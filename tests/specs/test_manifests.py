@@ -38,6 +38,8 @@ VARIANTS = {
     "prod": lambda: (stack_raw("prod"), "prod"),
     "colocated": lambda: _dev(("endpoint.mode", "colocated")),
     "multi-replica": lambda: _dev(
+        ("instanceGroups.prefill.instanceCount", 3),
+        ("instanceGroups.decode.instanceCount", 2),
         ("endpoint.prefill.replicas", 3),
         ("endpoint.decode.replicas", 2),
         ("endpoint.routingStrategy", "roundrobin"),

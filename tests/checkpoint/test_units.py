@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from workloads.checkpoint.cli import build_parser
-from workloads.checkpoint.errors import ManifestError, UsageError
-from workloads.checkpoint.hashing import digest_file
-from workloads.checkpoint.job import job_command, staging_prefix
-from workloads.checkpoint.manifest import Manifest, ManifestFile, manifest_key
-from workloads.checkpoint.progress import Progress, human_bytes, human_duration
-from workloads.checkpoint.s3dest import S3Location, parse_s3_uri
-from workloads.checkpoint.sources import LocalSource, SourceFile, select_files
+from checkpoint.cli import build_parser
+from checkpoint.errors import ManifestError, UsageError
+from checkpoint.hashing import digest_file
+from checkpoint.job import job_command, staging_prefix
+from checkpoint.manifest import Manifest, ManifestFile, manifest_key
+from checkpoint.progress import Progress, human_bytes, human_duration
+from checkpoint.s3dest import S3Location, parse_s3_uri
+from checkpoint.sources import LocalSource, SourceFile, select_files
 
 SHA = "a" * 40
 
@@ -183,7 +183,7 @@ def test_the_job_command_parses_with_the_cli_and_stages_one_prefix_per_commit():
         tmp_limit="200GiB",
         exclude=("original/*",),
     )
-    assert cmd[:4] == ["python", "-m", "workloads.checkpoint", "upload"]
+    assert cmd[:4] == ["python", "-m", "checkpoint", "upload"]
     args = build_parser().parse_args(cmd[3:])
     assert (args.source, args.revision, args.region) == (
         "hf://meta-llama/Llama-3.3-70B-Instruct",
@@ -202,7 +202,7 @@ def test_hub_progress_is_forwarded_from_both_download_paths_of_huggingface_hub()
     from huggingface_hub.utils._xet_progress_reporting import XetDownloadProgressReporter
     from huggingface_hub.utils.tqdm import _get_progress_bar_context
 
-    from workloads.checkpoint.sources import _forwarding_bar
+    from checkpoint.sources import _forwarding_bar
 
     got: list[int] = []
     bar_class = _forwarding_bar(got.append)
@@ -237,8 +237,8 @@ def test_hub_progress_is_forwarded_from_both_download_paths_of_huggingface_hub()
 def test_disk_full_while_downloading_names_the_directory_and_the_flag(tmp_path):
     import errno
 
-    from workloads.checkpoint.errors import DiskFullError
-    from workloads.checkpoint.sources import HfSource
+    from checkpoint.errors import DiskFullError
+    from checkpoint.sources import HfSource
 
     source = HfSource("acme/tiny-llm", SHA, endpoint="http://127.0.0.1:9")
     exc = OSError(errno.ENOSPC, "No space left on device")

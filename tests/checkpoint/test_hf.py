@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from tests.workloads.checkpoint.conftest import COMMIT, OLD_COMMIT, REGION, hub_model
-from workloads.checkpoint import UploadOptions, upload_checkpoint
+from checkpoint import UploadOptions, upload_checkpoint
+from tests.checkpoint.conftest import COMMIT, OLD_COMMIT, REGION, hub_model
 
 PREFIX = f"models/acme/tiny-llm/{COMMIT}"
 MANIFEST = f"{PREFIX}/.hyperpod-dpd-manifest.json"

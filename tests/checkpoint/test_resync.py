@@ -16,18 +16,9 @@ import pytest
 import s3transfer.utils
 from botocore.stub import Stubber
 
-from tests.workloads.checkpoint.s3server import Fault
-from tests.workloads.checkpoint.test_upload_local import (
-    MANIFEST,
-    PREFIX,
-    SHARD1,
-    crc,
-    stored,
-    upload,
-)
-from workloads.checkpoint import checksum_cache
-from workloads.checkpoint import upload as upload_module
-from workloads.checkpoint.s3dest import (
+from checkpoint import checksum_cache
+from checkpoint import upload as upload_module
+from checkpoint.s3dest import (
     SEND_BLOCK,
     Destination,
     S3Location,
@@ -35,6 +26,15 @@ from workloads.checkpoint.s3dest import (
     default_session,
     is_aws_endpoint,
     make_client,
+)
+from tests.checkpoint.s3server import Fault
+from tests.checkpoint.test_upload_local import (
+    MANIFEST,
+    PREFIX,
+    SHARD1,
+    crc,
+    stored,
+    upload,
 )
 
 # Every file this process opens while `opened_files()` is active, seen by an audit hook (which

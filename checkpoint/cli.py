@@ -1,5 +1,5 @@
 """Command line of checkpoint staging, shared by `hyperpod-dpd checkpoint ...` and the in-cluster
-Job's `python -m workloads.checkpoint ...`.
+Job's `python -m checkpoint ...`.
 
   upload --source hf://ORG/NAME|s3://BUCKET/PREFIX|DIR --dest s3://BUCKET/PREFIX
          [--revision SHA] [--region R] [--endpoint-url URL] [--concurrency N] ...
@@ -13,13 +13,13 @@ import json
 import sys
 from pathlib import Path
 
+from checkpoint.checksum_cache import CACHE_ENV
+from checkpoint.errors import EXIT_FAILED, EXIT_OK, CheckpointError
+from checkpoint.progress import MODES
+from checkpoint.s3dest import TRANSFER_CLIENTS
+from checkpoint.upload import UploadOptions, upload_checkpoint
+from checkpoint.verify import verify_checkpoint
 from core.units import parse_byte_size
-from workloads.checkpoint.checksum_cache import CACHE_ENV
-from workloads.checkpoint.errors import EXIT_FAILED, EXIT_OK, CheckpointError
-from workloads.checkpoint.progress import MODES
-from workloads.checkpoint.s3dest import TRANSFER_CLIENTS
-from workloads.checkpoint.upload import UploadOptions, upload_checkpoint
-from workloads.checkpoint.verify import verify_checkpoint
 
 EXIT_INTERRUPTED = 130
 
@@ -245,7 +245,7 @@ def run_verify(args: argparse.Namespace, project_dir: Path | None = None) -> int
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
-def build_parser(prog: str = "python -m workloads.checkpoint") -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m checkpoint") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog, description="Stage a model checkpoint in S3 and verify it."
     )
@@ -255,7 +255,7 @@ def build_parser(prog: str = "python -m workloads.checkpoint") -> argparse.Argum
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m workloads.checkpoint`: the in-cluster Job's entry point."""
+    """`python -m checkpoint`: the in-cluster Job's entry point."""
     import traceback
 
     args = build_parser().parse_args(argv)

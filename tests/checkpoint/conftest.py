@@ -12,10 +12,10 @@ from pathlib import Path
 import boto3
 import pytest
 
+from checkpoint.checksum_cache import CACHE_ENV
 from hyperpod_dpd import checkpoint_cmd, cli
-from tests.workloads.checkpoint.fakehub import FakeHub, HubFile, HubRepo
-from tests.workloads.checkpoint.s3server import RecordingMotoServer
-from workloads.checkpoint.checksum_cache import CACHE_ENV
+from tests.checkpoint.fakehub import FakeHub, HubFile, HubRepo
+from tests.checkpoint.s3server import RecordingMotoServer
 
 REGION = "us-east-2"
 COMMIT = "3f1c2a9b7d4e5f60718293a4b5c6d7e8f9012345"

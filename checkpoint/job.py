@@ -10,7 +10,7 @@ staged one at a time under --tmp-dir: mount an emptyDir there and pass its sizeL
 
 from __future__ import annotations
 
-from workloads.checkpoint.sources import COMMIT_SHA
+from checkpoint.sources import COMMIT_SHA
 
 # Environment of the Job's container (values: what to set them from).
 JOB_ENV = {
@@ -48,12 +48,12 @@ def job_command(
 
     >>> job_command(source="hf://org/m", dest="s3://b/models/org/m/" + "a" * 40,
     ...             revision="a" * 40, region="us-east-2", tmp_limit="200GiB")[:4]
-    ['python', '-m', 'workloads.checkpoint', 'upload']
+    ['python', '-m', 'checkpoint', 'upload']
     """
     cmd = [
         "python",
         "-m",
-        "workloads.checkpoint",
+        "checkpoint",
         "upload",
         "--source",
         source,

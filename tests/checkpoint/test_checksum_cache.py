@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from awscrt import checksums
 
-from workloads.checkpoint import checksum_cache
-from workloads.checkpoint.checksum_cache import CACHE_ENV, ChecksumCache, cache_dir
-from workloads.checkpoint.hashing import crc64nvme_b64
+from checkpoint import checksum_cache
+from checkpoint.checksum_cache import CACHE_ENV, ChecksumCache, cache_dir
+from checkpoint.hashing import crc64nvme_b64
 
 
 def crc(data: bytes) -> str:

@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from workloads.checkpoint.errors import (
+from checkpoint.errors import (
     DiskFullError,
     SourceError,
     TransferError,
     UsageError,
 )
-from workloads.checkpoint.manifest import MANIFEST_NAME
+from checkpoint.manifest import MANIFEST_NAME
 
 COMMIT_SHA = re.compile(r"^[0-9a-f]{40}$")
 DEFAULT_HF_ENDPOINT = "https://huggingface.co"
@@ -369,7 +369,7 @@ class S3Source:
     def list_files(self) -> list[SourceFile]:
         from botocore.exceptions import BotoCoreError, ClientError
 
-        from workloads.checkpoint.manifest import read_manifest
+        from checkpoint.manifest import read_manifest
 
         start = f"{self.prefix}/" if self.prefix else ""
         files = []

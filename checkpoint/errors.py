@@ -1,7 +1,7 @@
 """Failures a user can act on. Each message says what went wrong, which flag or value is at
 fault, what is allowed and how to fix it; the command line prints it without a traceback.
 
-Exit codes (`hyperpod-dpd checkpoint ...` and `python -m workloads.checkpoint ...`):
+Exit codes (`hyperpod-dpd checkpoint ...` and `python -m checkpoint ...`):
   0  done (upload: every object verified and the manifest written; verify: all objects match)
   1  the transfer or the check failed (integrity, throttling or network after retries, disk
      full, objects not matching the manifest): rerun the same command to resume

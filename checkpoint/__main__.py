@@ -1,4 +1,4 @@
-"""`python -m workloads.checkpoint upload|verify ...`: what the in-cluster staging Job runs.
+"""`python -m checkpoint upload|verify ...`: what the in-cluster staging Job runs.
 
 The cyclic garbage collector is off while boto3/botocore are imported (hundreds of thousands of
 long-lived objects: it would scan them over and over, about a third of a no-op rerun's time),
@@ -11,7 +11,7 @@ import gc
 import sys
 
 gc.disable()
-from workloads.checkpoint.cli import main  # noqa: E402
+from checkpoint.cli import main  # noqa: E402
 
 gc.freeze()
 gc.enable()

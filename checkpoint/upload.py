@@ -37,8 +37,8 @@ from pathlib import Path
 
 import boto3
 
-from workloads.checkpoint.checksum_cache import CacheStats, ChecksumCache
-from workloads.checkpoint.errors import (
+from checkpoint.checksum_cache import CacheStats, ChecksumCache
+from checkpoint.errors import (
     CheckpointError,
     DestinationError,
     DiskFullError,
@@ -48,8 +48,8 @@ from workloads.checkpoint.errors import (
     TransferError,
     UsageError,
 )
-from workloads.checkpoint.hashing import Digests, digest_file
-from workloads.checkpoint.manifest import (
+from checkpoint.hashing import Digests, digest_file
+from checkpoint.manifest import (
     Manifest,
     ManifestFile,
     delete_manifest,
@@ -57,8 +57,8 @@ from workloads.checkpoint.manifest import (
     read_manifest,
     write_manifest,
 )
-from workloads.checkpoint.progress import Progress, human_bytes
-from workloads.checkpoint.s3dest import (
+from checkpoint.progress import Progress, human_bytes
+from checkpoint.s3dest import (
     MAX_PART_SIZE,
     META_CRC64NVME,
     META_SHA256,
@@ -74,7 +74,7 @@ from workloads.checkpoint.s3dest import (
     parse_s3_uri,
     s3_error,
 )
-from workloads.checkpoint.sources import (
+from checkpoint.sources import (
     SOURCE_FORMS,
     FileSource,
     HfSource,

@@ -8,8 +8,8 @@ import subprocess
 import sys
 import time
 
+from tests.checkpoint.conftest import MiB, upload_args, write_checkpoint
 from tests.conftest import ROOT
-from tests.workloads.checkpoint.conftest import MiB, upload_args, write_checkpoint
 
 PREFIX = "models/resume"
 MANIFEST = f"{PREFIX}/.hyperpod-dpd-manifest.json"
@@ -24,7 +24,7 @@ def test_rerun_after_kill_9_uploads_only_what_is_missing(s3, s3_client, bucket, 
     cmd = [
         sys.executable,
         "-m",
-        "workloads.checkpoint",
+        "checkpoint",
         *upload_args(src, f"s3://{bucket}/{PREFIX}", s3),
         "--transfer-client",
         "classic",

@@ -6,9 +6,9 @@ import json
 import subprocess
 import sys
 
-from tests.workloads.checkpoint.conftest import REGION, write_checkpoint
-from workloads.checkpoint.manifest import manifest_key
-from workloads.staging import code_files
+from checkpoint.manifest import manifest_key
+from specs.staging import code_files
+from tests.checkpoint.conftest import REGION, write_checkpoint
 
 
 def materialize(app) -> None:
@@ -22,7 +22,7 @@ def test_shipped_code_is_complete_and_stages_a_checkpoint(s3, s3_client, bucket,
     app = tmp_path / "app"
     materialize(app)
     where = subprocess.run(
-        [sys.executable, "-c", "import workloads.checkpoint.upload as u; print(u.__file__)"],
+        [sys.executable, "-c", "import checkpoint.upload as u; print(u.__file__)"],
         cwd=app,
         capture_output=True,
         text=True,
@@ -32,7 +32,7 @@ def test_shipped_code_is_complete_and_stages_a_checkpoint(s3, s3_client, bucket,
     src = tmp_path / "ckpt"
     write_checkpoint(src, {"config.json": 300, "model-00001.safetensors": 2 * 1024 * 1024})
     result = subprocess.run(
-        [sys.executable, "-m", "workloads.checkpoint", "upload", "--source", str(src),
+        [sys.executable, "-m", "checkpoint", "upload", "--source", str(src),
          "--dest", f"s3://{bucket}/models/job", "--endpoint-url", s3.endpoint,
          "--region", REGION, "--progress", "plain"],
         cwd=app, capture_output=True, text=True, check=False,

@@ -17,7 +17,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from workloads.checkpoint.errors import ManifestError
+from checkpoint.errors import ManifestError
 
 MANIFEST_NAME = ".hyperpod-dpd-manifest.json"
 FORMAT = "hyperpod-dpd/checkpoint-manifest/v1"

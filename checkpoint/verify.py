@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 import boto3
 from botocore.exceptions import FlexibleChecksumError
 
-from workloads.checkpoint.errors import VerifyFailed
-from workloads.checkpoint.hashing import digest_chunks
-from workloads.checkpoint.manifest import Manifest, ManifestFile, manifest_key, read_manifest
-from workloads.checkpoint.progress import human_bytes
-from workloads.checkpoint.s3dest import (
+from checkpoint.errors import VerifyFailed
+from checkpoint.hashing import digest_chunks
+from checkpoint.manifest import Manifest, ManifestFile, manifest_key, read_manifest
+from checkpoint.progress import human_bytes
+from checkpoint.s3dest import (
     Destination,
     bucket_region,
     default_session,

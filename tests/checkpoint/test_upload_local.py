@@ -8,9 +8,9 @@ import boto3
 import pytest
 from awscrt import checksums
 
-from tests.workloads.checkpoint.conftest import upload_args, write_checkpoint
-from tests.workloads.checkpoint.s3server import Fault
-from workloads.checkpoint.hashing import crc64nvme_b64
+from checkpoint.hashing import crc64nvme_b64
+from tests.checkpoint.conftest import upload_args, write_checkpoint
+from tests.checkpoint.s3server import Fault
 
 PREFIX = "models/tiny"
 MANIFEST = f"{PREFIX}/.hyperpod-dpd-manifest.json"

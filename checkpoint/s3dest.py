@@ -32,9 +32,9 @@ from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 from s3transfer.manager import TransferManager
 from s3transfer.subscribers import BaseSubscriber
 
-from workloads.checkpoint.errors import CheckpointError, DestinationError, TransferError, UsageError
-from workloads.checkpoint.hashing import crc64nvme_b64
-from workloads.checkpoint.manifest import CHECKSUM_ALGORITHM
+from checkpoint.errors import CheckpointError, DestinationError, TransferError, UsageError
+from checkpoint.hashing import crc64nvme_b64
+from checkpoint.manifest import CHECKSUM_ALGORITHM
 
 META_SOURCE_ID = "hyperpod-dpd-source-id"
 META_CRC64NVME = "hyperpod-dpd-crc64nvme"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from tests.workloads.checkpoint.conftest import COMMIT, REGION
-from tests.workloads.checkpoint.test_hf import STAGED
-from tests.workloads.checkpoint.test_hf import upload as hf_upload
+from tests.checkpoint.conftest import COMMIT, REGION
+from tests.checkpoint.test_hf import STAGED
+from tests.checkpoint.test_hf import upload as hf_upload
 
 SRC_PREFIX = f"models/acme/tiny-llm/{COMMIT}"
 DEST_PREFIX = "copies/tiny-llm"

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workloads.checkpoint.hashing import Digests, digest_file_stat
+from checkpoint.hashing import Digests, digest_file_stat
 
 CACHE_ENV = "HYPERPOD_DPD_CHECKSUM_CACHE"
 DISABLED_VALUES = ("off", "none", "0", "false", "no")

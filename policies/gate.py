@@ -1,0 +1,58 @@
+"""The policy gate: every rule, once, on the desired state, before the first resource exists.
+
+`__main__.py` calls `enforce` after reading the config and before creating any component: a
+mandatory violation stops `pulumi up` (and the offline plan) with the rules' messages and
+nothing registered, so a typo in an endpoint field never leaves a half-created stack. The
+stack's `hyperpod-dpd:policy` (per-rule levels, advisoriesMandatory) decides what is mandatory.
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from policies.rules import Limits, ResourceView, Violation, evaluate
+from specs.desired import DesiredState
+
+
+class PolicyStop(pulumi.RunError):
+    """A RunError: `pulumi up` prints the violations without a traceback."""
+
+    def __init__(self, violations: list[Violation]):
+        self.violations = violations
+        lines = [
+            f"{len(violations)} mandatory policy violation(s); nothing was created:",
+            *(f"  {v.policy}: {v.urn.rsplit('::', 1)[-1]}: {v.message}" for v in violations),
+        ]
+        super().__init__("\n".join(lines))
+
+
+def views(desired: DesiredState) -> list[ResourceView]:
+    """The desired resources as a policy sees them: type, name, URN and the engine's props,
+    with `${name.attr}` placeholders for outputs that do not exist yet."""
+    return [
+        ResourceView(d.type, d.name, d.urn(desired.stack, desired.project), d.view_props())
+        for d in desired.resources()
+    ]
+
+
+def judge(desired: DesiredState, limits: Limits | None = None) -> list[Violation]:
+    """Every rule on the desired state, at the levels the stack's policy settings give."""
+    policy = desired.settings.policy
+    return evaluate(
+        views(desired),
+        enforcement=policy.enforcement,
+        advisories_mandatory=policy.advisories_mandatory,
+        limits=limits,
+    )
+
+
+def enforce(desired: DesiredState) -> list[Violation]:
+    """Judge; raise PolicyStop on any mandatory violation, else warn of the advisory ones (they
+    show in `pulumi up`'s diagnostics) and return them."""
+    violations = judge(desired)
+    mandatory = [v for v in violations if v.enforcement == "mandatory"]
+    if mandatory:
+        raise PolicyStop(mandatory)
+    for v in violations:
+        pulumi.log.warn(f"advisory {v.policy}: {v.urn.rsplit('::', 1)[-1]}: {v.message}")
+    return violations

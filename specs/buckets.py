@@ -1,0 +1,123 @@
+"""A private, encrypted, versioned S3 bucket that refuses plain-HTTP requests.
+
+Used for the lifecycle scripts, the model checkpoints and the operator's TLS certificates:
+every bucket of the stack gets the same guarantees from this one function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.refs import ref
+from core.vocabulary import (
+    BUCKET_ENCRYPTION_TYPE,
+    BUCKET_OWNERSHIP_TYPE,
+    BUCKET_POLICY_TYPE,
+    BUCKET_PUBLIC_ACCESS_BLOCK_TYPE,
+    BUCKET_TYPE,
+    BUCKET_VERSIONING_TYPE,
+    SECURE_BUCKET,
+)
+from specs.base import Desired
+from specs.iam import document_text
+
+
+@dataclass(frozen=True)
+class BucketSpec:
+    name: str  # the SecureBucket component's name
+    parents: tuple[str, ...]  # component type tokens down to and including SecureBucket
+    bucket: Desired
+    guards: tuple[Desired, ...]  # public access block, ownership, encryption, versioning, TLS
+    retain_on_delete: bool
+
+    @property
+    def bucket_name(self) -> str:
+        return ref(self.bucket.name, "bucket")
+
+    @property
+    def arn(self) -> str:
+        return ref(self.bucket.name, "arn")
+
+
+def secure_bucket(
+    name: str,
+    tags: dict[str, str],
+    *,
+    within: tuple[str, ...] = (),
+    bucket_name: str | None = None,  # None: Pulumi generates a unique name from `name`
+    bucket_prefix: str | None = None,  # generated names start with this (e.g. "sagemaker-")
+    kms_key_arn: str | None = None,  # None: SSE-S3 (AES256)
+    retain_on_delete: bool = False,  # model buckets: kept when the stack is destroyed
+    force_destroy: bool = False,
+) -> BucketSpec:
+    """The bucket `{name}-bucket` and its guards, inside components `within` (outermost first)."""
+    parents = (*within, SECURE_BUCKET)
+    props: dict = {"forceDestroy": force_destroy, "tags": {**tags, "Name": name}}
+    if bucket_name:
+        props["bucket"] = bucket_name
+    elif bucket_prefix:
+        props["bucketPrefix"] = bucket_prefix
+    bucket = Desired(BUCKET_TYPE, f"{name}-bucket", parents, props, autoname="bucket")
+    of_bucket = ref(bucket.name, "bucket")
+    arn = ref(bucket.name, "arn")
+    by_default = (
+        {"sseAlgorithm": "aws:kms", "kmsMasterKeyId": kms_key_arn}
+        if kms_key_arn
+        else {"sseAlgorithm": "AES256"}
+    )
+    guards = (
+        Desired(
+            BUCKET_PUBLIC_ACCESS_BLOCK_TYPE,
+            f"{name}-public-access-block",
+            parents,
+            {
+                "bucket": of_bucket,
+                "blockPublicAcls": True,
+                "blockPublicPolicy": True,
+                "ignorePublicAcls": True,
+                "restrictPublicBuckets": True,
+            },
+        ),
+        Desired(
+            BUCKET_OWNERSHIP_TYPE,
+            f"{name}-ownership",
+            parents,
+            {"bucket": of_bucket, "rule": {"objectOwnership": "BucketOwnerEnforced"}},  # no ACLs
+        ),
+        Desired(
+            BUCKET_ENCRYPTION_TYPE,
+            f"{name}-encryption",
+            parents,
+            {
+                "bucket": of_bucket,
+                "rules": [
+                    {"applyServerSideEncryptionByDefault": by_default, "bucketKeyEnabled": True}
+                ],
+            },
+        ),
+        Desired(
+            BUCKET_VERSIONING_TYPE,
+            f"{name}-versioning",
+            parents,
+            {"bucket": of_bucket, "versioningConfiguration": {"status": "Enabled"}},
+        ),
+        Desired(
+            BUCKET_POLICY_TYPE,
+            f"{name}-tls-only",
+            parents,
+            {
+                "bucket": of_bucket,
+                "policy": document_text(
+                    {
+                        "Sid": "DenyInsecureTransport",
+                        "Effect": "Deny",
+                        "Principal": "*",
+                        "Action": "s3:*",
+                        "Resource": [arn, f"{arn}/*"],
+                        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                    }
+                ),
+            },
+        ),
+    )
+    return BucketSpec(name, parents, bucket, guards, retain_on_delete)

@@ -1,0 +1,173 @@
+"""The desired state of a stack: every resource a policy rule judges, built from the settings
+by pure functions before anything is registered.
+
+This module names the components (the first part of every resource name) and wires their
+references to each other's outputs as placeholders; `__main__.py` hands each component its
+part. `resources()` is what the policy gate judges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.refs import ref
+from core.regions import partition_of
+from settings.model import StackSettings
+from specs.base import Desired
+from specs.buckets import BucketSpec, secure_bucket
+from specs.eks import eks_cluster
+from specs.endpoint import ClusterFacts, EndpointSpec, endpoint
+from specs.hyperpod import HyperPodRefs, HyperPodSpec, hyperpod_cluster
+from specs.lifecycle import ON_CREATE, scripts_bucket, source_s3_uri
+from specs.network import SubnetSpec, subnet_specs
+from specs.nodes import NodeSecurityGroupSpec, node_security_group
+from specs.observability import collector_policy
+from specs.operator import OperatorSpec, operator
+from specs.staging import StagingSpec, staging
+
+# Component names: the first part of every child's name, so part of every URN (a contract).
+NETWORK, PLACEMENT, EKS, NODES = "network", "placement", "eks", "nodes"
+LIFECYCLE, MODELS, DEPENDENCIES, HYPERPOD = "lifecycle", "models", "dependencies", "hyperpod"
+OBSERVABILITY, OPERATOR, CHECKPOINT, ENDPOINT = (
+    "observability",
+    "inference-operator",
+    "checkpoint",
+    "endpoint",
+)
+# Outputs that are not a child resource's: an invoke's, a component's, the config's.
+ACCOUNT_ID = ref("aws", "accountId")
+HF_TOKEN = ref("config", "hfToken")
+PRIVATE_SUBNET_IDS = ref(NETWORK, "privateSubnetIds")
+AZ_NAME = ref(PLACEMENT, "azName")
+
+
+def base_tags(project: str, stack: str) -> dict[str, str]:
+    """Tags every AWS resource of the stack carries (cost allocation, ownership)."""
+    return {"hyperpod-dpd:project": project, "hyperpod-dpd:stack": stack, "managed-by": "pulumi"}
+
+
+@dataclass(frozen=True)
+class DesiredState:
+    project: str
+    stack: str
+    settings: StackSettings
+    tags: dict[str, str]
+    cluster_name: str
+    partition: str
+    subnets: tuple[SubnetSpec, ...]
+    nodes: NodeSecurityGroupSpec
+    eks_cluster: Desired
+    lifecycle_bucket: BucketSpec
+    models: BucketSpec
+    hyperpod: HyperPodSpec
+    operator: OperatorSpec
+    collector_policy: Desired | None  # observability enabled
+    staging: StagingSpec | None  # checkpoint.staging: job
+    endpoint: EndpointSpec
+
+    def resources(self) -> list[Desired]:
+        """Every desired resource a rule may judge, in registration order."""
+        out = [s.resource for s in self.subnets]
+        out += [self.nodes.group, *self.nodes.rules, self.eks_cluster]
+        for bucket in (self.lifecycle_bucket, self.models, self.operator.tls_bucket):
+            out += [bucket.bucket, *bucket.guards]
+        out += [self.hyperpod.cluster, self.hyperpod.execution_s3]
+        op = self.operator
+        out += [op.s3_csi_policy, op.execution_policy, op.keda_policy]
+        if self.collector_policy:
+            out.append(self.collector_policy)
+        if self.staging:
+            st = self.staging
+            out += [st.policy, st.code, *([st.token] if st.token else []), st.job]
+        if self.endpoint.namespace:
+            out.append(self.endpoint.namespace)
+        out.append(self.endpoint.iec)
+        return out
+
+
+def desired_state(
+    s: StackSettings, project: str, stack: str, *, has_hf_token: bool = False
+) -> DesiredState:
+    tags = base_tags(project, stack)
+    partition = partition_of(s.region)
+    cluster_name = f"{project}-{stack}"
+    subnets = tuple(subnet_specs(NETWORK, s, tags))
+    (gpu_subnet,) = [x.resource.name for x in subnets if x.plan.tier == "gpu"]
+    nodes = node_security_group(
+        NODES,
+        s.network.vpc_cidr,
+        vpc_id=ref(f"{NETWORK}-vpc", "id"),
+        cluster_security_group_id=ref(f"{EKS}-cluster", "clusterSecurityGroupId"),
+        tags=tags,
+    )
+    eks = eks_cluster(
+        EKS,
+        cluster_name,
+        s.eks.kubernetes_version,
+        PRIVATE_SUBNET_IDS,
+        list(s.eks.public_access_cidrs),
+        tags,
+    )
+    lifecycle = scripts_bucket(LIFECYCLE, tags)
+    models = secure_bucket(
+        MODELS,
+        tags,
+        bucket_name=s.checkpoint.bucket_name,
+        retain_on_delete=s.checkpoint.retain_bucket_on_delete,
+    )
+    prefix = s.checkpoint.effective_prefix
+    hyperpod = hyperpod_cluster(
+        HYPERPOD,
+        cluster_name,
+        dict(s.instance_groups),
+        HyperPodRefs(
+            eks_cluster_arn=ref(eks.name, "arn"),
+            system_subnet_ids=PRIVATE_SUBNET_IDS,
+            gpu_subnet_id=ref(gpu_subnet, "id"),
+            security_group_id=nodes.id,
+            lifecycle_source_s3_uri=source_s3_uri(lifecycle),
+            lifecycle_bucket_arn=lifecycle.arn,
+            model_bucket_arn=models.arn,
+        ),
+        ON_CREATE,
+        prefix,
+        tags,
+    )
+    observed = s.observability.enabled
+    collector = (
+        collector_policy(OBSERVABILITY, ACCOUNT_ID, s.region, partition) if observed else None
+    )
+    op = operator(
+        OPERATOR,
+        models.arn,
+        prefix,
+        ACCOUNT_ID,
+        ref(f"{OBSERVABILITY}-amp", "arn") if observed else None,
+        s.region,
+        partition,
+        tags,
+    )
+    staged = None
+    if s.checkpoint.staging == "job":
+        token = HF_TOKEN if has_hf_token else None
+        staged = staging(CHECKPOINT, s, models.bucket_name, models.arn, token)
+    placement_group = ref(f"{PLACEMENT}-cluster-pg", "name") if s.network.placement_group else None
+    iec = endpoint(ENDPOINT, s, ClusterFacts(models.bucket_name, AZ_NAME, placement_group), tags)
+    return DesiredState(
+        project=project,
+        stack=stack,
+        settings=s,
+        tags=tags,
+        cluster_name=cluster_name,
+        partition=partition,
+        subnets=subnets,
+        nodes=nodes,
+        eks_cluster=eks,
+        lifecycle_bucket=lifecycle,
+        models=models,
+        hyperpod=hyperpod,
+        operator=op,
+        collector_policy=collector,
+        staging=staged,
+        endpoint=iec,
+    )

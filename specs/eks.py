@@ -1,0 +1,55 @@
+"""The EKS control plane as the engine receives it: the endpoint-access rule judges this.
+
+API authentication mode (HyperPod accepts API or API_AND_CONFIG_MAP) with access entries;
+secrets encrypted with a customer KMS key; every control-plane log type; the public endpoint
+only when CIDRs are listed.
+"""
+
+from __future__ import annotations
+
+from core.refs import ref
+from core.vocabulary import EKS, EKS_CLUSTER_TYPE
+from specs.base import Desired
+
+LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
+
+
+def eks_cluster(
+    name: str,
+    cluster_name: str,
+    kubernetes_version: str,
+    subnet_ids: str,
+    public_access_cidrs: list[str],
+    tags: dict[str, str],
+) -> Desired:
+    """The cluster `{name}-cluster`; `subnet_ids` is a placeholder for the private subnets."""
+    public = bool(public_access_cidrs)
+    vpc_config: dict = {
+        "subnetIds": subnet_ids,
+        "endpointPrivateAccess": True,
+        "endpointPublicAccess": public,
+    }
+    if public:
+        vpc_config["publicAccessCidrs"] = list(public_access_cidrs)
+    return Desired(
+        EKS_CLUSTER_TYPE,
+        f"{name}-cluster",
+        (EKS,),
+        {
+            "name": cluster_name,
+            "version": kubernetes_version,
+            "roleArn": ref(f"{name}-cluster-role", "arn"),
+            "vpcConfig": vpc_config,
+            "accessConfig": {
+                "authenticationMode": "API",
+                # The identity running `pulumi up` installs the charts and the endpoint.
+                "bootstrapClusterCreatorAdminPermissions": True,
+            },
+            "encryptionConfig": {
+                "resources": ["secrets"],
+                "provider": {"keyArn": ref(f"{name}-secrets-key", "arn")},
+            },
+            "enabledClusterLogTypes": LOG_TYPES,
+            "tags": tags,
+        },
+    )

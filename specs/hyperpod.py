@@ -1,0 +1,143 @@
+"""The SageMaker HyperPod cluster as the engine receives it (aws-native: Cloud Control).
+
+One instance group per `hyperpod-dpd:instanceGroups` entry, sorted by name (stable order). GPU
+groups (prefill, decode) get the single GPU subnet of `availabilityZoneId`, the EFA interface
+and the nodes' security group, deep health checks, a GPU taint and role labels; the system group
+runs the operators in the private subnets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.refs import ref
+from core.vocabulary import (
+    GPU_RESOURCE,
+    GPU_ROLES,
+    GROUP_LABEL,
+    HYPERPOD_CLUSTER,
+    HYPERPOD_CLUSTER_TYPE,
+    ROLE_LABEL,
+)
+from settings.model import InstanceGroupConfig
+from specs.base import Desired
+from specs.iam import allow, prefix_read, role_policy
+
+DEEP_HEALTH_CHECKS = ["InstanceStress", "InstanceConnectivity"]
+# Managed policies the HyperPod EKS docs name for the instance execution role: HyperPod's own,
+# plus what an EKS node needs (VPC CNI networking, image pulls from ECR).
+EXECUTION_ROLE_POLICIES = (
+    "AmazonSageMakerClusterInstanceRolePolicy",
+    "AmazonEKS_CNI_Policy",
+    "AmazonEC2ContainerRegistryReadOnly",
+)
+
+
+@dataclass(frozen=True)
+class HyperPodRefs:
+    """Placeholders for what the cluster points at (other components' outputs)."""
+
+    eks_cluster_arn: str
+    system_subnet_ids: str  # the private subnets, one list output
+    gpu_subnet_id: str
+    security_group_id: str
+    lifecycle_source_s3_uri: str
+    lifecycle_bucket_arn: str
+    model_bucket_arn: str
+
+
+@dataclass(frozen=True)
+class HyperPodSpec:
+    name: str
+    cluster: Desired
+    execution_s3: Desired  # the execution role's inline S3 policy
+
+
+def node_labels(group_name: str, group: InstanceGroupConfig) -> dict[str, str]:
+    return {ROLE_LABEL: group.role, GROUP_LABEL: group_name}
+
+
+def node_taints(group: InstanceGroupConfig) -> list[dict[str, str]]:
+    # Key = the extended resource name: EKS's ExtendedResourceToleration admission plugin adds
+    # the toleration to every pod that requests nvidia.com/gpu (the endpoint's workers; the
+    # IEC has no tolerations field), so other pods stay off the GPU nodes.
+    if group.role in GPU_ROLES:
+        return [{"key": GPU_RESOURCE, "value": "true", "effect": "NoSchedule"}]
+    return []
+
+
+def instance_group(
+    group_name: str,
+    group: InstanceGroupConfig,
+    refs: HyperPodRefs,
+    execution_role_arn: str,
+    on_create: str,
+) -> dict:
+    spec: dict = {
+        "instanceGroupName": group_name,
+        "instanceType": group.instance_type,
+        "instanceCount": group.instance_count,
+        "executionRole": execution_role_arn,
+        "lifeCycleConfig": {"sourceS3Uri": refs.lifecycle_source_s3_uri, "onCreate": on_create},
+        "instanceStorageConfigs": [
+            {"ebsVolumeConfig": {"volumeSizeInGb": group.ebs_volume_size_gb}}
+        ],
+        "kubernetesConfig": {
+            "labels": node_labels(group_name, group),
+            "taints": node_taints(group),
+        },
+    }
+    if group.role in GPU_ROLES:
+        spec.update(
+            # One subnet, in the one GPU AZ, for every GPU group: EFA RDMA needs it.
+            overrideVpcConfig={
+                "securityGroupIds": [refs.security_group_id],
+                "subnets": [refs.gpu_subnet_id],
+            },
+            networkInterface={"interfaceType": "efa"},
+            onStartDeepHealthChecks=DEEP_HEALTH_CHECKS,
+        )
+    if group.training_plan_arn:
+        spec["trainingPlanArn"] = group.training_plan_arn
+    return spec
+
+
+def hyperpod_cluster(
+    name: str,
+    cluster_name: str,
+    groups: dict[str, InstanceGroupConfig],
+    refs: HyperPodRefs,
+    on_create: str,
+    model_prefix: str,
+    tags: dict[str, str],
+) -> HyperPodSpec:
+    role = f"{name}-execution-role"
+    cluster = Desired(
+        HYPERPOD_CLUSTER_TYPE,
+        f"{name}-cluster",
+        (HYPERPOD_CLUSTER,),
+        {
+            "clusterName": cluster_name,
+            "orchestrator": {"eks": {"clusterArn": refs.eks_cluster_arn}},
+            "nodeRecovery": "Automatic",
+            "nodeProvisioningMode": "Continuous",
+            "vpcConfig": {
+                "securityGroupIds": [refs.security_group_id],
+                "subnets": refs.system_subnet_ids,
+            },
+            "instanceGroups": [
+                instance_group(n, g, refs, ref(role, "arn"), on_create)
+                for n, g in sorted(groups.items())
+            ],
+            "tags": [{"key": k, "value": v} for k, v in sorted(tags.items())],
+        },
+    )
+    execution_s3 = role_policy(
+        f"{name}-execution-s3",
+        (HYPERPOD_CLUSTER,),
+        ref(role, "id"),
+        allow(["s3:ListBucket"], [refs.lifecycle_bucket_arn], "ListLifecycleScripts"),
+        allow(["s3:GetObject"], [f"{refs.lifecycle_bucket_arn}/*"], "ReadLifecycleScripts"),
+        *prefix_read(refs.model_bucket_arn, model_prefix),
+    )
+    return HyperPodSpec(name, cluster, execution_s3)

@@ -1,0 +1,48 @@
+"""The VPC's subnets: one GPU subnet in the capacity AZ, private and public subnets per AZ.
+
+The layout (core/subnets.py) is pure CIDR arithmetic; this adds what the engine receives for
+each subnet, so the single-AZ rule judges the subnets before the VPC exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.refs import ref
+from core.subnets import SubnetPlan, plan_subnets
+from core.vocabulary import NETWORK, SUBNET_TYPE, TIER_TAG
+from settings.model import StackSettings
+from specs.base import Desired
+
+# Load balancer discovery tags of the AWS Load Balancer Controller, which the inference
+# operator installs: public subnets for internet-facing, private for internal ALBs.
+_ELB_ROLE_TAGS = {"public": "kubernetes.io/role/elb", "private": "kubernetes.io/role/internal-elb"}
+
+
+@dataclass(frozen=True)
+class SubnetSpec:
+    plan: SubnetPlan
+    resource: Desired
+
+
+def subnet_specs(name: str, s: StackSettings, tags: dict[str, str]) -> list[SubnetSpec]:
+    """Every subnet of the Network component `name`, keyed by AZ ID (never list position)."""
+    plans = plan_subnets(
+        s.network.vpc_cidr, s.availability_zone_id, list(s.network.control_plane_az_ids)
+    )
+    specs = []
+    for plan in plans:
+        extra = {TIER_TAG: plan.tier}
+        if plan.tier in _ELB_ROLE_TAGS:
+            extra[_ELB_ROLE_TAGS[plan.tier]] = "1"
+        props = {
+            "vpcId": ref(f"{name}-vpc", "id"),
+            "cidrBlock": plan.cidr,
+            "availabilityZoneId": plan.az_id,
+            "mapPublicIpOnLaunch": False,
+            "tags": {**tags, "Name": f"{name}-{plan.key}", **extra},
+        }
+        specs.append(
+            SubnetSpec(plan, Desired(SUBNET_TYPE, f"{name}-{plan.key}", (NETWORK,), props))
+        )
+    return specs

@@ -1,0 +1,205 @@
+"""Staging the checkpoint into the model bucket as part of `pulumi up`: an in-cluster Job.
+
+The Job runs this repository's staging program (checkpoint/, shipped in a ConfigMap with the
+one core module it imports) on a system node, in-Region, with an IRSA role that can write only
+the model's prefix, and the Hugging Face token from a Pulumi secret through a Kubernetes
+Secret. Pulumi waits for the Job to complete, so the endpoint, which depends on it, only ever
+points at a complete, verified checkpoint (the manifest object is written last). The Job's name
+derives from (source, revision, prefix): it changes, and the Job runs again, only when those do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from checkpoint.job import job_command
+from core.refs import ref
+from core.vocabulary import (
+    CHECKPOINT_LABEL,
+    CHECKPOINT_STAGING,
+    CONFIG_MAP_TYPE,
+    JOB_TYPE,
+    SECRET_TYPE,
+    role_node_selector,
+)
+from settings.model import StackSettings
+from specs.base import Desired
+from specs.iam import allow, role_policy
+
+ROOT = Path(__file__).resolve().parents[1]
+NAMESPACE = "hyperpod-dpd-system"
+SERVICE_ACCOUNT = "checkpoint-stager"
+CODE_CONFIG_MAP = "checkpoint-staging-code"
+TOKEN_SECRET = "hf-token"
+# Base image: a stock Python; the Job installs the two pinned packages the staging code needs.
+IMAGE = "public.ecr.aws/docker/library/python:3.11-slim-bookworm"
+PIP_PACKAGES = ("boto3[crt]==1.44.8", "huggingface_hub==2.4.0")  # same pins as requirements.txt
+SCRATCH_LIMIT = "50Gi"  # one Hub file at a time is staged here (shards are ~5 GB)
+# What the staging program imports besides its own package (a test runs it from these alone).
+CODE_FILES = ("core/__init__.py", "core/units.py")
+
+
+def code_files() -> dict[str, str]:
+    """ConfigMap key -> file text: the staging package and the few modules it imports. Keys
+    replace '/' with '-' (ConfigMap keys allow no '/'; module file names never contain '-')."""
+    paths = [
+        *CODE_FILES,
+        *(p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "checkpoint").glob("*.py"))),
+    ]
+    return {p.replace("/", "-"): (ROOT / p).read_text() for p in paths}
+
+
+def job_identity(source: str, revision: str | None, prefix: str) -> str:
+    return hashlib.sha256(f"{source}\n{revision}\n{prefix}".encode()).hexdigest()[:10]
+
+
+@dataclass(frozen=True)
+class StagingSpec:
+    name: str
+    prefix: str
+    policy: Desired  # the stager role's inline policy
+    code: Desired  # ConfigMap with the program
+    token: Desired | None  # Secret with the Hugging Face token (a Pulumi secret)
+    job: Desired
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def staging(
+    name: str, s: StackSettings, model_bucket_name: str, model_bucket_arn: str, hf_token: str | None
+) -> StagingSpec:
+    """`model_bucket_*` and `hf_token` are placeholders (the token: a Pulumi secret Output)."""
+    c = s.checkpoint
+    prefix = c.effective_prefix
+    parents = (CHECKPOINT_STAGING,)
+    objects = f"{model_bucket_arn}/{prefix}/*"
+    policy = role_policy(
+        f"{name}-policy",
+        parents,
+        ref(f"{name}-role", "id"),
+        # Writes only under the model's prefix (what checkpoint/ needs: multipart uploads,
+        # read-back of checksums, deletes of a stale manifest).
+        {
+            **allow(
+                ["s3:ListBucket", "s3:ListBucketMultipartUploads"], [model_bucket_arn], "ListPrefix"
+            ),
+            "Condition": {"StringLike": {"s3:prefix": [prefix, f"{prefix}/*"]}},
+        },
+        allow(["s3:GetBucketLocation"], [model_bucket_arn], "CheckBucketRegion"),
+        allow(
+            [
+                "s3:PutObject",
+                "s3:GetObject",
+                "s3:DeleteObject",
+                "s3:AbortMultipartUpload",
+                "s3:GetObjectAttributes",
+            ],
+            [objects],
+            "WritePrefix",
+        ),
+    )
+    files = code_files()
+    code = Desired(
+        CONFIG_MAP_TYPE,
+        f"{name}-code",
+        parents,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": CODE_CONFIG_MAP, "namespace": NAMESPACE},
+            "data": files,
+        },
+    )
+    token = None
+    if hf_token is not None:
+        token = Desired(
+            SECRET_TYPE,
+            f"{name}-hf-token",
+            parents,
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": TOKEN_SECRET, "namespace": NAMESPACE},
+                "stringData": {"token": hf_token},  # a Pulumi secret: stays encrypted in state
+            },
+        )
+    command = job_command(
+        source=c.source,
+        dest=f"s3://{model_bucket_name}/{prefix}",
+        region=s.region,
+        revision=c.revision,
+        tmp_limit=SCRATCH_LIMIT.replace("Gi", "GiB"),
+    )
+    install = "pip install --quiet --no-cache-dir " + " ".join(f"'{p}'" for p in PIP_PACKAGES)
+    script = f"{install} && cd /app && exec " + " ".join(_quote(p) for p in command)
+    env = [
+        {"name": "AWS_REGION", "value": s.region},
+        {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
+        {"name": "HF_XET_HIGH_PERFORMANCE", "value": "1"},
+        {"name": "HF_XET_CHUNK_CACHE_SIZE_BYTES", "value": "0"},
+    ]
+    if hf_token is not None:
+        env.append(
+            {
+                "name": "HF_TOKEN",
+                "valueFrom": {"secretKeyRef": {"name": TOKEN_SECRET, "key": "token"}},
+            }
+        )
+    items = [{"key": k, "path": k.replace("-", "/")} for k in files]
+    identity = job_identity(c.source, c.revision, prefix)
+    job = Desired(
+        JOB_TYPE,
+        f"{name}-job",
+        parents,
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                "name": f"stage-checkpoint-{identity}",
+                "namespace": NAMESPACE,
+                "labels": {CHECKPOINT_LABEL: identity},
+            },
+            "spec": {
+                "backoffLimit": 3,  # a rerun resumes: only what is missing or wrong is sent
+                "template": {
+                    "spec": {
+                        "serviceAccountName": SERVICE_ACCOUNT,
+                        "restartPolicy": "Never",
+                        "nodeSelector": role_node_selector("system"),
+                        "containers": [
+                            {
+                                "name": "stage",
+                                "image": IMAGE,
+                                "command": ["/bin/sh", "-c", script],
+                                "env": env,
+                                "resources": {
+                                    "requests": {
+                                        "cpu": "4",
+                                        "memory": "8Gi",
+                                        "ephemeral-storage": SCRATCH_LIMIT,
+                                    },
+                                    "limits": {"memory": "16Gi", "ephemeral-storage": "60Gi"},
+                                },
+                                "volumeMounts": [
+                                    {"name": "code", "mountPath": "/app"},
+                                    {"name": "scratch", "mountPath": "/scratch"},
+                                ],
+                            }
+                        ],
+                        "volumes": [
+                            {
+                                "name": "code",
+                                "configMap": {"name": CODE_CONFIG_MAP, "items": items},
+                            },
+                            {"name": "scratch", "emptyDir": {"sizeLimit": SCRATCH_LIMIT}},
+                        ],
+                    }
+                },
+            },
+        },
+    )
+    return StagingSpec(name, prefix, policy, code, token, job)
