@@ -54,3 +54,15 @@ def refs_in(value: Any) -> Iterator[str]:
 def is_ref(value: Any) -> bool:
     """True for a value that is one whole placeholder (an output not known yet)."""
     return isinstance(value, str) and _REF.fullmatch(value) is not None
+
+
+def fill(value: Any, known: dict[str, str]) -> Any:
+    """`value` with each placeholder whose "name.attr" is in `known` replaced by its text (an
+    input the program gave, which the output echoes, such as a bucket's given name)."""
+    if isinstance(value, str):
+        return _REF.sub(lambda m: known.get(f"{m.group(1)}.{m.group(2)}", m.group(0)), value)
+    if isinstance(value, dict):
+        return {fill(k, known): fill(v, known) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fill(v, known) for v in value]
+    return value

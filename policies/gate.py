@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pulumi
 
+from core.refs import fill, refs_in
 from policies.rules import Limits, ResourceView, Violation, evaluate
 from specs.desired import DesiredState
 
@@ -28,10 +29,20 @@ class PolicyStop(pulumi.RunError):
 
 def views(desired: DesiredState) -> list[ResourceView]:
     """The desired resources as a policy sees them: type, name, URN and the engine's props,
-    with `${name.attr}` placeholders for outputs that do not exist yet."""
+    with `${name.attr}` placeholders for outputs that do not exist yet. A placeholder for an
+    output that echoes a given input (a named bucket's `bucket`) is that input's value."""
+    resources = desired.resources()
+    given = {
+        f"{d.name}.{key}": value
+        for d in resources
+        for key, value in d.props.items()
+        if isinstance(value, str) and not any(refs_in(value))
+    }
     return [
-        ResourceView(d.type, d.name, d.urn(desired.stack, desired.project), d.view_props())
-        for d in desired.resources()
+        ResourceView(
+            d.type, d.name, d.urn(desired.stack, desired.project), fill(d.view_props(), given)
+        )
+        for d in resources
     ]
 
 

@@ -10,6 +10,7 @@ from policies.rules.base import Finding, Rule
 
 TOKEN = re.compile(r"^hf_[A-Za-z0-9]{20,}$")
 TOKEN_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_TOKEN")
+SECRET_FIX = "`pulumi config set --secret hyperpod-dpd:hfToken hf_...`"
 
 
 def _strings(value):
@@ -24,20 +25,23 @@ def _strings(value):
 
 
 def check(resources, limits):
-    for iec in views.endpoints(resources):
-        for name, value in views.env(iec).items():
-            if name in TOKEN_VARS and isinstance(value, str) and views.known(value):
-                yield Finding(
-                    iec.urn,
-                    f"{name} is set as a plaintext environment variable; keep the token in "
-                    "`pulumi config set --secret hyperpod-dpd:hfToken` (a Kubernetes Secret)",
-                )
     for r in resources:
-        if any(TOKEN.match(s) for s in _strings(r.props)):
+        reported = set()
+        if r.type == views.IEC_TYPE:
+            for name, value in views.env(r).items():
+                if not (isinstance(value, str) and views.known(value)):
+                    continue  # from a Secret (valueFrom) or a Pulumi secret
+                if name in TOKEN_VARS or TOKEN.match(value):
+                    reported.add(value)
+                    yield Finding(
+                        r.urn,
+                        f"hyperpod-dpd:endpoint.environmentVariables.{name} holds a token in "
+                        "plaintext (it would sit in the manifest and the stack's state); remove "
+                        f"it and keep the token a secret: {SECRET_FIX}",
+                    )
+        if any(TOKEN.match(s) and s not in reported for s in _strings(r.props)):
             yield Finding(
-                r.urn,
-                f"{r.name} carries a Hugging Face token in plaintext; use "
-                "`pulumi config set --secret hyperpod-dpd:hfToken`",
+                r.urn, f"{r.name} carries a Hugging Face token in plaintext; use {SECRET_FIX}"
             )
 
 

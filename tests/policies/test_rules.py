@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from core.vocabulary import RULE_NAMES
 from policies.rules import ALL_RULES, Limits, evaluate
 from tests.policies.conftest import gpu_group, iec_spec, named, recorded, set_env
 
@@ -400,11 +401,32 @@ def test_eks_endpoint_open_to_the_internet(dev, cidrs):
 def test_plaintext_hf_token(dev):
     set_env(dev, "HF_TOKEN", "hf_" + "a" * 34)
     assert [m for _, m in findings("hyperpod-dpd-hf-token", dev)] == [
-        "HF_TOKEN is set as a plaintext environment variable; keep the token in `pulumi config "
-        "set --secret hyperpod-dpd:hfToken` (a Kubernetes Secret)",
-        "endpoint-iec carries a Hugging Face token in plaintext; use `pulumi config set --secret "
-        "hyperpod-dpd:hfToken`",
+        "hyperpod-dpd:endpoint.environmentVariables.HF_TOKEN holds a token in plaintext (it "
+        "would sit in the manifest and the stack's state); remove it and keep the token a "
+        "secret: `pulumi config set --secret hyperpod-dpd:hfToken hf_...`",
     ]
+
+
+def test_plaintext_hf_token_under_another_name_and_elsewhere(dev):
+    set_env(dev, "MY_HUB_KEY", "hf_" + "b" * 34)
+    named(dev, "checkpoint-job").props["metadata"]["labels"]["x"] = "hf_" + "c" * 30
+    assert sorted(findings("hyperpod-dpd-hf-token", dev)) == [
+        (
+            named(dev, "checkpoint-job").urn,
+            "checkpoint-job carries a Hugging Face token in plaintext; use `pulumi config set "
+            "--secret hyperpod-dpd:hfToken hf_...`",
+        ),
+        (
+            IEC_URN,
+            "hyperpod-dpd:endpoint.environmentVariables.MY_HUB_KEY holds a token in plaintext (it "
+            "would sit in the manifest and the stack's state); remove it and keep the token a "
+            "secret: `pulumi config set --secret hyperpod-dpd:hfToken hf_...`",
+        ),
+    ]
+
+
+def test_rule_names_are_the_vocabulary_s():
+    assert tuple(r.name for r in ALL_RULES) == RULE_NAMES
 
 
 # --- evaluation -----------------------------------------------------------------------------
