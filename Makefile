@@ -26,6 +26,7 @@ plan: $(STAMP)
 lint: $(STAMP) lint-workflows
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/hyperpod-dpd pulumi-yaml --check
 
 $(ACTIONLINT):
