@@ -8,11 +8,33 @@ The manifest object `<prefix>/.hyperpod-dpd-manifest.json` (MANIFEST_NAME) is th
 a complete checkpoint; see manifest.py for its format and job.py for the Job's command line.
 """
 
-from checkpoint.errors import CheckpointError
-from checkpoint.job import JOB_ENV, job_command, staging_prefix
-from checkpoint.manifest import MANIFEST_NAME, Manifest, manifest_key, read_manifest
-from checkpoint.upload import UploadOptions, UploadResult, upload_checkpoint
-from checkpoint.verify import VerifyReport, verify_checkpoint
+from importlib import import_module
+from typing import Any
+
+# Where each public name lives. Loaded on first use (PEP 562), so that `--help` of the command
+# line, which imports this package, does not load boto3 and the Hub client.
+_EXPORTS = {
+    "CheckpointError": "checkpoint.errors",
+    "JOB_ENV": "checkpoint.job",
+    "job_command": "checkpoint.job",
+    "staging_prefix": "checkpoint.job",
+    "MANIFEST_NAME": "checkpoint.manifest",
+    "Manifest": "checkpoint.manifest",
+    "manifest_key": "checkpoint.manifest",
+    "read_manifest": "checkpoint.manifest",
+    "upload_checkpoint": "checkpoint.upload",
+    "UploadOptions": "checkpoint.upload_options",
+    "UploadResult": "checkpoint.upload_result",
+    "VerifyReport": "checkpoint.verify",
+    "verify_checkpoint": "checkpoint.verify",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'checkpoint' has no attribute {name!r}")
+    return getattr(import_module(_EXPORTS[name]), name)
+
 
 __all__ = [
     "JOB_ENV",

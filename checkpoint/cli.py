@@ -16,9 +16,7 @@ from pathlib import Path
 from checkpoint.checksum_cache import CACHE_ENV
 from checkpoint.errors import EXIT_FAILED, EXIT_OK, CheckpointError
 from checkpoint.progress import MODES
-from checkpoint.s3dest import TRANSFER_CLIENTS
-from checkpoint.upload import UploadOptions, upload_checkpoint
-from checkpoint.verify import verify_checkpoint
+from checkpoint.upload_options import TRANSFER_CLIENTS, UploadOptions
 from core.units import parse_byte_size
 
 EXIT_INTERRUPTED = 130
@@ -162,6 +160,8 @@ def run_upload(args: argparse.Namespace, project_dir: Path | None = None) -> int
         checksum_cache=args.checksum_cache,
     )
     try:
+        from checkpoint.upload import upload_checkpoint  # boto3 and the Hub: only to run
+
         result = upload_checkpoint(args.source, args.dest, revision=args.revision, options=options)
     except CheckpointError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -205,6 +205,8 @@ def run_upload(args: argparse.Namespace, project_dir: Path | None = None) -> int
 
 def run_verify(args: argparse.Namespace, project_dir: Path | None = None) -> int:
     try:
+        from checkpoint.verify import verify_checkpoint
+
         report = verify_checkpoint(
             args.dest,
             endpoint_url=args.endpoint_url,

@@ -18,6 +18,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from checkpoint.errors import ManifestError
+from checkpoint.s3_errors import error_code
 
 MANIFEST_NAME = ".hyperpod-dpd-manifest.json"
 FORMAT = "hyperpod-dpd/checkpoint-manifest/v1"
@@ -172,7 +173,7 @@ def read_manifest(client, bucket: str, prefix: str) -> Manifest | None:
     try:
         body = client.get_object(Bucket=bucket, Key=key)["Body"].read()
     except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404", "NotFound"):
+        if error_code(exc) in ("NoSuchKey", "404", "NotFound"):
             return None
         raise
     return Manifest.from_json(body, f"s3://{bucket}/{key}")

@@ -18,14 +18,10 @@ from checkpoint.errors import VerifyFailed
 from checkpoint.hashing import digest_chunks
 from checkpoint.manifest import Manifest, ManifestFile, manifest_key, read_manifest
 from checkpoint.progress import human_bytes
-from checkpoint.s3dest import (
-    Destination,
-    bucket_region,
-    default_session,
-    make_client,
-    parse_s3_uri,
-    s3_error,
-)
+from checkpoint.s3_client import bucket_client, default_session
+from checkpoint.s3_destination import Destination
+from checkpoint.s3_errors import s3_error
+from checkpoint.s3_uri import parse_s3_uri
 
 
 @dataclass(frozen=True)
@@ -76,9 +72,13 @@ def verify_checkpoint(
     """Check every object of the manifest under `dest`; VerifyFailed when there is no manifest."""
     location = parse_s3_uri(dest, "--dest")
     session = session or default_session()
-    probe = make_client(session, region or session.region_name or "us-east-1", endpoint_url, 4)
-    client = make_client(
-        session, bucket_region(probe, location.bucket, "--dest"), endpoint_url, concurrency
+    client = bucket_client(
+        session,
+        location.bucket,
+        "--dest",
+        region=region,
+        endpoint_url=endpoint_url,
+        concurrency=concurrency,
     )
     try:
         manifest = read_manifest(client, location.bucket, location.prefix)

@@ -94,3 +94,8 @@ ALB_CONTROLLER_POLICY = GitHubFile(
     ref="v2.13.0",
     path="docs/install/iam_policy.json",
 )
+
+
+# The one-shot pod `hyperpod-dpd verify` sends its prompts from (inside the cluster, to the
+# router's ClusterIP service): curl's official image, the release tag on Docker Hub.
+VERIFY_CURL_IMAGE = "curlimages/curl:8.11.1"

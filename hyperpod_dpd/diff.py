@@ -10,7 +10,6 @@ neither does the diff.
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import json
 import os
@@ -390,26 +389,3 @@ def resolve(side: str, repo: Path, stack: str | None, work: Path) -> PlanData:
             source="diff",
         )
     return load_plan(plan_ref(repo, side, stack, work / side.replace("/", "_")), label=side)
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("diff", help="compare two plans (directories or git refs)")
-    parser.add_argument("base")
-    parser.add_argument("head")
-    parser.add_argument("--stack", help="with git refs: the stack to plan at each ref")
-    parser.add_argument("--format", choices=["markdown", "text", "json"], default="markdown")
-    parser.add_argument("--out", type=Path, help="also write the output to this file")
-    parser.add_argument("--project-dir", type=Path)
-    parser.set_defaults(handler=run)
-
-
-def run(args: argparse.Namespace, project_dir: Path) -> int:
-    with tempfile.TemporaryDirectory(prefix="hyperpod-dpd-plans-") as work:
-        base = resolve(args.base, project_dir, args.stack, Path(work))
-        head = resolve(args.head, project_dir, args.stack, Path(work))
-        d = diff_plans(base, head)
-    text = {"markdown": render_markdown, "text": render_text, "json": render_json}[args.format](d)
-    print(text)
-    if args.out:
-        args.out.write_text(text if text.endswith("\n") else text + "\n")
-    return 0

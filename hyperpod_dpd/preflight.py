@@ -7,20 +7,16 @@ another AZ or type. Every check reads the account (boto3) and changes nothing.
 
 from __future__ import annotations
 
-import argparse
-import json
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from core.versions import EKS_ADDON_VERSIONS
-from hyperpod_dpd.stackfile import load_stack
-from settings import StackSettings, parse_settings
+from settings import StackSettings
 
 ClientFactory = Callable[[str], Any]
 PASS, FAIL, WARN = "pass", "FAIL", "warn"
@@ -185,26 +181,6 @@ def render(checks: list[Check]) -> str:
     return "\n".join(lines)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("preflight", help="check AWS capacity, quotas, plans (boto3)")
-    parser.add_argument("--stack", required=True)
-    parser.add_argument("--format", choices=["text", "json"], default="text")
-    parser.add_argument("--project-dir", type=Path)
-    parser.set_defaults(handler=run, client_factory=None)
-
-
-def run(args: argparse.Namespace, project_dir: Path) -> int:
-    stack = load_stack(project_dir, args.stack)
-    settings = parse_settings(stack.decoded(), stack.secret_keys)
-    factory = args.client_factory or _boto3_factory(settings.region)
-    checks = run_checks(settings, factory)
-    if args.format == "json":
-        print(json.dumps([asdict(c) for c in checks], indent=2))
-    else:
-        print(render(checks))
-    return 1 if any(c.result == FAIL for c in checks) else 0
-
-
-def _boto3_factory(region: str) -> ClientFactory:
+def boto3_factory(region: str) -> ClientFactory:
     session = boto3.session.Session(region_name=region)
     return lambda service: session.client(service)

@@ -23,6 +23,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from core.versions import VERIFY_CURL_IMAGE as DEFAULT_CURL_IMAGE
 from hyperpod_dpd.verify.cluster import Cluster, ClusterError
 
 SHORT_SENTENCE = "What is disaggregated prefill-decode in one sentence?"
@@ -35,7 +36,6 @@ TOKENS_PER_WORD_MAX = 1.25  # upper bound for this sentence, used against --max-
 LONG_FACTOR = 1.5  # the long prompt has threshold x 1.5 words
 MAX_TOKENS = 32
 STATUS_MARK = "__HTTP_STATUS__="
-DEFAULT_CURL_IMAGE = "curlimages/curl:8.11.1"
 
 
 @dataclass(frozen=True)

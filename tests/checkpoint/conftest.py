@@ -13,7 +13,8 @@ import boto3
 import pytest
 
 from checkpoint.checksum_cache import CACHE_ENV
-from hyperpod_dpd import checkpoint_cmd, cli
+from hyperpod_dpd import cli
+from hyperpod_dpd.commands import checkpoint as checkpoint_cmd
 from tests.checkpoint.fakehub import FakeHub, HubFile, HubRepo
 from tests.checkpoint.s3server import RecordingMotoServer
 
@@ -120,7 +121,7 @@ def local_checkpoint(tmp_path) -> tuple[Path, dict[str, bytes]]:
 @pytest.fixture
 def run_cli(s3, capsys, monkeypatch) -> Callable[..., tuple[int, str, str]]:
     """`hyperpod-dpd checkpoint ...` in-process, through the registered command."""
-    assert checkpoint_cmd.register in cli._EXTRA_COMMANDS
+    assert checkpoint_cmd in cli.COMMANDS
 
     def run(*args: str) -> tuple[int, str, str]:
         capsys.readouterr()

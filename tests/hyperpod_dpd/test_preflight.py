@@ -183,7 +183,7 @@ def test_command_prints_table_and_exits_1_on_failure(aws, capsys, monkeypatch):
     addons(stubs)
     import hyperpod_dpd.preflight as preflight
 
-    monkeypatch.setattr(preflight, "_boto3_factory", lambda region: clients.__getitem__)
+    monkeypatch.setattr(preflight, "boto3_factory", lambda region: clients.__getitem__)
     assert main(["preflight", "--stack", "dev", "--format", "json"]) == 1
     rows = json.loads(capsys.readouterr().out)
     assert {"name": "offering ml.p5.48xlarge in use2-az2", "result": "FAIL"}.items() <= rows[

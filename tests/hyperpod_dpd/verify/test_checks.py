@@ -5,15 +5,11 @@ from __future__ import annotations
 import copy
 
 from hyperpod_dpd.verify import causes
-from hyperpod_dpd.verify.checks import (
-    FAIL,
-    PASS,
-    endpoint_facts,
-    judge_kv,
-    long_prompt_retrievals,
-    pod_problem,
-)
+from hyperpod_dpd.verify.endpoint import endpoint_facts, pod_problem
+from hyperpod_dpd.verify.kv_transfer import judge_kv
+from hyperpod_dpd.verify.matching import long_prompt_retrievals
 from hyperpod_dpd.verify.prompts import long_prompt
+from hyperpod_dpd.verify.results import FAIL, PASS
 from tests.hyperpod_dpd.verify.fake_kube import RECORDED, recorded_json
 
 IEC = recorded_json("iec-llama-3-3-70b.json")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from hyperpod_dpd.verify.checks import FAIL, PASS, SKIP
-from hyperpod_dpd.verify.cli import register, run
+from hyperpod_dpd.commands.verify import register, run
 from hyperpod_dpd.verify.prompts import SHORT_SENTENCE
+from hyperpod_dpd.verify.results import FAIL, PASS, SKIP
 from tests.hyperpod_dpd.verify.fake_kube import (
     DECODE_POD,
     NAME,

@@ -23,7 +23,7 @@ EXIT_BAD_INPUT = 2  # the same code `plan` uses for bad configuration
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add `size` to the hyperpod-dpd command line (hyperpod_dpd.cli._EXTRA_COMMANDS)."""
+    """Add `size` to the hyperpod-dpd command line."""
     p = subparsers.add_parser("size", help="PD buffer and GPU memory sizing (offline)")
     p.add_argument(
         "--model",
@@ -42,8 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--in-flight", type=int, help="KV transfers expected at once: adds a buffer size advice"
     )
     p.add_argument("--format", choices=["text", "json"], default="text")
-    # cli.main reads args.project_dir; sizing needs no project files.
-    p.set_defaults(handler=run, project_dir=None)
+    p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, project_dir: Path | None) -> int:

@@ -12,31 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from hyperpod_dpd.stackfile import load_stack
-from hyperpod_dpd.verify.checks import (
-    FAIL,
-    PASS,
-    SKIP,
-    Check,
-    EndpointNotFound,
-    Options,
-    Report,
-    Target,
-    verify,
-)
-from hyperpod_dpd.verify.cluster import Cluster, ClusterError, KubeconfigError, kubeconfig_path
-from hyperpod_dpd.verify.prompts import (
-    DEFAULT_CURL_IMAGE,
-    HttpPromptClient,
-    PodPromptClient,
-    PromptClient,
-)
-from settings import ConfigError, parse_settings
-from specs.endpoint import router_service
+from core.versions import VERIFY_CURL_IMAGE
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -74,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     prompts.add_argument(
         "--prompt-namespace", help="namespace of the curl pod (default: endpoint's)"
     )
-    prompts.add_argument("--curl-image", default=DEFAULT_CURL_IMAGE, help="image of the curl pod")
+    prompts.add_argument("--curl-image", default=VERIFY_CURL_IMAGE, help="image of the curl pod")
     prompts.add_argument("--model", help="model name in requests (default: the IEC's --model)")
     prompts.add_argument(
         "--no-prompts",
@@ -95,6 +74,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.verify.cluster import Cluster, ClusterError, KubeconfigError, kubeconfig_path
+    from hyperpod_dpd.verify.report import render_text, report_json
+    from hyperpod_dpd.verify.runner import EndpointNotFound, Options, verify
+    from settings import ConfigError
+
     try:
         target = resolve_target(args, project_dir)
         for flag in ("timeout", "api_timeout", "poll_interval"):
@@ -129,7 +113,11 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
     return report.exit_code
 
 
-def resolve_target(args: argparse.Namespace, project_dir: Path) -> Target:
+def resolve_target(args: argparse.Namespace, project_dir: Path) -> Any:
+    from hyperpod_dpd.stackfile import load_stack
+    from hyperpod_dpd.verify.results import Target
+    from settings import parse_settings
+
     if args.stack:
         stack = load_stack(project_dir, args.stack)
         endpoint = parse_settings(stack.decoded(), stack.secret_keys).endpoint
@@ -151,7 +139,10 @@ def resolve_target(args: argparse.Namespace, project_dir: Path) -> Target:
     return Target(args.name, args.namespace or "default", args.routing_threshold)
 
 
-def prompt_client(args: argparse.Namespace, cluster: Cluster, target: Target) -> PromptClient:
+def prompt_client(args: argparse.Namespace, cluster: Any, target: Any) -> Any:
+    from hyperpod_dpd.verify.prompts import HttpPromptClient, PodPromptClient
+    from specs.endpoint import router_service
+
     if args.router_url:
         return HttpPromptClient(args.router_url, args.timeout, args.insecure)
     # router_service reads only .name and .namespace of the spec.
@@ -177,47 +168,3 @@ def _bad_input(args: argparse.Namespace, message: str) -> int:
     if getattr(args, "format", "text") == "json":
         print(json.dumps({"error": message, "exitCode": EXIT_BAD_INPUT}, indent=2))
     return EXIT_BAD_INPUT
-
-
-def report_json(report: Report) -> dict[str, Any]:
-    return {
-        "endpoint": {
-            "name": report.target.name,
-            "namespace": report.target.namespace,
-            "routingThreshold": report.threshold,
-            "thresholdSource": report.threshold_source,
-        },
-        "prompts": report.prompts_via,
-        "checks": [asdict(c) for c in report.checks],
-        "passed": report.count(PASS),
-        "failed": report.count(FAIL),
-        "skipped": report.count(SKIP),
-        "exitCode": report.exit_code,
-    }
-
-
-def render_text(report: Report) -> str:
-    t = report.target
-    width = max(len(c.name) for c in report.checks)
-    indent = " " * (width + 10)
-    lines = [
-        f"DPD endpoint {t.namespace}/{t.name}: routing threshold {report.threshold} "
-        f"(from {report.threshold_source})",
-        f"prompts: {report.prompts_via}",
-        "",
-        f"{'CHECK'.ljust(width)}  RESULT  DETAIL",
-    ]
-    for c in report.checks:
-        lines.append(f"{c.name.ljust(width)}  {c.result.ljust(6)}  {c.detail}")
-        lines += _cause_lines(c, indent)
-    lines += [
-        "",
-        f"{report.count(PASS)} passed, {report.count(FAIL)} failed, {report.count(SKIP)} skipped",
-    ]
-    return "\n".join(lines)
-
-
-def _cause_lines(c: Check, indent: str) -> list[str]:
-    if c.result != FAIL:
-        return []
-    return [f"{indent}cause: {c.cause}", f"{indent}fix:   {c.fix}", f"{indent}see:   {c.ref}"]

@@ -11,10 +11,6 @@ import argparse
 import json
 from pathlib import Path
 
-from hyperpod_dpd.stackfile import load_stack
-from policies.pack import pack_config
-from settings import parse_settings
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("policy-config", help="CrossGuard pack config of a stack")
@@ -25,6 +21,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.stackfile import load_stack
+    from policies.pack import pack_config
+    from settings import parse_settings
+
     stack = load_stack(project_dir, args.stack)
     policy = parse_settings(stack.decoded(), stack.secret_keys).policy
     text = json.dumps(pack_config(policy.enforcement, policy.advisories_mandatory), indent=2)

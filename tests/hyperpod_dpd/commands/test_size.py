@@ -8,12 +8,13 @@ import pytest
 
 from core.catalog import GIB, instance_spec, load_model
 from core.sizing import size
-from hyperpod_dpd import cli, size_cmd
+from hyperpod_dpd import cli
+from hyperpod_dpd.commands import size as size_cmd
 from tests.core.test_catalog import LLAMA_70B_CONFIG
 
 
 def test_size_is_a_registered_command():
-    assert size_cmd.register in cli._EXTRA_COMMANDS
+    assert size_cmd in cli.COMMANDS
 
 
 def test_text_output_shows_the_docs_numbers(capsys):

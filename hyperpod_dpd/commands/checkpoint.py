@@ -16,12 +16,10 @@ from checkpoint.cli import add_commands
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add `checkpoint` to the hyperpod-dpd command line (hyperpod_dpd.cli._EXTRA_COMMANDS)."""
+    """Add `checkpoint` to the hyperpod-dpd command line."""
     p = subparsers.add_parser(
         "checkpoint",
         help="stage a model checkpoint in S3 (upload, verify)",
         description=__doc__.split("\n")[0],
     )
-    # cli.main reads args.project_dir; staging needs no project files.
-    p.set_defaults(project_dir=None)
     add_commands(p.add_subparsers(dest="checkpoint_command", required=True))

@@ -1,0 +1,66 @@
+"""What `verify` judges and what it hands back: the target endpoint, one `Check` per documented
+step, and the `Report` whose exit code the CLI returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hyperpod_dpd.verify.causes import Cause
+
+PASS, FAIL, SKIP = "pass", "FAIL", "skip"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    result: str  # pass | FAIL | skip
+    detail: str
+    cause: str = ""
+    fix: str = ""
+    ref: str = ""
+
+    @classmethod
+    def ok(cls, name: str, detail: str) -> Check:
+        return cls(name, PASS, detail)
+
+    @classmethod
+    def skipped(cls, name: str, detail: str) -> Check:
+        return cls(name, SKIP, detail)
+
+    @classmethod
+    def failed(cls, check: str, detail: str, cause: Cause, /, **context: Any) -> Check:
+        """A failed check; `context` fills the cause's placeholders ({name}, {pod}, ...)."""
+        c = cause.format(**context)
+        return cls(check, FAIL, detail, c.cause, c.fix, c.ref)
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    namespace: str
+    routing_threshold: int | None = None  # explicit: wins over the IEC's value
+    fallback_threshold: int | None = None  # the stack's value, if the IEC has none
+
+    @property
+    def router_prefix(self) -> str:
+        return f"{self.name}-{self.namespace}-router-"
+
+    def container(self, role: str) -> str:
+        return f"{role}-{self.name}"
+
+
+@dataclass
+class Report:
+    target: Target
+    threshold: int
+    threshold_source: str
+    prompts_via: str
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if any(c.result == FAIL for c in self.checks) else 0
+
+    def count(self, result: str) -> int:
+        return sum(c.result == result for c in self.checks)

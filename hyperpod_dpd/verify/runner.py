@@ -1,0 +1,333 @@
+"""The checks of dpd-facts.md "Verifying a deployment", automated: the run against a cluster.
+
+The judges (`endpoint`, `routing`, `kv_transfer`) are pure functions of the API server's JSON and
+log text; `verify()` fetches them in the documented order (endpoint, pods, router, roles, prompts,
+router decisions, KV transfer) and never lets one failed request stop the rest: a check that
+cannot run is reported, not raised.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hyperpod_dpd.verify import causes, logs
+from hyperpod_dpd.verify.cluster import ROUTER_NAMESPACE, Cluster, ClusterError
+from hyperpod_dpd.verify.endpoint import (
+    EXPECTED_ROLE,
+    endpoint_facts,
+    judge_iec,
+    judge_pods,
+    judge_roles,
+    pod_name,
+    pod_phase,
+    role_pods,
+)
+from hyperpod_dpd.verify.kv_transfer import (
+    KV_RECEIVED,
+    KV_SPEED,
+    PD_BUFFER,
+    judge_buffer,
+    judge_kv,
+    kv_diagnostics,
+)
+from hyperpod_dpd.verify.matching import long_prompt_retrievals, match_decision
+from hyperpod_dpd.verify.prompts import (
+    Prompt,
+    PromptClient,
+    PromptResult,
+    long_prompt,
+    short_prompt,
+)
+from hyperpod_dpd.verify.results import FAIL, Check, Report, Target
+from hyperpod_dpd.verify.routing import (
+    LONG_ANSWERED,
+    LONG_ROUTED,
+    SHORT_ANSWERED,
+    SHORT_ROUTED,
+    judge_prompt,
+    judge_routing,
+)
+
+ROLE_LABEL = "inference.sagemaker.aws.amazon.com/dpd-role"
+DEFAULT_THRESHOLD = 4096
+LOG_SLACK_SECONDS = 5
+
+PROMPT_CHECKS = (
+    SHORT_ANSWERED,
+    LONG_ANSWERED,
+    SHORT_ROUTED,
+    LONG_ROUTED,
+    KV_RECEIVED,
+    KV_SPEED,
+    PD_BUFFER,
+)
+# Prompts are only worth sending when these passed (a prompt would just time out).
+PROMPT_BLOCKERS = ("endpoint ready", "endpoint is DPD", "prefill pods", "decode pods", "router pod")
+
+
+@dataclass(frozen=True)
+class Options:
+    send_prompts: bool = True
+    model: str | None = None  # default: the IEC's --served-model-name or --model
+    log_bytes: int = 8 * 1024 * 1024
+    log_attempts: int = 3  # router/decoder lines may trail the answer by a moment
+    poll_interval: float = 2.0
+
+
+class EndpointNotFound(Exception):
+    """The InferenceEndpointConfig does not exist (bad input: exit 2)."""
+
+
+def verify(
+    cluster: Cluster,
+    target: Target,
+    prompt_client: PromptClient | None,
+    options: Options,
+    on_check: Callable[[Check], None] | None = None,
+) -> Report:
+    """Run every check. Raises EndpointNotFound when the IEC does not exist, ClusterError when
+    the IEC cannot be read at all (both are bad input for the CLI)."""
+    try:
+        iec = cluster.get_iec(target.namespace, target.name)
+    except ClusterError as exc:
+        if exc.status == 404:
+            raise EndpointNotFound(
+                f"InferenceEndpointConfig {target.name} not found in namespace {target.namespace} "
+                f"({cluster.server}); check --name/--namespace (or the stack's endpoint) and the "
+                "kubeconfig context"
+            ) from None
+        raise
+    run = _Run(cluster, target, prompt_client, options, on_check, iec)
+    run.endpoint_and_pods()
+    run.roles()
+    run.prompts()
+    return run.report
+
+
+class _Run:
+    def __init__(
+        self,
+        cluster: Cluster,
+        target: Target,
+        prompt_client: PromptClient | None,
+        options: Options,
+        on_check: Callable[[Check], None] | None,
+        iec: dict[str, Any],
+    ):
+        self.cluster = cluster
+        self.target = target
+        self.client = prompt_client
+        self.options = options
+        self.on_check = on_check
+        self.iec = iec
+        self.facts = endpoint_facts(iec)
+        if target.routing_threshold is not None:
+            threshold, source = target.routing_threshold, "--routing-threshold"
+        elif self.facts.threshold is not None:
+            threshold, source = self.facts.threshold, "the IEC's pdSpec.routingThreshold"
+        elif target.fallback_threshold is not None:
+            threshold, source = target.fallback_threshold, "the stack config"
+        else:
+            threshold, source = DEFAULT_THRESHOLD, "the operator default"
+        self.threshold = threshold
+        via = prompt_client.description if (prompt_client and options.send_prompts) else "not sent"
+        self.report = Report(target, threshold, source, via)
+        self.base = {"name": target.name, "namespace": target.namespace}
+        self.pods: dict[str, list[dict[str, Any]]] = {"prefill": [], "decode": []}
+        self.router_pods: list[dict[str, Any]] = []
+
+    def add(self, *checks: Check) -> None:
+        for c in checks:
+            self.report.checks.append(c)
+            if self.on_check:
+                self.on_check(c)
+
+    def running(self, role: str) -> list[dict[str, Any]]:
+        pods = self.router_pods if role == "router" else self.pods[role]
+        return [p for p in pods if pod_phase(p) == "Running"]
+
+    def log(
+        self, namespace: str, pods: list[dict[str, Any]], container: str, since: int | None = None
+    ) -> str:
+        return "\n".join(
+            self.cluster.read_log(
+                namespace,
+                pod_name(p),
+                container,
+                since_seconds=since,
+                limit_bytes=self.options.log_bytes,
+            )
+            for p in pods
+        )
+
+    def endpoint_and_pods(self) -> None:
+        t = self.target
+        self.add(*judge_iec(self.iec, t))
+        for role in ("prefill", "decode"):
+            ctx = {**self.base, "role": role, "container": t.container(role)}
+            try:
+                labelled = self.cluster.list_pods(t.namespace, f"{ROLE_LABEL}={role}")
+            except ClusterError as exc:
+                self.add(Check.failed(f"{role} pods", str(exc), causes.API_ERROR, **ctx))
+                continue
+            self.pods[role] = role_pods(labelled, t.container(role))
+            self.add(judge_pods(f"{role} pods", self.pods[role], ctx, causes.NO_PODS))
+        ctx = {**self.base, "prefix": t.router_prefix}
+        try:
+            listed = self.cluster.list_pods(ROUTER_NAMESPACE)
+        except ClusterError as exc:
+            self.add(Check.failed("router pod", str(exc), causes.API_ERROR, **ctx))
+            return
+        self.router_pods = [p for p in listed if pod_name(p).startswith(t.router_prefix)]
+        self.add(
+            judge_pods(
+                "router pod", self.router_pods, ctx, causes.ROUTER_MISSING, causes.ROUTER_NOT_READY
+            )
+        )
+
+    def roles(self) -> None:
+        """Role wiring, from the workers' startup lines."""
+        found: dict[str, set[str]] = {}
+        context: dict[str, dict[str, Any]] = {}
+        not_judged: dict[str, Check] = {}
+        for role in ("prefill", "decode"):
+            name, container = f"{role} role '{EXPECTED_ROLE[role]}'", self.target.container(role)
+            running = self.running(role)
+            context[role] = {
+                **self.base,
+                "container": container,
+                "pod": pod_name(running[0]) if running else "?",
+            }
+            if not running:
+                not_judged[role] = Check.skipped(name, f"no running {role} pod")
+                continue
+            try:
+                found[role] = logs.pd_roles(self.log(self.target.namespace, running, container))
+            except ClusterError as exc:
+                not_judged[role] = Check.failed(name, str(exc), causes.API_ERROR, **context[role])
+        judged = {c.name.split()[0]: c for c in judge_roles(found, context)}
+        self.add(*(not_judged.get(role) or judged[role] for role in ("prefill", "decode")))
+
+    def prompts(self) -> None:
+        """Short and long prompt, then what the router and the decoder logged for them."""
+        if not self.options.send_prompts or self.client is None:
+            self.add(*(Check.skipped(n, "prompts not sent (--no-prompts)") for n in PROMPT_CHECKS))
+            return
+        failed = [c.name for c in self.report.checks if c.result == FAIL]
+        if blockers := [n for n in PROMPT_BLOCKERS if n in failed]:
+            why = f"not sent: {', '.join(blockers)} failed"
+            self.add(*(Check.skipped(n, why) for n in PROMPT_CHECKS))
+            return
+        model = self.options.model or self.facts.model
+        router_running = self.running("router")
+        ctx = {
+            **self.base,
+            "router_pod": pod_name(router_running[0]) if router_running else "?",
+            "url": getattr(self.client, "url", "?"),
+            "timeout": float(getattr(self.client, "timeout", 0)),
+            "threshold": self.threshold,
+            "max_model_len": self.facts.max_model_len,
+        }
+        started = time.monotonic()
+
+        def since() -> int:
+            return math.ceil(time.monotonic() - started) + LOG_SLACK_SECONDS
+
+        short = short_prompt(model)
+        short_result = self.client.send(short)
+        self.add(judge_prompt(SHORT_ANSWERED, short_result, ctx))
+        long = long_prompt(self.threshold, model, self.facts.max_model_len)
+        long_result: PromptResult | None = None
+        if long is None:
+            detail = f"threshold {self.threshold}, max-model-len {self.facts.max_model_len}"
+            self.add(Check.failed(LONG_ANSWERED, detail, causes.PROMPT_TOO_LONG, **ctx))
+        else:
+            long_result = self.client.send(long)
+            self.add(judge_prompt(LONG_ANSWERED, long_result, ctx))
+
+        answered = [
+            (prompt, name)
+            for prompt, result, name in (
+                (short, short_result, SHORT_ROUTED),
+                (long, long_result, LONG_ROUTED),
+            )
+            if prompt is not None and result is not None and result.ok
+        ]
+        self.routing(answered, router_running, since, ctx)
+        if long is None or long_result is None or not long_result.ok:
+            self.add(
+                *(
+                    Check.skipped(n, "the long prompt was not answered")
+                    for n in (KV_RECEIVED, KV_SPEED, PD_BUFFER)
+                )
+            )
+            return
+        self.kv_transfer(long, since)
+
+    def routing(
+        self,
+        answered: list[tuple[Prompt, str]],
+        router_running: list[dict[str, Any]],
+        since: Callable[[], int],
+        ctx: dict[str, Any],
+    ) -> None:
+        checks = {
+            n: Check.skipped(n, f"the {n.split()[0]} prompt was not answered")
+            for n in (SHORT_ROUTED, LONG_ROUTED)
+        }
+        if answered and not router_running:
+            checks.update({n: Check.skipped(n, "no running router pod") for _, n in answered})
+        elif answered:
+            try:
+                text = _read_until(
+                    lambda: self.log(ROUTER_NAMESPACE, router_running, "router-container", since()),
+                    lambda t: all(
+                        match_decision(logs.routing_decisions(t), p) for p, _ in answered
+                    ),
+                    self.options,
+                )
+                checks.update(
+                    {n: judge_routing(n, p, text, self.threshold, ctx) for p, n in answered}
+                )
+            except ClusterError as exc:
+                checks.update(
+                    {
+                        n: Check.failed(n, str(exc), causes.API_ERROR, **self.base)
+                        for _, n in answered
+                    }
+                )
+        self.add(*checks.values())
+
+    def kv_transfer(self, long: Prompt, since: Callable[[], int]) -> None:
+        decoder = self.target.container("decode")
+        running = self.running("decode")
+        ctx = {**self.base, "container": decoder, "pod": pod_name(running[0]) if running else "?"}
+        try:
+            text = _read_until(
+                lambda: self.log(self.target.namespace, running, decoder, since()),
+                lambda t: bool(long_prompt_retrievals(t, long)),
+                self.options,
+            )
+        except ClusterError as exc:
+            names = (KV_RECEIVED, KV_SPEED, PD_BUFFER)
+            self.add(*(Check.failed(n, str(exc), causes.API_ERROR, **ctx) for n in names))
+            return
+        diagnostics = kv_diagnostics(self.pods, self.target)
+        self.add(*judge_kv(long_prompt_retrievals(text, long), ctx, diagnostics))
+        self.add(judge_buffer(text, ctx))
+
+
+def _read_until(read: Callable[[], str], done: Callable[[str], bool], options: Options) -> str:
+    """Read a log up to `log_attempts` times until `done` holds; the last text either way."""
+    text = ""
+    for attempt in range(max(1, options.log_attempts)):
+        text = read()
+        if done(text):
+            break
+        if attempt + 1 < options.log_attempts:
+            time.sleep(options.poll_interval)
+    return text
