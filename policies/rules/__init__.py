@@ -1,4 +1,4 @@
-"""The rule set. Every rule is registered in ALL_RULES; the plan, the pack and the components
+"""The rule set. Every rule is registered in ALL_RULES; the gate, the plan and the pack
 iterate it. One rule per module; each module's RULE is the unit its tests exercise."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """What a policy rule is: a pure function of the resources the engine sees.
 
 Rules take plain data (type, name, URN and the camelCase input props, exactly what a mock
-records and what CrossGuard passes to a policy), so the same rule runs in the components, in
-the offline plan and in the CrossGuard pack.
+records and what CrossGuard passes to a policy), so the same rule runs in the policy gate (on the
+desired state, before anything is registered), in the offline plan and in the CrossGuard pack.
 """
 
 from __future__ import annotations
