@@ -36,6 +36,7 @@ TOKEN_SECRET = "hf-token"
 # Base image: a stock Python; the Job installs the two pinned packages the staging code needs.
 IMAGE = "public.ecr.aws/docker/library/python:3.11-slim-bookworm"
 PIP_PACKAGES = ("boto3[crt]==1.44.8", "huggingface_hub==2.4.0")  # same pins as requirements.txt
+CODE_DIR, APP_DIR = "/code", "/app"  # the ConfigMap's mount; where the program is laid out
 SCRATCH_LIMIT = "50Gi"  # one Hub file at a time is staged here (shards are ~5 GB)
 # What the staging program imports besides its own package (a test runs it from these alone).
 CODE_FILES = ("core/__init__.py", "core/units.py")
@@ -49,6 +50,16 @@ def code_files() -> dict[str, str]:
         *(p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "checkpoint").glob("*.py"))),
     ]
     return {p.replace("/", "-"): (ROOT / p).read_text() for p in paths}
+
+
+def unpack_command(code_dir: str = CODE_DIR, app_dir: str = APP_DIR) -> str:
+    """The shell loop that lays the ConfigMap's flat keys out as files under `app_dir`
+    ('checkpoint-upload.py' -> checkpoint/upload.py). The Job's spec names no file, so a change
+    of the staging code changes only the ConfigMap, never the (immutable) Job."""
+    return (
+        f'for f in {code_dir}/*; do p="{app_dir}/$(basename "$f" | tr - /)"; '
+        'mkdir -p "${p%/*}"; cp "$f" "$p"; done'
+    )
 
 
 def job_identity(source: str, revision: str | None, prefix: str) -> str:
@@ -135,7 +146,9 @@ def staging(
         tmp_limit=SCRATCH_LIMIT.replace("Gi", "GiB"),
     )
     install = "pip install --quiet --no-cache-dir " + " ".join(f"'{p}'" for p in PIP_PACKAGES)
-    script = f"{install} && cd /app && exec " + " ".join(_quote(p) for p in command)
+    script = f"{install} && {unpack_command()} && cd {APP_DIR} && exec " + " ".join(
+        _quote(p) for p in command
+    )
     env = [
         {"name": "AWS_REGION", "value": s.region},
         {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
@@ -149,7 +162,6 @@ def staging(
                 "valueFrom": {"secretKeyRef": {"name": TOKEN_SECRET, "key": "token"}},
             }
         )
-    items = [{"key": k, "path": k.replace("-", "/")} for k in files]
     identity = job_identity(c.source, c.revision, prefix)
     job = Desired(
         JOB_TYPE,
@@ -185,7 +197,7 @@ def staging(
                                     "limits": {"memory": "16Gi", "ephemeral-storage": "60Gi"},
                                 },
                                 "volumeMounts": [
-                                    {"name": "code", "mountPath": "/app"},
+                                    {"name": "code", "mountPath": CODE_DIR, "readOnly": True},
                                     {"name": "scratch", "mountPath": "/scratch"},
                                 ],
                             }
@@ -193,7 +205,7 @@ def staging(
                         "volumes": [
                             {
                                 "name": "code",
-                                "configMap": {"name": CODE_CONFIG_MAP, "items": items},
+                                "configMap": {"name": CODE_CONFIG_MAP},
                             },
                             {"name": "scratch", "emptyDir": {"sizeLimit": SCRATCH_LIMIT}},
                         ],

@@ -7,15 +7,18 @@ import subprocess
 import sys
 
 from checkpoint.manifest import manifest_key
-from specs.staging import code_files
+from specs.staging import code_files, unpack_command
 from tests.checkpoint.conftest import REGION, write_checkpoint
 
 
 def materialize(app) -> None:
+    """Lay the ConfigMap out as the Job does: its keys flat in one directory (the volume), then
+    the Job's own shell loop copies each to its path."""
+    code = app.parent / "code"
+    code.mkdir()
     for key, text in code_files().items():
-        path = app / key.replace("-", "/")  # as the Job's configMap volume items map them
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        (code / key).write_text(text)
+    subprocess.run(["sh", "-c", unpack_command(str(code), str(app))], check=True)
 
 
 def test_shipped_code_is_complete_and_stages_a_checkpoint(s3, s3_client, bucket, tmp_path):

@@ -1,0 +1,31 @@
+"""The staging Job's spec: a change of the staging code changes the ConfigMap, never the Job."""
+
+from __future__ import annotations
+
+from settings import parse_settings
+from specs import staging
+from tests.conftest import stack_raw
+
+
+def _spec():
+    return staging.staging(
+        "checkpoint", parse_settings(stack_raw("dev")), "${b.bucket}", "${b.arn}", None
+    )
+
+
+def test_a_new_code_file_changes_the_config_map_but_not_the_job(monkeypatch):
+    before = _spec()
+    files = staging.code_files()
+    monkeypatch.setattr(staging, "code_files", lambda: {**files, "checkpoint-new.py": "x = 1\n"})
+    after = _spec()
+    assert after.job == before.job  # a Job's template is immutable: it would be replaced
+    assert after.code != before.code
+    assert after.code.props["data"]["checkpoint-new.py"] == "x = 1\n"
+
+
+def test_the_job_lays_out_and_runs_the_shipped_program():
+    (container,) = _spec().job.props["spec"]["template"]["spec"]["containers"]
+    script = container["command"][2]
+    assert staging.unpack_command() in script
+    assert script.index(staging.unpack_command()) < script.index("exec 'python' '-m' 'checkpoint'")
+    assert {"name": "code", "mountPath": "/code", "readOnly": True} in container["volumeMounts"]
