@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from core.regions import az_id_prefix
+
 ACCOUNT_ID = "123456789012"
 # Resource types whose physical name Pulumi generates when the program gives none, and the
 # input property that carries it.
@@ -238,11 +240,11 @@ _INVOKES: dict[str, Callable[[FakeCloud, dict[str, Any]], dict[str, Any]]] = {
 
 def _zones(cloud: FakeCloud, args: dict[str, Any]) -> dict[str, Any]:
     """Answer getAvailabilityZones, honouring a zone-id filter as EC2 does."""
-    ids = [f"{_az_prefix(cloud.region)}-az{n}" for n in range(1, 4)]
+    ids = [f"{az_id_prefix(cloud.region)}-az{n}" for n in range(1, 4)]
     for f in args.get("filters") or []:
         if f.get("name") == "zone-id":
             ids = [i for i in ids if i in f.get("values", [])] or [
-                v for v in f.get("values", []) if v.startswith(_az_prefix(cloud.region) + "-az")
+                v for v in f.get("values", []) if v.startswith(az_id_prefix(cloud.region) + "-az")
             ]
     return {
         "id": cloud.region,
@@ -250,9 +252,3 @@ def _zones(cloud: FakeCloud, args: dict[str, Any]) -> dict[str, Any]:
         "zoneIds": ids,
         "groupNames": [cloud.region] * len(ids),
     }
-
-
-def _az_prefix(region: str) -> str:
-    from core.regions import az_id_prefix
-
-    return az_id_prefix(region)
