@@ -16,14 +16,16 @@ from settings.model import StackSettings
 
 # Pulumi's project-config types (sdk/go/common/workspace/project.go): string, integer, boolean,
 # array and object. Objects are validated as maps only; the program validates their fields.
-_SECRET_DECLARATIONS = {
-    "hfToken": {
-        "type": "string",
-        "secret": True,
-        "default": "",
-        "description": "Hugging Face token for gated models (Llama). Set it with "
-        "`pulumi config set --secret hyperpod-dpd:hfToken hf_...`; empty: no token.",
-    }
+#
+# Secret keys are not declared in Pulumi.yaml. The CLI (pkg/workspace/config.go, mergeConfig and
+# validateStackConfigValue) applies a declared default as a *plaintext* value and then refuses it
+# because the key is secret (pulumi/pulumi#21865); without a default the key would be required in
+# every stack. Undeclared, `pulumi config set --secret` works and the program refuses a plaintext
+# value itself (settings/parse.py).
+SECRET_KEYS_HELP = {
+    "hfToken": "Hugging Face token for gated models (Llama), a Pulumi secret: `pulumi config set "
+    "--secret hyperpod-dpd:hfToken hf_...`. Not declared in Pulumi.yaml (the CLI cannot declare "
+    "an optional secret); unset: no token.",
 }
 
 
@@ -53,7 +55,6 @@ def project_config_block() -> dict[str, Any]:
                 else default
             )
         block[field.alias or name] = entry
-    block.update(_SECRET_DECLARATIONS)
     return block
 
 
@@ -73,7 +74,7 @@ def config_reference() -> str:
     rows = ["| key | default | meaning |", "|---|---|---|"]
     rows.append("| `aws:region` | (required) | Region of the cluster and the model bucket. |")
     rows += _rows("", StackSettings)
-    rows.append(f"| `hfToken` | (none) | {_SECRET_DECLARATIONS['hfToken']['description']} |")
+    rows += [f"| `{key}` | (none) | {text} |" for key, text in SECRET_KEYS_HELP.items()]
     return "\n".join(rows) + "\n"
 
 

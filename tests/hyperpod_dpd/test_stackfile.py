@@ -31,8 +31,9 @@ def test_objects_are_passed_as_json_and_strings_as_is(project):
 
 def test_project_defaults_apply_under_stack_values(project):
     stack = load_stack(project, "dev")
-    # Pulumi.dev.yaml sets no hfToken: Pulumi.yaml's declared default "" applies.
-    assert stack.config["hyperpod-dpd:hfToken"] == ""
+    # Pulumi.dev.yaml sets no hyperpod-dpd:cost: Pulumi.yaml's declared default applies.
+    assert json.loads(stack.config["hyperpod-dpd:cost"]) == {"hourlyPrices": {}}
+    assert "hyperpod-dpd:hfToken" not in stack.config  # a secret: never declared, never defaulted
     assert json.loads(stack.config["hyperpod-dpd:eks"])["kubernetesVersion"] == "1.33"
 
 
