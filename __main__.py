@@ -65,6 +65,9 @@ eks = Eks(
         admin_role_arns=list(s.eks.admin_role_arns),
         region=s.region,
         outputs=outputs,
+        view_role_arns=list(s.eks.view_role_arns),
+        deployer_admin=s.eks.deployer_admin,
+        protect=s.protect,
         partition=partition,
         tags=tags,
     ),
@@ -83,6 +86,7 @@ hyperpod = HyperPodCluster(
     HyperPodArgs(
         spec=desired.hyperpod,
         outputs=outputs,
+        protect=s.protect,
         partition=partition,
         region=s.region,
         tags=tags,

@@ -21,7 +21,7 @@ from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.config import set_all_config
-from pulumi.runtime.settings import get_root_resource
+from pulumi.runtime.settings import SETTINGS, get_root_resource
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
@@ -125,6 +125,10 @@ def _asset(value: dict[str, Any], root: Path | None) -> dict[str, Any]:
     return out
 
 
+class DuplicateUrnError(pulumi.RunError):
+    pass
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     """The SDK's mock monitor, keeping each registration's request as the engine receives it."""
 
@@ -137,9 +141,17 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.recorded: list[RecordedResource] = [] if recorded is None else recorded
         self.root = root  # the program's directory: asset paths are recorded relative to it
+        self._urns: set[str] = set()
 
     def RegisterResource(self, request):
         response = super().RegisterResource(request)
+        # The real engine refuses a second registration of one URN (step generator, diag code
+        # 2001, pulumi/pulumi sdk/go/common/diag/errors.go); the SDK's mock accepts it.
+        if response.urn in self._urns:
+            raise DuplicateUrnError(
+                f"Duplicate resource URN '{response.urn}'; try giving it a unique name"
+            )
+        self._urns.add(response.urn)
         if request.type != "pulumi:pulumi:Stack":
             wire = json_format.MessageToDict(request.object, preserving_proto_field_name=True)
             # The engine auto-names resources during preview (the provider's Check fills e.g. a
@@ -225,6 +237,9 @@ def _run(
     cloud: FakeCloud,
     recorded: list[RecordedResource] | None,
 ) -> ProgramRun:
+    # The SDK keeps outstanding outputs in a context property whose default is one shared set:
+    # give this run its own, or a failed run's tasks are awaited (and re-raised) by the next.
+    SETTINGS.outputs = set()
     mocks = ProgramMocks(cloud)
     monitor = RecordingMonitor(mocks, CODE_ROOT, recorded)
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)

@@ -9,6 +9,7 @@ inputs back plus a generic id and ARN.
 from __future__ import annotations
 
 import hashlib
+import re
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -219,7 +220,7 @@ _BUILDERS: dict[str, Callable[[FakeCloud, str, dict[str, Any]], tuple[str, dict]
 _INVOKES: dict[str, Callable[[FakeCloud, dict[str, Any]], dict[str, Any]]] = {
     "aws:index/getCallerIdentity:getCallerIdentity": lambda c, _: {
         "accountId": c.account_id,
-        "arn": f"arn:aws:iam::{c.account_id}:role/offline-plan",
+        "arn": f"arn:aws:sts::{c.account_id}:assumed-role/offline-plan/hyperpod-dpd",
         "userId": "AROAOFFLINEPLAN",
         "id": c.account_id,
     },
@@ -230,6 +231,17 @@ _INVOKES: dict[str, Callable[[FakeCloud, dict[str, Any]], dict[str, Any]]] = {
         "endpoint": f"ec2.{c.region}.amazonaws.com",
     },
     "aws:index/getAvailabilityZones:getAvailabilityZones": lambda c, args: _zones(c, args),
+    # An assumed role's session ARN -> the role's ARN (the issuer), as STS and IAM resolve it.
+    "aws:iam/getSessionContext:getSessionContext": lambda c, args: {
+        "arn": args["arn"],
+        "issuerArn": re.sub(
+            r"^arn:aws:sts::(\d+):assumed-role/([^/]+)/.*$", r"arn:aws:iam::\1:role/\2", args["arn"]
+        ),
+        "issuerId": "AROAOFFLINEPLAN",
+        "issuerName": args["arn"].split("/")[1] if "/" in args["arn"] else "",
+        "sessionName": args["arn"].rsplit("/", 1)[-1],
+        "id": args["arn"],
+    },
     "aws:index/getPartition:getPartition": lambda c, _: {
         "partition": "aws",
         "dnsSuffix": "amazonaws.com",

@@ -47,12 +47,15 @@ class SecureBucket(pulumi.ComponentResource):
         self.bucket = aws.s3.Bucket(
             spec.bucket.name,
             **out.resolve(spec.bucket.kwargs()),
-            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=spec.retain_on_delete),
+            opts=pulumi.ResourceOptions(
+                parent=self, retain_on_delete=spec.retain_on_delete, protect=spec.protect
+            ),
         )
         self.arn, self.name = self.bucket.arn, self.bucket.bucket
         out.publish(spec.bucket.name, bucket=self.name, arn=self.arn)
+        # A retained bucket keeps its guards: without them `pulumi destroy` would leave it
+        # unencrypted by default, without the TLS-only policy and open to public ACLs.
+        guard_opts = pulumi.ResourceOptions(parent=self, retain_on_delete=spec.retain_on_delete)
         for guard in spec.guards:
-            _GUARDS[guard.type](
-                guard.name, **out.resolve(guard.kwargs()), opts=pulumi.ResourceOptions(parent=self)
-            )
+            _GUARDS[guard.type](guard.name, **out.resolve(guard.kwargs()), opts=guard_opts)
         self.register_outputs({"arn": self.arn, "name": self.name})

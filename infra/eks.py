@@ -19,6 +19,7 @@ from core.versions import EKS_ADDON_VERSIONS
 from core.vocabulary import EKS
 from infra.iam import role_with_policies, service_trust
 from infra.refs import Outputs
+from settings.checks import access_entry_key
 from specs.base import Desired
 from specs.iam import managed_policy
 
@@ -26,6 +27,7 @@ from specs.iam import managed_policy
 # Deployment: created after the cluster has nodes (see create_node_addons), or it never becomes
 # healthy and the create times out.
 PRE_NODE_ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
+ADMIN_POLICY, VIEW_POLICY = "AmazonEKSClusterAdminPolicy", "AmazonEKSViewPolicy"
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,9 @@ class EksArgs:
     admin_role_arns: list[str]
     region: str
     outputs: Outputs  # resolves the private subnets; publishes the cluster's ARN and group
+    view_role_arns: list[str] = field(default_factory=list)
+    deployer_admin: bool = True
+    protect: bool = False  # the cluster: deleting or replacing it loses every workload
     partition: str = "aws"
     tags: dict[str, str] = field(default_factory=dict)
 
@@ -103,7 +108,13 @@ class Eks(pulumi.ComponentResource):
         cluster = aws.eks.Cluster(
             a.cluster.name,
             **out.resolve(a.cluster.kwargs()),
-            opts=self._opts(depends_on=role.grants),
+            opts=self._opts(
+                depends_on=role.grants,
+                protect=a.protect,
+                # Create-only and forcing replacement (terraform-provider-aws#35824): clusters
+                # created when the stack still set it true keep their value.
+                ignore_changes=["accessConfig.bootstrapClusterCreatorAdminPermissions"],
+            ),
         )
         out.publish(
             a.cluster.name,
@@ -122,29 +133,57 @@ class Eks(pulumi.ComponentResource):
         )
 
     def _create_access_entries(self) -> list[aws.eks.AccessPolicyAssociation]:
-        associations = []
-        for arn in self._args.admin_role_arns:
-            # Keyed by role name, not list position: reordering the list changes nothing.
-            key = arn.rsplit("/", 1)[-1].lower()
-            entry = aws.eks.AccessEntry(
-                f"{self._name}-admin-{key}",
-                cluster_name=self.cluster.name,
-                principal_arn=arn,
-                type="STANDARD",
-                opts=self._opts(),
-            )
-            associations.append(
-                aws.eks.AccessPolicyAssociation(
-                    f"{self._name}-admin-{key}-policy",
-                    cluster_name=self.cluster.name,
-                    principal_arn=entry.principal_arn,
-                    policy_arn=f"arn:{self._args.partition}:eks::aws:cluster-access-policy/"
-                    "AmazonEKSClusterAdminPolicy",
-                    access_scope={"type": "cluster"},
-                    opts=self._opts(),
+        """Cluster-admin for eks.adminRoleArns (and the deploying role), read-only for
+        eks.viewRoleArns: one entry per principal (settings/checks.py refuses duplicates)."""
+        a = self._args
+        entries = [
+            (f"admin-{access_entry_key(arn)}", arn, ADMIN_POLICY) for arn in a.admin_role_arns
+        ]
+        entries += [(f"view-{access_entry_key(arn)}", arn, VIEW_POLICY) for arn in a.view_role_arns]
+        if a.deployer_admin:
+            entries.append(("deployer", self._deployer_arn(), ADMIN_POLICY))
+        return [self._access_entry(key, arn, policy) for key, arn, policy in entries]
+
+    def _deployer_arn(self) -> pulumi.Output[str]:
+        """The IAM role (or user) running `pulumi up`: the issuer of its session, so an assumed
+        role's ARN with its path, as terraform-aws-eks does (aws_iam_session_context)."""
+        a = self._args
+        caller = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        issuer = aws.iam.get_session_context_output(
+            arn=caller.arn, opts=pulumi.InvokeOutputOptions(parent=self)
+        ).issuer_arn
+        listed = {*a.admin_role_arns, *a.view_role_arns}
+
+        def only_once(arn: str) -> str:
+            if arn in listed:
+                raise pulumi.RunError(
+                    f"hyperpod-dpd:eks.deployerAdmin: the role running `pulumi up` ({arn}) is "
+                    "also in eks.adminRoleArns or eks.viewRoleArns, and EKS allows one access "
+                    "entry per role; set hyperpod-dpd:eks.deployerAdmin false, or remove it "
+                    "from the list"
                 )
-            )
-        return associations
+            return arn
+
+        return issuer.apply(only_once)
+
+    def _access_entry(
+        self, key: str, principal_arn: pulumi.Input[str], policy: str
+    ) -> aws.eks.AccessPolicyAssociation:
+        entry = aws.eks.AccessEntry(
+            f"{self._name}-{key}",
+            cluster_name=self.cluster.name,
+            principal_arn=principal_arn,
+            type="STANDARD",
+            opts=self._opts(),
+        )
+        return aws.eks.AccessPolicyAssociation(
+            f"{self._name}-{key}-policy",
+            cluster_name=self.cluster.name,
+            principal_arn=entry.principal_arn,
+            policy_arn=f"arn:{self._args.partition}:eks::aws:cluster-access-policy/{policy}",
+            access_scope={"type": "cluster"},
+            opts=self._opts(),
+        )
 
     def _create_addon(
         self, addon: str, depends_on: list[pulumi.Resource] | None = None

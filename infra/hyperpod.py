@@ -22,6 +22,7 @@ from specs.iam import managed_policy
 class HyperPodArgs:
     spec: HyperPodSpec
     outputs: Outputs  # resolves subnets, security group, EKS and bucket ARNs, lifecycle URI
+    protect: bool = False  # deleting the cluster ends every node's deep health checks
     partition: str = "aws"
     region: str = "us-east-1"
     tags: dict[str, str] = field(default_factory=dict)
@@ -66,6 +67,7 @@ class HyperPodCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=self.provider,
+                protect=args.protect,
                 depends_on=[*grants, *args.depends_on],
                 # HyperPod creation on p5 capacity (deep health checks) takes well over the
                 # default 20 minutes.

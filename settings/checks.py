@@ -36,6 +36,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *_check_zones(s),
         *_check_vpc(s),
         *_check_kubernetes(s),
+        *_check_access_entries(s),
         *_check_groups(s),
         *_check_checkpoint(s),
         *_check_sizing_inputs(s),
@@ -119,6 +120,47 @@ def _check_sizing_inputs(s: StackSettings) -> list[ConfigProblem]:
         key = f"{PROJECT}:{path}"
         return [ConfigProblem(key, exc.value, exc.problem, exc.fix)]
     return []
+
+
+def access_entry_key(role_arn: str) -> str:
+    """The part of an access entry's resource name that names the role: its name, lowercased
+    (keyed by name, not list position: reordering the list changes nothing)."""
+    return role_arn.rsplit("/", 1)[-1].lower()
+
+
+def _check_access_entries(s: StackSettings) -> list[ConfigProblem]:
+    """One access entry per principal: EKS refuses a second (409 ResourceInUseException), and two
+    roles whose names differ only in account, path or case would share one resource name."""
+    problems = []
+    lists = {"adminRoleArns": s.eks.admin_role_arns, "viewRoleArns": s.eks.view_role_arns}
+    for field, arns in lists.items():
+        key = full_key(("eks", field))
+        seen: dict[str, str] = {}
+        for arn in arns:
+            name = access_entry_key(arn)
+            if name in seen:
+                problems.append(
+                    ConfigProblem(
+                        key,
+                        [seen[name], arn],
+                        "roles with distinct names (each gets the access entry "
+                        f"eks-{field[:-8].lower()}-<role name>; these both map to '{name}')",
+                        "list each role once; for roles of the same name in two accounts, "
+                        "create one under another name",
+                    )
+                )
+            seen[name] = arn
+    both = sorted(set(s.eks.admin_role_arns) & set(s.eks.view_role_arns))
+    if both:
+        problems.append(
+            ConfigProblem(
+                full_key(("eks", "viewRoleArns")),
+                both,
+                "roles not already in eks.adminRoleArns (EKS allows one access entry per role)",
+                "remove them from one of the two lists",
+            )
+        )
+    return problems
 
 
 def _check_kubernetes(s: StackSettings) -> list[ConfigProblem]:

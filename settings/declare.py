@@ -35,7 +35,7 @@ def _pulumi_type(field: FieldInfo) -> str:
         isinstance(annotation, type) and issubclass(annotation, BaseModel)
     ):
         return "object"
-    return "string"
+    return {bool: "boolean", int: "integer"}.get(annotation, "string")
 
 
 def project_config_block() -> dict[str, Any]:

@@ -29,6 +29,7 @@ OPERATOR_VERSION_PATTERN = r"^[0-9]+\.[0-9]+(\.[0-9]+)?$"
 ADDON_VERSION_PATTERN = r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$"
 TRAINING_PLAN_PATTERN = r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:[0-9]{12}:training-plan/.+$"
 BUCKET_PATTERN = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
+SEMVER_PATTERN = r"^[0-9]+\.[0-9]+\.[0-9]+$"
 PATTERN_HINTS = {
     REGION_PATTERN: "an AWS Region name such as us-east-2",
     AZ_ID_PATTERN: "an AZ ID such as use2-az2 (not an AZ name such as us-east-2a)",
@@ -43,6 +44,7 @@ PATTERN_HINTS = {
     ADDON_VERSION_PATTERN: "an EKS add-on version such as v1.4.0-eksbuild.1",
     TRAINING_PLAN_PATTERN: "a training plan ARN such as arn:aws:sagemaker:...:training-plan/x",
     BUCKET_PATTERN: "an S3 bucket name such as my-models (lowercase, digits, '.', '-')",
+    SEMVER_PATTERN: "a version MAJOR.MINOR.PATCH such as 1.2.3",
 }
 
 
@@ -128,6 +130,18 @@ class EksConfig(_Model):
         default_factory=list,
         description="IAM role ARNs given cluster-admin through EKS access entries.",
     )
+    view_role_arns: list[RoleArn] = Field(
+        default_factory=list,
+        description="IAM role ARNs given read-only access (AmazonEKSViewPolicy), e.g. the CI "
+        "role that runs `pulumi preview`.",
+    )
+    deployer_admin: bool = Field(
+        True,
+        description="Give the identity that runs `pulumi up` cluster-admin through its own "
+        "access entry (it installs the charts and the endpoint; the cluster is created without "
+        "the implicit creator admin). Set false if that role is in adminRoleArns, or for a "
+        "cluster created before this key existed (its creator already has an entry).",
+    )
 
 
 class InstanceGroupConfig(_Model):
@@ -142,6 +156,17 @@ class InstanceGroupConfig(_Model):
     )
     ebs_volume_size_gb: int = Field(
         500, ge=1, le=16384, description="Extra EBS volume per instance, in GB."
+    )
+    image_release_version: Annotated[str, _matching(SEMVER_PATTERN)] | None = Field(
+        None,
+        description="HyperPod AMI release (MAJOR.MINOR.PATCH: NVIDIA driver, EFA, kubelet). "
+        "Unset: the latest at creation, kept until you set one; changing it updates the "
+        "group's software (UpdateClusterSoftware).",
+    )
+    auto_patch: Literal["WhenIdle", "WhenAllIdle"] | None = Field(
+        None,
+        description="HyperPod automatic AMI patching of the group. Unset (the default): no "
+        "automatic patching, so serving nodes change only when imageReleaseVersion does.",
     )
 
 
@@ -348,6 +373,11 @@ class StackSettings(_Model):
         default_factory=EndpointConfig,
         description="The InferenceEndpointConfig: mode (dpd|colocated), model, image, vLLM and "
         "routing settings, PD buffer, per-role prefill/decode settings.",
+    )
+    protect: bool = Field(
+        False,
+        description="Pulumi-protect the stateful resources (EKS cluster, HyperPod cluster, model "
+        "bucket): `pulumi destroy` and replacements stop until you set it false and `pulumi up`.",
     )
 
     def groups_with_role(self, role: str) -> dict[str, InstanceGroupConfig]:

@@ -28,7 +28,8 @@ class BucketSpec:
     parents: tuple[str, ...]  # component type tokens down to and including SecureBucket
     bucket: Desired
     guards: tuple[Desired, ...]  # public access block, ownership, encryption, versioning, TLS
-    retain_on_delete: bool
+    retain_on_delete: bool  # the bucket *and its guards* outlive `pulumi destroy`
+    protect: bool = False  # Pulumi refuses to delete or replace the bucket
 
     @property
     def bucket_name(self) -> str:
@@ -48,6 +49,7 @@ def secure_bucket(
     bucket_prefix: str | None = None,  # generated names start with this (e.g. "sagemaker-")
     kms_key_arn: str | None = None,  # None: SSE-S3 (AES256)
     retain_on_delete: bool = False,  # model buckets: kept when the stack is destroyed
+    protect: bool = False,
     force_destroy: bool = False,
 ) -> BucketSpec:
     """The bucket `{name}-bucket` and its guards, inside components `within` (outermost first)."""
@@ -120,4 +122,4 @@ def secure_bucket(
             },
         ),
     )
-    return BucketSpec(name, parents, bucket, guards, retain_on_delete)
+    return BucketSpec(name, parents, bucket, guards, retain_on_delete, protect)

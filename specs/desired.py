@@ -114,6 +114,7 @@ def desired_state(
         tags,
         bucket_name=s.checkpoint.bucket_name,
         retain_on_delete=s.checkpoint.retain_bucket_on_delete,
+        protect=s.protect,
     )
     prefix = s.checkpoint.effective_prefix
     hyperpod = hyperpod_cluster(

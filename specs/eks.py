@@ -42,8 +42,11 @@ def eks_cluster(
             "vpcConfig": vpc_config,
             "accessConfig": {
                 "authenticationMode": "API",
-                # The identity running `pulumi up` installs the charts and the endpoint.
-                "bootstrapClusterCreatorAdminPermissions": True,
+                # No implicit admin for whoever creates the cluster: the deploying role gets
+                # an explicit access entry (infra/eks.py), so a role that is also listed in
+                # adminRoleArns is never given two entries (409 ResourceInUseException,
+                # terraform-aws-eks#2969). terraform-aws-eks defaults this off as well.
+                "bootstrapClusterCreatorAdminPermissions": False,
             },
             "encryptionConfig": {
                 "resources": ["secrets"],

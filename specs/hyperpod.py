@@ -89,6 +89,8 @@ def instance_group(
     }
     if group.role in GPU_ROLES:
         spec.update(
+            # InService only with every node: a DPD role with a node missing cannot serve.
+            minInstanceCount=group.instance_count,
             # One subnet, in the one GPU AZ, for every GPU group: EFA RDMA needs it.
             overrideVpcConfig={
                 "securityGroupIds": [refs.security_group_id],
@@ -99,6 +101,12 @@ def instance_group(
         )
     if group.training_plan_arn:
         spec["trainingPlanArn"] = group.training_plan_arn
+    if group.image_release_version:
+        spec["imageReleaseVersion"] = group.image_release_version
+    # No AutoPatchConfig unless asked for: omitted, HyperPod does not patch the group's AMI on
+    # its own, so serving nodes change only with an explicit imageReleaseVersion.
+    if group.auto_patch:
+        spec["autoPatchConfig"] = {"patchingStrategy": group.auto_patch}
     return spec
 
 

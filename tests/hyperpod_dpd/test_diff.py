@@ -60,7 +60,10 @@ def test_instance_count_change_and_its_cost(base, tmp_path):
     head = head_with(tmp_path, (decode, decode.replace("Count: 1", "Count: 2")))
     d = diff_plans(load_plan(base), load_plan(head))
     assert [(c.name, c.paths) for c in d.changed] == [
-        ("hyperpod-cluster", ["instanceGroups[decode].instanceCount"])
+        (
+            "hyperpod-cluster",
+            ["instanceGroups[decode].instanceCount", "instanceGroups[decode].minInstanceCount"],
+        )
     ]
     assert d.cost_delta == 55.04
     assert "+$55.04/h" in render_markdown(d)

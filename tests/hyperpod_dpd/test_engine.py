@@ -52,3 +52,18 @@ def test_records_parent_provider_and_dependencies():
     vpc = run.named("network-vpc")
     assert subnet.custom and subnet.parent.endswith("::network")
     assert vpc.urn in subnet.depends_on
+
+
+def test_a_duplicate_urn_fails_as_in_the_real_engine(tmp_path):
+    import pytest
+
+    from hyperpod_dpd.engine import DuplicateUrnError, run_program
+
+    program = tmp_path / "__main__.py"
+    program.write_text("import pulumi_aws as aws\naws.s3.Bucket('same')\naws.s3.Bucket('same')\n")
+    with pytest.raises(DuplicateUrnError, match="Duplicate resource URN 'urn:pulumi:dev::p::"):
+        run_program(program, {"aws:region": "us-east-2"}, [], project="p", stack="dev")
+    # A failed run leaves nothing behind for the next one in the same process.
+    program.write_text("import pulumi_aws as aws\naws.s3.Bucket('one')\n")
+    run = run_program(program, {"aws:region": "us-east-2"}, [], project="p", stack="dev")
+    assert [r.name for r in run.resources] == ["one"]

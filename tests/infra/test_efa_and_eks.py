@@ -88,12 +88,56 @@ def test_eks_auth_encryption_logging_and_version(dev):
 
 
 def test_access_entries_keyed_by_role_name(prod):
-    entries = sorted(r.name for r in prod.of_type("aws:eks/accessEntry:AccessEntry"))
-    assert entries == ["eks-admin-inferenceoncall", "eks-admin-platformadmin"]
-    policies = prod.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
-    assert {p.inputs["policyArn"] for p in policies} == {
-        "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+    entries = {r.name: r for r in prod.of_type("aws:eks/accessEntry:AccessEntry")}
+    assert sorted(entries) == [
+        "eks-admin-inferenceoncall",
+        "eks-admin-platformadmin",
+        "eks-deployer",
+        "eks-view-githubpulumipreview",
+    ]
+    policies = {
+        r.name: r.inputs["policyArn"].rsplit("/", 1)[-1]
+        for r in prod.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
     }
+    assert policies == {
+        "eks-admin-inferenceoncall-policy": "AmazonEKSClusterAdminPolicy",
+        "eks-admin-platformadmin-policy": "AmazonEKSClusterAdminPolicy",
+        "eks-deployer-policy": "AmazonEKSClusterAdminPolicy",
+        "eks-view-githubpulumipreview-policy": "AmazonEKSViewPolicy",
+    }
+
+
+def test_the_deployer_gets_an_explicit_entry_not_the_implicit_creator_admin(prod):
+    (eks,) = prod.of_type("aws:eks/cluster:Cluster")
+    assert eks.inputs["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] is False
+    # The session's issuer: an assumed role's session ARN becomes the role's ARN.
+    deployer = prod.named("eks-deployer").inputs["principalArn"]
+    assert deployer == "arn:aws:iam::123456789012:role/offline-plan"
+    # The Kubernetes provider (charts, endpoint) waits for the deployer's access.
+    provider = prod.named("eks-k8s")
+    assert prod.named("eks-deployer-policy").urn in provider.depends_on
+
+
+def test_the_deployer_listed_as_admin_stops_the_program_with_the_key():
+    from tests.conftest import edit
+
+    raw = edit(
+        stack_raw("dev"),
+        "hyperpod-dpd:eks.adminRoleArns",
+        ["arn:aws:iam::123456789012:role/offline-plan"],
+    )
+    # Only AWS knows the deployer: the check runs when the caller's identity is resolved.
+    with pytest.raises(Exception, match=r"hyperpod-dpd:eks\.deployerAdmin: the role running"):
+        run_stack(raw)
+    edit(raw, "hyperpod-dpd:eks.deployerAdmin", False)
+    names = [r.name for r in run_stack(raw).of_type("aws:eks/accessEntry:AccessEntry")]
+    assert "eks-deployer" not in names and "eks-admin-offline-plan" in names
+
+
+def test_prod_protects_the_stateful_resources(dev, prod):
+    protected = sorted(r.name for r in prod.resources if r.protect)
+    assert protected == ["eks-cluster", "hyperpod-cluster", "models-bucket"]
+    assert [r.name for r in dev.resources if r.protect] == []
 
 
 def test_core_addons_are_pinned(dev):
@@ -155,9 +199,19 @@ def test_buckets_are_private_encrypted_versioned_and_tls_only(dev):
         assert deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
 
 
-def test_model_bucket_is_retained_on_delete(dev):
-    assert dev.named("models-bucket").retain_on_delete is True
-    assert dev.named("lifecycle-scripts-bucket").retain_on_delete is False
+def test_model_bucket_is_retained_on_delete_with_its_guards(dev):
+    retained = sorted(r.name for r in dev.resources if r.retain_on_delete)
+    assert retained == sorted(
+        f"models-{part}"
+        for part in (
+            "bucket",
+            "public-access-block",
+            "ownership",
+            "encryption",
+            "versioning",
+            "tls-only",
+        )
+    )
 
 
 def test_placement_resolves_the_az_name_and_optional_group():

@@ -16,6 +16,11 @@ def dev():
     return run_stack(stack_raw("dev"))
 
 
+@pytest.fixture(scope="module")
+def prod():
+    return run_stack(stack_raw("prod"), stack="prod")
+
+
 def groups(run) -> dict[str, dict]:
     (cluster,) = run.of_type(CLUSTER)
     return {g["instanceGroupName"]: g for g in cluster.inputs["instanceGroups"]}
@@ -146,3 +151,24 @@ def test_hyperpod_uses_an_aws_native_provider_in_the_stacks_region(dev):
     assert provider.inputs["region"] == "us-east-2"
     (cluster,) = dev.of_type(CLUSTER)
     assert cluster.provider.startswith(provider.urn)
+
+
+def test_gpu_groups_are_in_service_only_with_every_node(prod):
+    (cluster,) = prod.of_type("aws-native:sagemaker:Cluster")
+    groups = {g["instanceGroupName"]: g for g in cluster.inputs["instanceGroups"]}
+    assert groups["prefill"]["minInstanceCount"] == groups["prefill"]["instanceCount"] == 2
+    assert groups["decode"]["minInstanceCount"] == 2
+    assert "minInstanceCount" not in groups["system"]
+    # No automatic patching and no AMI release unless the stack names one.
+    assert all(
+        "autoPatchConfig" not in g and "imageReleaseVersion" not in g for g in groups.values()
+    )
+
+
+def test_ami_release_and_patching_are_set_per_group_when_asked():
+    raw = edit(stack_raw("dev"), "hyperpod-dpd:instanceGroups.decode.imageReleaseVersion", "1.2.3")
+    edit(raw, "hyperpod-dpd:instanceGroups.system.autoPatch", "WhenIdle")
+    (cluster,) = run_stack(raw).of_type("aws-native:sagemaker:Cluster")
+    groups = {g["instanceGroupName"]: g for g in cluster.inputs["instanceGroups"]}
+    assert groups["decode"]["imageReleaseVersion"] == "1.2.3"
+    assert groups["system"]["autoPatchConfig"] == {"patchingStrategy": "WhenIdle"}

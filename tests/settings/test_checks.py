@@ -117,3 +117,20 @@ def test_group_names_hyperpod_rejects(dev_raw, name):
     dev_raw[f"{NS}:instanceGroups"][name] = dev_raw[f"{NS}:instanceGroups"].pop("prefill")
     message = only_problem(dev_raw)
     assert message.startswith(f"hyperpod-dpd:instanceGroups.{name}")
+
+
+def test_two_admin_roles_of_one_name_are_refused(dev_raw):
+    arns = [
+        "arn:aws:iam::111122223333:role/PlatformAdmin",
+        "arn:aws:iam::444455556666:role/platformadmin",
+    ]
+    message = only_problem(edit(dev_raw, f"{NS}:eks.adminRoleArns", arns))
+    assert message.startswith("hyperpod-dpd:eks.adminRoleArns: got [")
+    assert "eks-admin-<role name>; these both map to 'platformadmin'" in message
+
+
+def test_a_role_both_admin_and_viewer_is_refused(dev_raw):
+    arn = "arn:aws:iam::111122223333:role/PlatformAdmin"
+    message = only_problem(edit(dev_raw, f"{NS}:eks.viewRoleArns", [arn]))
+    assert message.startswith("hyperpod-dpd:eks.viewRoleArns: got [")
+    assert "one access entry per role" in message

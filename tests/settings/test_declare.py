@@ -27,7 +27,7 @@ def test_every_key_is_declared_with_type_and_description():
     model_keys = {f.alias for f in StackSettings.model_fields.values()} - {"region"}
     assert set(declared) == model_keys
     for key, decl in declared.items():
-        assert decl["type"] in {"string", "object"}, key
+        assert decl["type"] in {"string", "boolean", "object"}, key
         assert decl["description"], key
 
 
