@@ -210,8 +210,12 @@ def run_program(
     project: str,
     stack: str,
     recorded: list[RecordedResource] | None = None,
+    preview: bool = False,
 ) -> ProgramRun:
     """Execute `program` (a Pulumi `__main__.py`) with `config` and return what it registered.
+
+    `preview`: run it as the first `pulumi preview` of a new stack does (`is_dry_run` true, no
+    resource exists, so ids and computed outputs are unknown).
 
     `config` maps full keys to the text Pulumi would pass (objects as JSON). Each run gets a
     fresh context, so runs do not share Pulumi runtime state. Exceptions from the program
@@ -220,7 +224,14 @@ def run_program(
     """
     region = _region_of(config)
     return contextvars.Context().run(
-        _run, program, config, secret_keys, project, stack, FakeCloud(region=region), recorded
+        _run,
+        program,
+        config,
+        secret_keys,
+        project,
+        stack,
+        FakeCloud(region=region, preview=preview),
+        recorded,
     )
 
 
@@ -242,7 +253,9 @@ def _run(
     SETTINGS.outputs = set()
     mocks = ProgramMocks(cloud)
     monitor = RecordingMonitor(mocks, CODE_ROOT, recorded)
-    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(
+        mocks, project=project, stack=stack, preview=cloud.preview, monitor=monitor
+    )
     set_all_config(dict(config), list(secret_keys))
     program_dir = str(program.resolve().parent)
     added = program_dir not in sys.path

@@ -45,6 +45,9 @@ def az_name(region: str, az_id: str) -> str:
 class FakeCloud:
     region: str
     account_id: str = ACCOUNT_ID
+    # A first `pulumi preview`: nothing exists yet, so a resource's outputs are unknown except
+    # the inputs it was given and the name Pulumi's auto-naming picks (the provider's Check).
+    preview: bool = False
 
     def arn(self, service: str, resource: str, *, regional: bool = True) -> str:
         region = self.region if regional else ""
@@ -52,6 +55,16 @@ class FakeCloud:
         return f"arn:aws:{service}:{region}:{account}:{resource}"
 
     def create(self, type_: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        rid, state = self._create(type_, name, inputs)
+        if not self.preview or type_.startswith("pulumi:providers:"):
+            return rid, state
+        known = dict(inputs)
+        key = AUTONAMED.get(type_)
+        if key and key in state:
+            known[key] = state[key]
+        return "", known  # no id: the SDK resolves the id and missing outputs as unknown
+
+    def _create(self, type_: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         if type_.startswith("pulumi:providers:"):
             return f"{name}-provider", dict(inputs)
         if type_.startswith("kubernetes:"):

@@ -60,8 +60,11 @@ class Plan:
         return EXIT_VIOLATION if mandatory else EXIT_OK
 
 
-def make_plan(project_dir: Path, stack: str, out_dir: Path | None = None) -> Plan:
-    """Plan `stack`. Raises ConfigError on bad config (nothing is written then)."""
+def make_plan(
+    project_dir: Path, stack: str, out_dir: Path | None = None, preview: bool = False
+) -> Plan:
+    """Plan `stack` (`preview`: as the first `pulumi preview` of a new stack sees it, outputs of
+    resources not created yet unknown). Raises ConfigError on bad config (nothing written)."""
     stack_file = load_stack(project_dir, stack)
     # Validate before running the program: the same function the program calls first.
     config = stack_file.decoded()
@@ -79,6 +82,7 @@ def make_plan(project_dir: Path, stack: str, out_dir: Path | None = None) -> Pla
             project=stack_file.project,
             stack=stack,
             recorded=recorded,
+            preview=preview,
         )
     except PolicyStop:
         # The program's gate refused, as in `pulumi up`: what did it register before?

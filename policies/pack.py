@@ -16,8 +16,35 @@ from pulumi_policy import (
     StackValidationArgs,
     StackValidationPolicy,
 )
+from pulumi_policy.proxy import (
+    UNKNOWN_ARCHIVE_VALUE,
+    UNKNOWN_ARRAY_VALUE,
+    UNKNOWN_ASSET_VALUE,
+    UNKNOWN_BOOLEAN_VALUE,
+    UNKNOWN_NUMBER_VALUE,
+    UNKNOWN_OBJECT_VALUE,
+    UNKNOWN_STRING_VALUE,
+)
 
 from policies.rules import ALL_RULES, Finding, Limits, ResourceView, Rule
+from policies.rules.views import UNKNOWN
+
+# The engine's sentinels for values not known during preview (pulumi-policy proxy.py).
+_SENTINELS = frozenset(
+    {
+        UNKNOWN_BOOLEAN_VALUE,
+        UNKNOWN_NUMBER_VALUE,
+        UNKNOWN_STRING_VALUE,
+        UNKNOWN_ARRAY_VALUE,
+        UNKNOWN_ASSET_VALUE,
+        UNKNOWN_ARCHIVE_VALUE,
+        UNKNOWN_OBJECT_VALUE,
+    }
+)
+# Reports what the rules could not judge because a value is unknown until a resource exists
+# (a first preview). Always advisory: a preview cannot fail for what it cannot know, and the
+# program's own gate judged those values (as placeholders) before anything was registered.
+UNCHECKED_POLICY = "hyperpod-dpd-preview-unchecked"
 
 LEVELS = {"mandatory": EnforcementLevel.MANDATORY, "advisory": EnforcementLevel.ADVISORY}
 
@@ -47,14 +74,44 @@ def limits_from(config: Mapping[str, Any]) -> Limits:
     )
 
 
+def plain(value: Any) -> Any:
+    """What the engine sent, as the rules read it: pulumi-policy's unknown-checking proxies
+    unwrapped (their raw targets are read, so nothing raises), the engine's unknown sentinels
+    as "[unknown]", and whole numbers as ints (a protobuf Struct carries every number as a
+    double: 100 arrives as 100.0)."""
+    value = _raw(value)
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, str) and value in _SENTINELS:
+        return UNKNOWN
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _raw(value: Any) -> Any:
+    """A proxy's target (pulumi-policy serves it under the key "__target"), else `value`."""
+    if _is_proxy(value):
+        return value["__target"]
+    return value
+
+
+def _is_proxy(value: Any) -> bool:
+    return type(value).__module__ == "pulumi_policy.proxy"
+
+
 def views_of(args: StackValidationArgs) -> list[ResourceView]:
-    return [ResourceView(r.resource_type, r.name, r.urn, r.props) for r in args.resources]
+    return [ResourceView(r.resource_type, r.name, r.urn, plain(r.props)) for r in args.resources]
 
 
 def _validator(rule: Rule, advisory_companion: bool):
     """The policy's validate: the rule's own findings, or only its advisory ones."""
 
     def keep(finding: Finding) -> bool:
+        if finding.unchecked:
+            return False  # UNCHECKED_POLICY reports these
         if advisory_companion:
             return finding.enforcement == "advisory"
         return finding.enforcement in (None, rule.enforcement)
@@ -67,8 +124,24 @@ def _validator(rule: Rule, advisory_companion: bool):
     return validate
 
 
+def _unchecked(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    views, limits = views_of(args), limits_from(args.get_config())
+    for rule in ALL_RULES:
+        for finding in rule.check(views, limits):
+            if finding.unchecked:
+                report_violation(f"{rule.name}: {finding.message}", finding.urn)
+
+
 def build_policies() -> list[StackValidationPolicy]:
-    policies = []
+    policies = [
+        StackValidationPolicy(
+            name=UNCHECKED_POLICY,
+            description="What the rules cannot judge during a first preview (values unknown)",
+            enforcement_level=EnforcementLevel.ADVISORY,
+            validate=_unchecked,
+            config_schema=CONFIG_SCHEMA,
+        )
+    ]
     for rule in ALL_RULES:
         policies.append(
             StackValidationPolicy(
@@ -96,6 +169,9 @@ def pack_config(enforcement: Mapping[str, str], advisories_mandatory: bool) -> d
     """A `--policy-pack-config` document carrying a stack's enforcement choices."""
     config: dict[str, Any] = {}
     for policy in build_policies():
+        if policy.name == UNCHECKED_POLICY:
+            config[policy.name] = {"enforcementLevel": "advisory"}  # never blocks a preview
+            continue
         base = policy.name.removesuffix("-advisory")
         level = enforcement.get(base) or policy.enforcement_level.value
         if advisories_mandatory and level == "advisory":

@@ -18,13 +18,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     plan.add_argument("--out", type=Path, help="output directory (default build/plan/<stack>)")
     plan.add_argument("--format", choices=["text", "json"], default="text")
     plan.add_argument("--project-dir", type=Path, help="directory of Pulumi.yaml (default: found)")
+    plan.add_argument(
+        "--preview",
+        action="store_true",
+        help="plan as the first `pulumi preview` of a new stack sees it (outputs unknown)",
+    )
     plan.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
     from hyperpod_dpd.plan import make_plan
 
-    plan = make_plan(project_dir, args.stack, args.out)
+    plan = make_plan(project_dir, args.stack, args.out, preview=args.preview)
     print(json.dumps(plan_json(plan), indent=2) if args.format == "json" else render_text(plan))
     return plan.exit_code
 

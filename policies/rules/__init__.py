@@ -70,6 +70,8 @@ def evaluate(
         if override == "disabled":
             continue
         for finding in rule.check(resources, limits or Limits()):
+            if finding.unchecked:
+                continue  # not a violation; the pack reports these (policies/pack.py)
             level = override or finding.enforcement or rule.enforcement
             if advisories_mandatory:
                 level = "mandatory"

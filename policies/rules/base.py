@@ -29,6 +29,10 @@ class Finding:
     # A rule may lower its own level for one finding (e.g. advisory when the user gave no
     # expected load and the documents' defaults were assumed).
     enforcement: Enforcement | None = None
+    # Not a violation: what the rule could not judge because a value it needs is unknown until
+    # a resource exists (a first `pulumi preview`). The pack reports these in one advisory
+    # policy; the gate never meets them (its placeholders are known identities).
+    unchecked: bool = False
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,9 @@ def check(resources, limits):
             )
         groups = (group.get("overrideVpcConfig") or {}).get("securityGroupIds") or []
         for sg in groups:
+            if views.unknown(sg):
+                yield views.unchecked(cluster.urn, f"security group of GPU instance group {name}")
+                continue
             if not views.known(sg):
                 continue
             missing = [

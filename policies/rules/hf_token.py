@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from core.vocabulary import SECRET_TYPE
 from policies.rules import views
 from policies.rules.base import Finding, Rule
 
@@ -39,7 +40,14 @@ def check(resources, limits):
                         "plaintext (it would sit in the manifest and the stack's state); remove "
                         f"it and keep the token a secret: {SECRET_FIX}",
                     )
-        if any(TOKEN.match(s) and s not in reported for s in _strings(r.props)):
+        # A Secret's data is where a token belongs (the engine hands analyzers secret values in
+        # the clear, so only the resource type tells them apart).
+        props = (
+            r.props
+            if r.type != SECRET_TYPE
+            else {k: v for k, v in r.props.items() if k not in ("data", "stringData")}
+        )
+        if any(TOKEN.match(s) and s not in reported for s in _strings(props)):
             yield Finding(
                 r.urn, f"{r.name} carries a Hugging Face token in plaintext; use {SECRET_FIX}"
             )

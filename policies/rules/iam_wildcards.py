@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from policies.rules import views
 from policies.rules.base import Finding, Rule
 
 POLICY_TYPES = (
@@ -20,6 +21,9 @@ def _listed(value) -> list:
 def check(resources, limits):
     for r in resources:
         if r.type not in POLICY_TYPES:
+            continue
+        if views.unknown(r.props.get("policy")):
+            yield views.unchecked(r.urn, f"the policy document of {r.name}")
             continue
         try:
             statements = _listed(json.loads(r.props.get("policy") or "{}").get("Statement", []))

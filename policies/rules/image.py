@@ -19,6 +19,8 @@ def check(resources, limits):
             continue
         image = views.spec(iec).get("worker", {}).get("image")
         marked = views.annotation(iec, "dpd-capable-image") == "true"
+        if views.unknown(image):
+            yield views.unchecked(iec.urn, "the worker image")
         if views.known(image) and image not in DPD_IMAGES + limits.extra_dpd_images and not marked:
             yield Finding(
                 iec.urn,

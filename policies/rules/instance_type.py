@@ -30,6 +30,10 @@ def check(resources, limits):
                 )
     for cluster, group in views.gpu_groups(resources):
         t = group.get("instanceType")
+        if views.unknown(t):
+            yield views.unchecked(
+                cluster.urn, f"instance type of group {group.get('instanceGroupName')}"
+            )
         if views.known(t) and t not in DPD_INSTANCE_TYPES:
             name = group.get("instanceGroupName")
             yield Finding(

@@ -40,6 +40,7 @@ def check(resources, limits):
     for bucket in views.of_type(resources, BUCKET):
         name = bucket.props.get("bucket") or bucket.props.get("id")
         if not views.known(name):
+            yield views.unchecked(bucket.urn, f"the name of bucket resource {bucket.name}")
             continue
         block = blocks.get(name)
         if block is None or not all(block.props.get(k) is True for k in BLOCK_KEYS):
@@ -47,7 +48,9 @@ def check(resources, limits):
         if name not in encryption and not bucket.props.get("serverSideEncryptionConfiguration"):
             yield Finding(bucket.urn, f"bucket {name} has no default encryption")
         policy = policies.get(name)
-        if policy is None or not _tls_only(policy.props.get("policy")):
+        if policy is not None and views.unknown(policy.props.get("policy")):
+            yield views.unchecked(bucket.urn, f"the bucket policy of {name} (it names the ARN)")
+        elif policy is None or not _tls_only(policy.props.get("policy")):
             yield Finding(bucket.urn, f"bucket {name} does not deny requests without TLS")
 
 

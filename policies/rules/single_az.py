@@ -27,6 +27,8 @@ def check(resources, limits):
                 f"GPU instance group {name} spans {len(override)} subnets; EFA RDMA needs all "
                 "prefill and decode nodes in one AZ: use the single GPU subnet",
             )
+        if any(views.unknown(s) for s in override):
+            yield views.unchecked(cluster.urn, f"the subnet of GPU instance group {name}")
         subnets.update(s for s in override if views.known(s))
     if len(subnets) > 1:
         yield Finding(

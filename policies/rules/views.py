@@ -19,7 +19,7 @@ from core.vocabulary import (
     IEC_TYPE,
     ROLE_LABEL,
 )
-from policies.rules.base import ResourceView
+from policies.rules.base import Finding, ResourceView
 
 ROLE_SPECS = {"prefill": "prefillSpec", "decode": "decodingSpec"}
 
@@ -98,12 +98,32 @@ def gpu_groups(resources: Sequence[ResourceView]) -> Iterator[tuple[ResourceView
     return ((c, g) for c, g in hyperpod_groups(resources) if group_role(g) in GPU_ROLES)
 
 
+UNKNOWN = "[unknown]"  # what the plan and the pack put where the engine sends an unknown
+SECRET = "[secret]"
+
+
 def known(value: Any) -> bool:
     """False for values the engine does not know yet (preview of a first deployment)."""
-    return value is not None and value not in ("[unknown]", "[secret]")
+    return value is not None and value not in (UNKNOWN, SECRET)
+
+
+def unknown(value: Any) -> bool:
+    """True for a value the engine will know only once a resource exists."""
+    return value == UNKNOWN
+
+
+def unchecked(urn: str, what: str) -> Finding:
+    """The finding of a rule that cannot judge `what` yet (it is not known during preview)."""
+    return Finding(
+        urn, f"cannot check during preview: {what} is not known until it exists", unchecked=True
+    )
 
 
 def as_int(value: Any) -> int | None:
+    """An integer, from an int, a whole float (protobuf Structs carry every number as a double)
+    or its text; None otherwise."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     try:
         return int(str(value))
     except (TypeError, ValueError):

@@ -36,7 +36,8 @@ def test_every_rule_is_a_policy_with_its_level():
     assert policies["hyperpod-dpd-pd-buffer-capacity-advisory"].enforcement_level == (
         EnforcementLevel.ADVISORY
     )
-    assert len(policies) == len(ALL_RULES) + 1
+    assert len(policies) == len(ALL_RULES) + 2  # + the advisory companion, + preview-unchecked
+    assert policies["hyperpod-dpd-preview-unchecked"].enforcement_level == EnforcementLevel.ADVISORY
 
 
 def test_dev_and_prod_pass_the_pack():
@@ -73,4 +74,7 @@ def test_pack_config_carries_stack_enforcement():
     assert config["hyperpod-dpd-shm-volume"] == {"enforcementLevel": "mandatory"}
     assert config["hyperpod-dpd-model-size"] == {"enforcementLevel": "advisory"}
     strict = pack_config({}, advisories_mandatory=True)
+    unchecked = strict.pop("hyperpod-dpd-preview-unchecked")
     assert {c["enforcementLevel"] for c in strict.values()} == {"mandatory"}
+    # What a first preview cannot know never blocks it, even in a strict stack.
+    assert unchecked == {"enforcementLevel": "advisory"}
