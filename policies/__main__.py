@@ -1,15 +1,12 @@
-"""The hyperpod-dpd CrossGuard pack: `pulumi preview --policy-pack policies`.
+"""The hyperpod-dpd CrossGuard pack's entry point.
 
-Only builds the PolicyPack; the policies come from policies/pack.py, the rules from
-policies/rules/ (shared with the policy gate of __main__.py and the offline plan).
+`hyperpod-dpd policy-pack` (`make policy-pack`) assembles the pack directory that `pulumi
+preview --policy-pack build/policy-pack` runs: this file as its `__main__.py`, the `policies`
+and `core` packages, PulumiPolicy.yaml and requirements.txt, and a venv built from them. The
+CLI starts it as `venv/bin/python -u -m pulumi.policy <engine> <pack dir>` from the pack
+directory, so everything it imports lives there. Constructing `PolicyPack` starts the gRPC
+server and blocks: nothing else ever imports this module.
 """
-
-import sys
-from pathlib import Path
-
-# The pack runs with policies/ as its working directory; the rules import the project's
-# packages (policies, core) from the repository root.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pulumi_policy import PolicyPack
 

@@ -48,8 +48,14 @@ def dev_raw() -> dict[str, Any]:
     return stack_raw("dev")
 
 
-def run_stack(raw: dict[str, Any], secret_keys: list[str] | None = None, stack: str = "dev"):
-    """Run the real __main__.py under the mock engine with `raw` as the stack config."""
+def run_stack(
+    raw: dict[str, Any],
+    secret_keys: list[str] | None = None,
+    stack: str = "dev",
+    preview: bool = False,
+):
+    """Run the real __main__.py under the mock engine with `raw` as the stack config
+    (`preview`: as the first `pulumi preview` of a new stack)."""
     from hyperpod_dpd.engine import run_program
 
     return run_program(
@@ -58,6 +64,7 @@ def run_stack(raw: dict[str, Any], secret_keys: list[str] | None = None, stack: 
         secret_keys or [],
         project="hyperpod-dpd",
         stack=stack,
+        preview=preview,
     )
 
 

@@ -9,9 +9,8 @@ from tests.conftest import ROOT
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<action>[^@\s]+)@(?P<ref>\S+)(?P<rest>.*)$")
-# No second public source confirmed their SHAs offline (README, "Pinned versions"): pinned by
-# tag until checked with `git ls-remote`. Nothing may join this list.
-TAG_PINNED = {"aws-actions/configure-aws-credentials@v4.2.1", "pulumi/actions@v6.2.0"}
+# Pinned by tag, not commit: nothing (every action's SHA was read off its own repository's tag).
+TAG_PINNED: set[str] = set()
 
 
 def uses() -> list[tuple[str, int, re.Match]]:
@@ -41,3 +40,30 @@ def test_one_action_version_is_pinned_to_one_commit_everywhere():
     for _, _, m in uses():
         commits.setdefault(f"{m['action']} {m['rest'].strip()}", set()).add(m["ref"])
     assert {k: v for k, v in commits.items() if len(v) > 1} == {}
+
+
+def _pulumi_steps():
+    import yaml
+
+    for path in WORKFLOWS:
+        for job in yaml.safe_load(path.read_text())["jobs"].values():
+            steps = job["steps"]
+            for i, step in enumerate(steps):
+                if str(step.get("uses", "")).startswith("pulumi/actions@"):
+                    yield path.name, steps[:i], step["with"]
+
+
+def test_every_pulumi_run_pins_the_cli_creates_the_stack_and_builds_the_pack_first():
+    sdk = next(
+        line.split("==")[1]
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if line.startswith("pulumi==")
+    )
+    found = list(_pulumi_steps())
+    assert len(found) == 2  # the preview of pull requests and the deploy
+    for name, before, inputs in found:
+        assert inputs["pulumi-version"] == sdk, name  # the CLI the README names
+        assert inputs["upsert"] is True, name  # a new stack's first run creates it
+        assert inputs["policyPacks"] == "build/policy-pack", name
+        runs = " ".join(str(s.get("run", "")) for s in before)
+        assert "policy-pack" in runs or "make test" in runs, name  # the pack's venv exists

@@ -9,15 +9,17 @@ import pytest
 from policies.rules import ResourceView
 from tests.conftest import run_stack, stack_raw
 
-_CACHE: dict[str, list[ResourceView]] = {}
+_CACHE: dict[tuple[str, bool], list[ResourceView]] = {}
 
 
-def recorded(stack: str = "dev") -> list[ResourceView]:
-    """A fresh deep copy of the stack's recorded resources (tests mutate them)."""
-    if stack not in _CACHE:
-        run = run_stack(stack_raw(stack), stack=stack)
-        _CACHE[stack] = [ResourceView(r.type, r.name, r.urn, r.inputs) for r in run.resources]
-    return copy.deepcopy(_CACHE[stack])
+def recorded(stack: str = "dev", preview: bool = False) -> list[ResourceView]:
+    """A fresh deep copy of the stack's recorded resources (tests mutate them); `preview`: as a
+    first `pulumi preview` records them (outputs of resources not created yet unknown)."""
+    if (stack, preview) not in _CACHE:
+        run = run_stack(stack_raw(stack), stack=stack, preview=preview)
+        views = [ResourceView(r.type, r.name, r.urn, r.inputs) for r in run.resources]
+        _CACHE[stack, preview] = views
+    return copy.deepcopy(_CACHE[stack, preview])
 
 
 def named(views: list[ResourceView], name: str) -> ResourceView:

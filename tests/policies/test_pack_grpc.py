@@ -1,0 +1,266 @@
+"""The CrossGuard pack as the Pulumi CLI runs it, over the Analyzer gRPC API.
+
+The CLI starts a local Python pack as `<pack>/venv/bin/python -u -m pulumi.policy <engine>
+<pack>` with the pack directory as working directory and no PYTHONPATH (pulumi/pulumi
+pkg/resource/plugin, the analyzer plugin host), reads the port it prints, then calls
+GetAnalyzerInfo, Configure, ConfigureStack and AnalyzeStack. Resource properties travel as the
+engine marshals them for analyzers (pkg/resource/plugin/analyzer_plugin.go: KeepUnknowns and
+KeepSecrets): a `google.protobuf.Struct`, so every number is a double, an unknown is the
+engine's sentinel string and a secret is a signed object holding its value. Here the pack is a
+copy of the assembled directory alone, started the same way.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import itertools
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import grpc
+import pytest
+from google.protobuf import struct_pb2
+from pulumi.runtime import rpc
+from pulumi.runtime.proto import analyzer_pb2 as proto
+from pulumi.runtime.proto import analyzer_pb2_grpc
+
+from core.vocabulary import RULE_NAMES, SECRET_TYPE
+from hyperpod_dpd.policy_pack import assemble, build_venv
+from policies.pack import build_policies, pack_config
+from policies.rules import Limits, ResourceView
+from tests.conftest import ROOT, run_stack, stack_raw
+from tests.policies import test_rules
+from tests.policies.conftest import gpu_group, iec_spec, named, recorded
+from tests.policies.test_pack import run_pack
+
+PACK = ROOT / "build" / "policy-pack"
+TOKEN = "hf_" + "T" * 34
+
+
+@pytest.fixture(scope="module")
+def pack_dir(tmp_path_factory) -> Path:
+    """A copy of the assembled pack directory alone, with the pack's own venv."""
+    assemble(PACK)
+    venv = build_venv(PACK)
+    copy_dir = tmp_path_factory.mktemp("published") / "hyperpod-dpd-pack"
+    shutil.copytree(PACK, copy_dir, ignore=shutil.ignore_patterns("venv", "__pycache__"))
+    (copy_dir / "venv").symlink_to(venv)
+    return copy_dir
+
+
+class Analyzer:
+    def __init__(self, pack: Path):
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        self.process = subprocess.Popen(
+            [str(pack / "venv" / "bin" / "python"), "-u", "-m", "pulumi.policy",
+             "127.0.0.1:1", str(pack)],
+            cwd=pack, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        line = self.process.stdout.readline()
+        if not line.strip().isdigit():
+            self.process.kill()
+            raise AssertionError(f"the pack did not start: {line}{self.process.stderr.read()}")
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{line.strip()}")
+        self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
+
+    def configure(self, config: dict) -> None:
+        policy_config = {}
+        for name, value in config.items():
+            properties = struct_pb2.Struct()
+            properties.update({k: v for k, v in value.items() if k != "enforcementLevel"})
+            level = proto.EnforcementLevel.Value(value["enforcementLevel"].upper())
+            policy_config[name] = proto.PolicyConfig(enforcementLevel=level, properties=properties)
+        self.stub.Configure(proto.ConfigureAnalyzerRequest(policyConfig=policy_config))
+
+    def analyze(self, views) -> list[tuple[str, str, str, str]]:
+        resources = [
+            proto.AnalyzerResource(
+                type=v.type,
+                properties=_struct(engine_wire(v.props, TOKEN if v.type == SECRET_TYPE else "x")),
+                urn=v.urn,
+                name=v.name,
+                options=proto.AnalyzerResourceOptions(),
+            )
+            for v in views
+        ]
+        response = self.stub.AnalyzeStack(proto.AnalyzeStackRequest(resources=resources))
+        level = proto.EnforcementLevel.Name
+        # pulumi-policy sends "<policy description>\n<message>" as a violation's message.
+        return sorted(
+            (
+                d.policyName,
+                level(d.enforcementLevel).lower(),
+                d.urn,
+                d.message.removeprefix(f"{d.description}\n"),
+            )
+            for d in response.diagnostics
+        )
+
+    def close(self) -> None:
+        self.channel.close()
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def analyzer(pack_dir):
+    a = Analyzer(pack_dir)
+    info = a.stub.GetAnalyzerInfo(proto.google_dot_protobuf_dot_empty__pb2.Empty())
+    assert info.name == "hyperpod-dpd"
+    assert {p.name for p in info.policies} == {p.name for p in build_policies()}
+    a.stub.ConfigureStack(
+        proto.AnalyzerStackConfigureRequest(stack="dev", project="hyperpod-dpd", dry_run=True)
+    )
+    yield a
+    a.close()
+
+
+def engine_wire(value, secret: str):
+    """A recorded input as the engine sends it to analyzers: "[unknown]" as the engine's
+    unknown sentinel, "[secret]" as a signed secret carrying `secret` (the engine hands
+    analyzers secret values in the clear; a Kubernetes Secret here carries the token)."""
+    if value == "[unknown]":
+        return rpc.UNKNOWN
+    if value == "[secret]":
+        return {rpc._special_sig_key: rpc._special_secret_sig, "value": secret}
+    if isinstance(value, dict):
+        return {k: engine_wire(v, secret) for k, v in value.items()}
+    if isinstance(value, list):
+        return [engine_wire(v, secret) for v in value]
+    return value
+
+
+def _struct(props: dict) -> struct_pb2.Struct:
+    struct = struct_pb2.Struct()
+    struct.update(props)  # every number becomes a double, as on the wire
+    return struct
+
+
+def direct(views, config=None) -> list[tuple[str, str, str, str]]:
+    """The same policies called in-process with plain dicts (tests/policies/test_pack.py), at
+    the levels and with the properties of a `--policy-pack-config` document."""
+    config = config or {}
+    levels = {p.name: p.enforcement_level.value for p in build_policies()}
+    levels.update({name: value["enforcementLevel"] for name, value in config.items()})
+    props = {k: v for k, v in next(iter(config.values()), {}).items() if k != "enforcementLevel"}
+    return sorted(
+        (policy, levels[policy], urn or "", message)
+        for policy, found in run_pack(views, props or None).items()
+        for urn, message in found
+    )
+
+
+# --- Cases: the acceptance three, the repo stacks, first-preview unknowns --------------------
+
+
+def _threshold_100(views):
+    iec_spec(views)["pdSpec"]["routingThreshold"] = 100
+
+
+def _g6e_decode(views):
+    gpu_group(views, "decode")["instanceType"] = "ml.g6e.48xlarge"
+
+
+def _token_in_config_map(views):
+    named(views, "checkpoint-code").props["data"]["settings.env"] = TOKEN
+
+
+ACCEPTANCE = {
+    "routingThreshold 100": (_threshold_100, "hyperpod-dpd-routing-threshold"),
+    "g6e decode group": (_g6e_decode, "hyperpod-dpd-instance-type"),
+    "plaintext token in a ConfigMap": (_token_in_config_map, "hyperpod-dpd-hf-token"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ACCEPTANCE))
+def test_the_pack_reports_each_as_a_mandatory_violation(analyzer, case):
+    mutate, policy = ACCEPTANCE[case]
+    views = recorded("dev")
+    mutate(views)
+    found = analyzer.analyze(views)
+    assert [(p, level) for p, level, _, _ in found] == [(policy, "mandatory")]
+    assert found == direct(views)
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("preview", [False, True], ids=["update", "first-preview"])
+def test_the_repo_stacks_pass_with_no_preview_errors(analyzer, stack, preview):
+    config = pack_config({}, advisories_mandatory=stack == "prod")
+    analyzer.configure(config)
+    try:
+        views = recorded(stack, preview=preview)
+        found = analyzer.analyze(views)
+    finally:
+        analyzer.configure(pack_config({}, advisories_mandatory=False))
+    assert [f for f in found if f[1] == "mandatory"] == []
+    assert not any("can't run policy" in message for *_, message in found)
+    unchecked = [f for f in found if f[0] == "hyperpod-dpd-preview-unchecked"]
+    assert bool(unchecked) == preview  # only a first preview has values nobody knows yet
+    assert all(
+        m.split(": ", 1)[1].startswith("cannot check during preview:") for *_, m in unchecked
+    )
+    assert found == direct(views, config)
+
+
+def test_a_token_kept_as_a_pulumi_secret_is_not_a_violation(analyzer):
+    raw = stack_raw("dev") | {"hyperpod-dpd:hfToken": TOKEN}
+    run = run_stack(raw, secret_keys=["hyperpod-dpd:hfToken"])
+    views = [ResourceView(r.type, r.name, r.urn, r.inputs) for r in run.resources]
+    assert named(views, "checkpoint-hf-token").props["stringData"] == "[secret]"
+    found = analyzer.analyze(views)  # the Secret arrives holding the token in the clear
+    assert found == [] == direct(views)
+
+
+def _rule_test_cases():
+    """Every case of tests/policies/test_rules.py: each test function run with its fixtures and
+    parameters, capturing the views (and limits) it hands each rule."""
+    captured = []
+    original = test_rules.findings
+
+    def capturing(rule, views, limits=None):
+        captured.append((rule, copy.deepcopy(views), limits))
+        return original(rule, views, limits)
+
+    for name, test in inspect.getmembers(test_rules, inspect.isfunction):
+        parameters = inspect.signature(test).parameters
+        if not name.startswith("test_") or "dev" not in parameters:
+            continue
+        marks = [m for m in getattr(test, "pytestmark", []) if m.name == "parametrize"]
+        grids = [
+            [dict(zip(m.args[0].split(","), v if isinstance(v, tuple) else (v,), strict=True))
+             for v in m.args[1]]
+            for m in marks
+        ]  # fmt: skip
+        for combo in itertools.product(*grids) or [()]:
+            kwargs = {k: v for part in combo for k, v in part.items()}
+            test_rules.findings = capturing
+            try:
+                test(dev=recorded("dev"), **kwargs)
+            finally:
+                test_rules.findings = original
+    return captured
+
+
+def test_every_rule_test_case_finds_the_same_over_grpc(analyzer):
+    cases = _rule_test_cases()
+    covered = {rule for rule, _, _ in cases}
+    assert covered == set(RULE_NAMES), sorted(set(RULE_NAMES) - covered)  # every rule
+    for _, views, limits in cases:
+        config = {}
+        if limits is not None and limits != Limits():
+            config = {
+                p.name: {
+                    "enforcementLevel": p.enforcement_level.value,
+                    "minRoutingThreshold": limits.min_routing_threshold,
+                    "overheadGiB": limits.overhead_gib,
+                    "minDenseParamsBillion": limits.min_dense_params_billion,
+                    "extraDpdImages": list(limits.extra_dpd_images),
+                }
+                for p in build_policies()
+            }
+        analyzer.configure(config)
+        assert analyzer.analyze(views) == direct(views, config)
+    analyzer.configure(pack_config({}, advisories_mandatory=False))
