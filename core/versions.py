@@ -40,8 +40,8 @@ class GitHubChart:
 
 # The "HyperPod dependencies" umbrella chart (aws/sagemaker-hyperpod-cli helm_chart/readme.md):
 # health-monitoring agent, deep health check, NVIDIA device plugin 0.16.1, EFA device plugin
-# 0.5.20, training and MPI operators. Not published to a Helm repository, so it is fetched from
-# this commit at deploy time (never copied into this repo). Commit from the repository's history
+# 0.5.20, training and MPI operators. Not published to a Helm repository: `hyperpod-dpd fetch`
+# downloads this commit into .hyperpod-dpd/ (never committed here). Commit from its history
 # (Chart.yaml with hyperpod-inference-operator 2.6.1 as an optional, disabled subchart).
 HYPERPOD_DEPENDENCIES_CHART = GitHubChart(
     repo="aws/sagemaker-hyperpod-cli",

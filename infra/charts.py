@@ -1,20 +1,17 @@
-"""Fetching pinned third-party artifacts from GitHub at deploy time: a Helm chart directory
-(pinned to a commit) and single files (pinned to a tag), such as an upstream IAM policy.
+"""Third-party artifacts the stack deploys, read from the project's vendor directory.
 
-Each is downloaded once into a local cache when `pulumi up`/`preview` runs, never committed to
-this repository. The offline plan swaps the resolvers for ones that fetch nothing, see
-`offline`.
+`hyperpod-dpd fetch` (`make fetch`) downloads each pinned artifact once into
+`.hyperpod-dpd/` of the project (gitignored): the HyperPod dependencies chart with its
+sub-charts, and the AWS Load Balancer Controller's IAM policy. The program only reads them, so a
+`pulumi preview` fetches nothing, and the chart is addressed by a project-relative path
+(Pulumi runs the program from the project directory), the same on every machine. A missing
+artifact stops the program with the command that fetches it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
-import shutil
-import tarfile
-import tempfile
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,86 +19,42 @@ import pulumi
 
 from core.versions import GitHubChart, GitHubFile
 
-ARCHIVE_BASE_URL = "https://codeload.github.com"
-RAW_BASE_URL = "https://raw.githubusercontent.com"
-DEFAULT_CACHE = Path(os.environ.get("HYPERPOD_DPD_CACHE", Path.home() / ".cache" / "hyperpod-dpd"))
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+VENDOR_DIR = ".hyperpod-dpd"
+COMPLETE = ".fetched"  # written last by the fetch, once the sub-charts are in place
 
 
-class ChartFetchError(pulumi.RunError):
+class VendorError(pulumi.RunError):
     """A RunError: `pulumi up` shows the message without a traceback."""
 
 
-def chart_dir(pin: GitHubChart, cache: Path = DEFAULT_CACHE) -> Path:
-    return cache / "charts" / pin.repo.replace("/", "__") / pin.commit / pin.path
+def chart_path(pin: GitHubChart) -> str:
+    """The chart's directory, relative to the project directory."""
+    return f"{VENDOR_DIR}/charts/{pin.repo.replace('/', '__')}/{pin.commit}/{pin.path}"
 
 
-def fetch_chart(
-    pin: GitHubChart, cache: Path = DEFAULT_CACHE, base_url: str = ARCHIVE_BASE_URL
-) -> Path:
-    """Return the chart directory, downloading the repository archive of `pin.commit` if needed."""
-    target = chart_dir(pin, cache)
-    if (target / "Chart.yaml").exists():
-        return target
-    url = f"{base_url}/{pin.archive_path}"
-    with tempfile.TemporaryDirectory(dir=_mkdir(cache)) as tmp:
-        archive = Path(tmp) / "repo.tar.gz"
-        try:
-            with urllib.request.urlopen(url, timeout=60) as response, archive.open("wb") as out:
-                shutil.copyfileobj(response, out)
-        except OSError as exc:
-            raise ChartFetchError(
-                f"could not download {pin.repo}@{pin.commit} from {url}: {exc}. The HyperPod "
-                "dependencies chart is fetched at deploy time; check network access to GitHub "
-                f"or pre-populate {target}"
-            ) from exc
-        extracted = _extract_subdir(archive, pin, Path(tmp) / "x")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileExistsError, OSError):
-            extracted.rename(target)  # atomic; a concurrent run may have won the race
-    if not (target / "Chart.yaml").exists():
-        raise ChartFetchError(f"{pin.repo}@{pin.commit} has no chart at {pin.path}")
-    return target
+def file_path(pin: GitHubFile) -> str:
+    return f"{VENDOR_DIR}/files/{pin.raw_path}"
 
 
-def _mkdir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+def vendored_chart(pin: GitHubChart, project_dir: Path = PROJECT_DIR) -> str:
+    if not (project_dir / chart_path(pin) / COMPLETE).exists():
+        raise VendorError(_missing(f"the chart {pin.repo}@{pin.commit}/{pin.path}"))
+    return chart_path(pin)
 
 
-def _extract_subdir(archive: Path, pin: GitHubChart, dest: Path) -> Path:
-    """Extract only `<repo>-<commit>/<path>/...`, refusing links and paths that escape."""
-    prefix = f"{pin.repo.split('/')[1]}-{pin.commit}/{pin.path}/"
-    with tarfile.open(archive, "r:gz") as tar:
-        members = [m for m in tar.getmembers() if m.name.startswith(prefix)]
-        for member in members:
-            if member.issym() or member.islnk() or ".." in Path(member.name).parts:
-                raise ChartFetchError(f"refusing archive member {member.name!r}")
-        tar.extractall(dest, members=members, filter="data")
-    return dest / prefix
+def vendored_file(pin: GitHubFile, project_dir: Path = PROJECT_DIR) -> str:
+    path = project_dir / file_path(pin)
+    if not path.exists():
+        raise VendorError(_missing(f"{pin.path} of {pin.repo}@{pin.ref}"))
+    return path.read_text()
 
 
-def offline_chart_path(pin: GitHubChart) -> Path:
-    """Where the chart would be, without fetching: for the offline plan (stable across machines)."""
-    return chart_dir(pin, Path("$HYPERPOD_DPD_CACHE"))
-
-
-def fetch_file(pin: GitHubFile, cache: Path = DEFAULT_CACHE, base_url: str = RAW_BASE_URL) -> str:
-    """The text of `pin`, from the cache or downloaded once."""
-    target = cache / "files" / pin.raw_path
-    if target.exists():
-        return target.read_text()
-    url = f"{base_url}/{pin.raw_path}"
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response:
-            text = response.read().decode()
-    except OSError as exc:
-        raise ChartFetchError(
-            f"could not download {pin.path} of {pin.repo}@{pin.ref} from {url}: {exc}; check "
-            f"network access to GitHub or pre-populate {target}"
-        ) from exc
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text)
-    return text
+def _missing(what: str) -> str:
+    return (
+        f"{what} is not in {VENDOR_DIR}/ of the project: run `make fetch` (hyperpod-dpd fetch) "
+        "once before `pulumi preview` or `pulumi up`; it downloads the pinned artifacts there"
+    )
 
 
 def offline_file_text(pin: GitHubFile) -> str:
@@ -115,12 +68,13 @@ def offline_file_text(pin: GitHubFile) -> str:
     )
 
 
-# The resolvers the program uses: real fetches by default; the offline plan installs its own.
-_chart_resolver: Callable[[GitHubChart], Path] = fetch_chart
-_file_resolver: Callable[[GitHubFile], str] = fetch_file
+# The resolvers the program uses: the vendor directory by default; the offline plan installs
+# its own, which need nothing on disk.
+_chart_resolver: Callable[[GitHubChart], str] = vendored_chart
+_file_resolver: Callable[[GitHubFile], str] = vendored_file
 
 
-def resolve_chart(pin: GitHubChart) -> Path:
+def resolve_chart(pin: GitHubChart) -> str:
     return _chart_resolver(pin)
 
 
@@ -130,11 +84,11 @@ def resolve_file(pin: GitHubFile) -> str:
 
 @contextlib.contextmanager
 def offline() -> Iterator[None]:
-    """Within this block nothing is downloaded: charts resolve to a placeholder path and files
-    to a placeholder document (the offline plan)."""
+    """Within this block nothing is read from the vendor directory: the chart resolves to its
+    path (what the engine records, the same as a real run's) and files to a placeholder."""
     global _chart_resolver, _file_resolver
     previous = _chart_resolver, _file_resolver
-    _chart_resolver, _file_resolver = offline_chart_path, offline_file_text
+    _chart_resolver, _file_resolver = chart_path, offline_file_text
     try:
         yield
     finally:

@@ -53,9 +53,10 @@ class HyperPodDependencies(pulumi.ComponentResource):
             f"{name}-release",
             name="dependencies",  # the release name the AWS docs use
             namespace="kube-system",
-            chart=str(resolve_chart(pin)),
-            # Sub-charts (NVIDIA/EFA plugins from their Helm repositories) resolve at deploy time.
-            dependency_update=True,
+            # Project-relative, with its sub-charts vendored by `hyperpod-dpd fetch`: the same
+            # input on every machine, and no preview downloads anything.
+            chart=resolve_chart(pin),
+            dependency_update=False,
             # No nodes exist yet: the DaemonSets and operators cannot become ready until the
             # HyperPod cluster that needs this release has been created.
             skip_await=True,

@@ -173,9 +173,9 @@ class InferenceOperator(pulumi.ComponentResource):
 
     def _create_alb_role(self) -> aws.iam.Role:
         role = self._irsa_role("alb", NAMESPACE, ALB_SA)
-        # The AWS Load Balancer Controller's own policy, fetched at deploy time from the pinned
-        # upstream release (core/versions.py): many of its EC2/ELB actions support no resource
-        # scoping and use "*" with tag conditions, as AWS publishes it.
+        # The AWS Load Balancer Controller's own policy, vendored by `hyperpod-dpd fetch` from
+        # the pinned upstream release (core/versions.py): many of its EC2/ELB actions support
+        # no resource scoping and use "*" with tag conditions, as AWS publishes it.
         policy = aws.iam.Policy(
             f"{self._name}-alb-controller",
             description="AWS Load Balancer Controller "

@@ -165,3 +165,16 @@ def test_stale_files_of_a_previous_plan_are_removed(tmp_path):
     names = sorted(p.name for p in (tmp_path / "manifests").iterdir())
     assert "old.yaml" not in names
     assert "inferenceendpointconfig.inference.llama-3-3-70b.yaml" in names
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_first_preview_plans_of_the_repo_stacks(stack, tmp_path):
+    """As the first `pulumi preview` of a new stack runs the program: outputs unknown."""
+    plan = make_plan(ROOT, stack, tmp_path, preview=True)
+    assert plan.exit_code == 0 and not plan.stopped and plan.violations == []
+    resources = json.loads((tmp_path / "resources.json").read_text())
+    hyperpod = next(r for r in resources if r["name"] == "hyperpod-cluster")
+    group = hyperpod["inputs"]["instanceGroups"][0]
+    assert group["executionRole"] == "[unknown]"  # the role does not exist yet
+    assert group["instanceType"].startswith("ml.")  # what the stack file says is known
+    assert len(resources) == len(make_plan(ROOT, stack, tmp_path / "update").run.resources)
