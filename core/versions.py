@@ -99,3 +99,9 @@ ALB_CONTROLLER_POLICY = GitHubFile(
 # The one-shot pod `hyperpod-dpd verify` sends its prompts from (inside the cluster, to the
 # router's ClusterIP service): curl's official image, the release tag on Docker Hub.
 VERIFY_CURL_IMAGE = "curlimages/curl:8.11.1"
+
+# HyperPod AMI release (instanceGroups.<name>.imageReleaseVersion) is not pinned here: no public
+# source lists the released MAJOR.MINOR.PATCH versions (the CloudFormation schema documents the
+# field and its format only), and a guessed version would fail CreateCluster. Unset, HyperPod
+# uses the newest at creation and keeps it (no AutoPatchConfig: see specs/hyperpod.py); a stack
+# pins the version it validated by setting the key.
