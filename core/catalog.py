@@ -51,6 +51,14 @@ class ModelSpec:
     bytes_per_element: int  # of weights and KV cache: bf16 = 2
     num_params: float
     moe: bool = False
+    context_length: int = 0  # max_position_embeddings: vLLM refuses a longer --max-model-len
+    # Hub repositories whose weights are this architecture (hf_id first): what may be staged
+    # for it (the sizing would be wrong for any other checkpoint).
+    repo_ids: tuple[str, ...] = ()
+
+    @property
+    def repositories(self) -> tuple[str, ...]:
+        return (self.hf_id, *(r for r in self.repo_ids if r != self.hf_id))
 
 
 # Numbers from each model's config.json on the Hugging Face Hub (num_hidden_layers,
@@ -60,17 +68,30 @@ class ModelSpec:
 #   meta-llama/Llama-3.1-8B-Instruct: 32 layers, 32 heads, 8 KV, 4096/32 = 128, bfloat16, 8.03B
 #   meta-llama/Llama-3.1-405B-Instruct: 126 layers, 128 heads, 8 KV, 16384/128 = 128, bf16, 405.9B
 #   Qwen/Qwen2.5-72B-Instruct: 80 layers, 64 heads, 8 KV, 8192/64 = 128, bfloat16, 72.7B
+# Context lengths: max_position_embeddings of the same files (131072 for the Llama 3.x models,
+# 32768 for Qwen2.5-72B-Instruct, whose longer contexts need rope_scaling set by hand). The
+# Llama 3.1 base repositories have the instruct models' architecture and context.
 MODELS: dict[str, ModelSpec] = {
     m.name: m
     for m in (
-        ModelSpec("llama-3.3-70b", "meta-llama/Llama-3.3-70B-Instruct", 80, 64, 8, 128, 2, 70.6e9),
-        ModelSpec("llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct", 32, 32, 8, 128, 2, 8.03e9),
         ModelSpec(
-            "llama-3.1-405b", "meta-llama/Llama-3.1-405B-Instruct", 126, 128, 8, 128, 2, 405.9e9
+            "llama-3.3-70b", "meta-llama/Llama-3.3-70B-Instruct", 80, 64, 8, 128, 2, 70.6e9,
+            context_length=131072,
         ),
-        ModelSpec("qwen2.5-72b", "Qwen/Qwen2.5-72B-Instruct", 80, 64, 8, 128, 2, 72.7e9),
+        ModelSpec(
+            "llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct", 32, 32, 8, 128, 2, 8.03e9,
+            context_length=131072, repo_ids=("meta-llama/Llama-3.1-8B",),
+        ),
+        ModelSpec(
+            "llama-3.1-405b", "meta-llama/Llama-3.1-405B-Instruct", 126, 128, 8, 128, 2, 405.9e9,
+            context_length=131072, repo_ids=("meta-llama/Llama-3.1-405B",),
+        ),
+        ModelSpec(
+            "qwen2.5-72b", "Qwen/Qwen2.5-72B-Instruct", 80, 64, 8, 128, 2, 72.7e9,
+            context_length=32768,
+        ),
     )
-}
+}  # fmt: skip
 
 _DTYPE_BYTES = {
     "bfloat16": 2,
@@ -150,6 +171,7 @@ def _from_config_json(path: Path) -> ModelSpec:
         bytes_per_element=_DTYPE_BYTES[dtype],
         num_params=_estimate_params(text, heads, kv_heads, int(head_dim), moe, need),
         moe=moe,
+        context_length=int(text.get("max_position_embeddings") or 0),
     )
 
 

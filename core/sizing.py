@@ -346,3 +346,52 @@ def _warnings(r: SizingReport, model: ModelSpec) -> list[str]:
             "DPD for dense 70B+ models; colocated serving may do as well."
         )
     return out
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Whether one worker's GPU can hold it, and the --gpu-memory-utilization values that work.
+
+    vLLM's share (utilization x GPU memory) must hold the weights, the activation reserve and the
+    KV cache of at least one --max-model-len sequence (vLLM refuses to start otherwise); what is
+    left beside the share must hold the PD buffer (decoder) and the overhead."""
+
+    need_bytes: int  # inside vLLM's share
+    outside_bytes: int  # beside it: PD buffer + overhead
+    gpu_memory_bytes: int
+    lowest: float  # the smallest utilization that holds need_bytes (2 decimals, rounded up)
+    highest: float  # the largest that leaves outside_bytes free (2 decimals, rounded down)
+
+    @property
+    def possible(self) -> bool:
+        return self.lowest <= self.highest
+
+    def works(self, utilization: float) -> bool:
+        share = math.floor(utilization * self.gpu_memory_bytes)
+        return share >= self.need_bytes and share + self.outside_bytes <= self.gpu_memory_bytes
+
+
+def worker_fit(
+    role: str,
+    model: ModelSpec,
+    instance: InstanceSpec,
+    tp: int,
+    max_model_len: int,
+    pd_buffer_bytes: int,
+    overhead_bytes: int = OVERHEAD_BYTES,
+) -> Fit:
+    gpu = instance.gpu_memory_bytes
+    weights = math.ceil(model.num_params * model.bytes_per_element / tp)
+    need = (
+        weights
+        + ACTIVATION_RESERVE_BYTES[role]
+        + max_model_len * kv_bytes_per_token_per_rank(model, tp)
+    )
+    outside = (pd_buffer_bytes if role == "decode" else 0) + overhead_bytes
+    return Fit(
+        need_bytes=need,
+        outside_bytes=outside,
+        gpu_memory_bytes=gpu,
+        lowest=math.ceil(need / gpu * 100) / 100,
+        highest=math.floor((gpu - outside) / gpu * 100) / 100,
+    )

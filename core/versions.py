@@ -105,3 +105,20 @@ VERIFY_CURL_IMAGE = "curlimages/curl:8.11.1"
 # field and its format only), and a guessed version would fail CreateCluster. Unset, HyperPod
 # uses the newest at creation and keeps it (no AutoPatchConfig: see specs/hyperpod.py); a stack
 # pins the version it validated by setting the key.
+
+
+# Worker images known to break DPD, by the image reference (repository:tag) pattern, with the
+# report behind each. The default DLC image installs `nixl>=1.0.1` unpinned, so its NIXL
+# version is not in its name: `hyperpod-dpd verify` measures the transfer itself.
+KNOWN_BAD_IMAGES: tuple[tuple[str, str], ...] = (
+    (
+        r"^lmcache/vllm-openai:v?0\.4\.4(\D|$)",
+        "LMCache 0.4.4 regressed on HyperPod (aws/deep-learning-containers PR #6094 pins 0.4.3: "
+        '"0.4.4 introduced a regression on HyperPod")',
+    ),
+    (
+        r"nixl[-_.]?v?1\.2\.0(\D|$)",
+        "NIXL 1.2.0's LIBFABRIC GPU path breaks prefill-to-decode KV transfer over EFA "
+        "(awslabs/awsome-distributed-ai PR #1128: ~256 s for 4 tokens, timeouts)",
+    ),
+)

@@ -43,9 +43,41 @@ def available_stacks(project_dir: Path) -> list[str]:
     return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A SafeLoader that refuses a key given twice in one mapping, as the Pulumi CLI's YAML
+    parser does (PyYAML would silently keep the last value)."""
+
+
+def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in seen:
+            raise DuplicateKeyError(key, seen[key], key_node.start_mark.line + 1)
+        seen[key] = key_node.start_mark.line + 1
+    return loader.construct_mapping(node, deep=True)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
+class DuplicateKeyError(yaml.YAMLError):
+    def __init__(self, key: Any, first: int, again: int):
+        self.key, self.first, self.again = key, first, again
+        super().__init__(f"key {key!r} at line {again} was already given at line {first}")
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml.load(path.read_text(), Loader=_UniqueKeyLoader) or {}
+    except DuplicateKeyError as exc:
+        problem = ConfigProblem(
+            str(exc.key),
+            f"given twice (lines {exc.first} and {exc.again})",
+            "each key once per mapping (the Pulumi CLI refuses duplicate keys)",
+            f"keep one of the two in {path.name}",
+        )
+        raise ConfigError([problem], source=path.name) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from core.catalog import SizingError
+from core.catalog import MODELS, SizingError, load_model
 from core.regions import az_id_in_region, az_id_prefix
 from core.versions import (
     DPD_MINIMUM_OPERATOR,
@@ -42,7 +42,78 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *_check_sizing_inputs(s),
         *_check_policy_names(s),
         *_check_operator(s),
+        *_check_model_matches_checkpoint(s),
+        *_check_derived_names(s),
     ]
+
+
+# The router's Service, as the operator names it (dpd-facts.md): a DNS-1123 label, <= 63.
+ROUTER_SERVICE = "{name}-{namespace}-routing-service"
+
+
+def _check_derived_names(s: StackSettings) -> list[ConfigProblem]:
+    """Names the operator derives from the endpoint's must be valid Kubernetes names too."""
+    e = s.endpoint
+    derived = ROUTER_SERVICE.format(name=e.name, namespace=e.namespace)
+    if len(derived) <= 63:
+        return []
+    room = 63 - len(ROUTER_SERVICE.format(name="", namespace=""))
+    key = full_key(("endpoint", "name"))
+    return [
+        ConfigProblem(
+            key,
+            e.name,
+            f"a name that, with namespace '{e.namespace}', gives the router Service the operator "
+            f"creates a name of at most 63 characters ('{derived}' has {len(derived)}): name and "
+            f"namespace together at most {room} characters",
+            f"shorten {key} or hyperpod-dpd:endpoint.namespace",
+        )
+    ]
+
+
+def _check_model_matches_checkpoint(s: StackSettings) -> list[ConfigProblem]:
+    """The model the sizing and policies assume is the model the checkpoint stages, and vLLM
+    will start with the configured --max-model-len."""
+    e, c = s.endpoint, s.checkpoint
+    try:
+        model = load_model(e.model)
+    except SizingError:
+        return []  # reported by _check_sizing_inputs
+    problems = []
+    model_key = full_key(("endpoint", "model"))
+    if _HF_SOURCE.match(c.source) and e.model in MODELS:
+        repo = c.source.removeprefix("hf://")
+        if repo.lower() not in {r.lower() for r in model.repositories}:
+            by_repo = [
+                m.name for m in MODELS.values() if repo.lower() in map(str.lower, m.repositories)
+            ]
+            fix = (
+                set_fix(model_key, by_repo[0])
+                if by_repo
+                else f"point {model_key} at the staged model's config.json (the sizing needs its "
+                "architecture)"
+            )
+            problems.append(
+                ConfigProblem(
+                    model_key,
+                    e.model,
+                    f"the model hyperpod-dpd:checkpoint.source stages ({repo}); {e.model} is "
+                    f"{', '.join(model.repositories)}",
+                    fix,
+                )
+            )
+    if model.context_length and e.max_model_len > model.context_length:
+        key = full_key(("endpoint", "maxModelLen"))
+        problems.append(
+            ConfigProblem(
+                key,
+                e.max_model_len,
+                f"at most {model.context_length}, {model.name}'s context length (vLLM refuses a "
+                "longer --max-model-len)",
+                set_fix(key, min(16384, model.context_length)),
+            )
+        )
+    return problems
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -86,13 +157,15 @@ def _check_operator(s: StackSettings) -> list[ConfigProblem]:
                 set_fix(addon_key, needed),
             )
         )
-    elif _version(op.addon_version) < _version(needed):
+    elif op.addon_version != needed:
+        carried = next(v for v, a in OPERATOR_ADDON_VERSIONS.items() if a == op.addon_version)
         problems.append(
             ConfigProblem(
                 addon_key,
                 op.addon_version,
-                f"at least {needed}, the add-on that carries operator {minor}",
-                set_fix(addon_key, needed),
+                f"{needed}, the add-on that carries operator {minor} (this one carries "
+                f"{carried}: the endpoint would run another operator than the one configured)",
+                f"{set_fix(addon_key, needed)}, or set {key} to {carried}",
             )
         )
     return problems

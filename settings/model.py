@@ -8,11 +8,20 @@ from the field descriptions. Models are frozen: config flows one way, stack YAML
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, get_origin
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+)
 from pydantic.alias_generators import to_camel
 
+from core.cidrs import parse_cidr
 from core.regions import AZ_ID_PATTERN, REGION_PATTERN
 from core.units import BYTE_SIZE_FORMS, parse_byte_size
 from core.vocabulary import GPU_ROLES, Role
@@ -52,8 +61,64 @@ def _matching(pattern: str, **kwargs: Any) -> Any:
     return StringConstraints(pattern=pattern, **kwargs)
 
 
+def _canonical_cidr(value: str) -> str:
+    parse_cidr(value)  # ValueError: host bits set, octet or prefix out of range, not canonical
+    return value
+
+
+# Rules of S3 general purpose bucket names beyond the character set (S3 User Guide, "General
+# purpose bucket naming rules"): names S3 reserves or that read as something else.
+_BUCKET_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+_BUCKET_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
+
+
+def _bucket_name(value: str) -> str:
+    if ".." in value:
+        raise ValueError("an S3 bucket name has no two adjacent periods")
+    if re.fullmatch(r"\d{1,3}(\.\d{1,3}){3}", value):
+        raise ValueError("an S3 bucket name is not formatted as an IP address")
+    for prefix in _BUCKET_PREFIXES:
+        if value.startswith(prefix):
+            raise ValueError(f"S3 reserves bucket names starting with '{prefix}'")
+    for suffix in _BUCKET_SUFFIXES:
+        if value.endswith(suffix):
+            raise ValueError(f"S3 reserves bucket names ending with '{suffix}'")
+    return value
+
+
+# Namespaces the stack must not own: Kubernetes' own, the operator's, HyperPod's and this
+# stack's staging namespace (it is created and deleted with the staging component).
+RESERVED_NAMESPACES = (
+    "hyperpod-inference-system",
+    "hyperpod-dpd-system",
+    "aws-hyperpod",
+    "hyperpod-observability",
+)
+
+
+def _own_namespace(value: str) -> str:
+    if value.startswith("kube-") or value in RESERVED_NAMESPACES:
+        raise ValueError(
+            f"a namespace this stack may own: not kube-* nor one of {', '.join(RESERVED_NAMESPACES)}"
+        )
+    return value
+
+
+def _key_prefix(value: str) -> str:
+    """A key prefix the staging role is scoped to: wildcards or '..' would widen or escape it."""
+    parts = value.strip("/").split("/")
+    if value.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise ValueError("a relative key prefix without empty, '.' or '..' segments, e.g. models/x")
+    if not re.fullmatch(r"[A-Za-z0-9._/-]+", value):
+        raise ValueError(
+            "letters, digits and . _ - / only (IAM policy wildcards * and ? would widen the "
+            "staging role's scope)"
+        )
+    return value
+
+
 AzId = Annotated[str, _matching(AZ_ID_PATTERN)]
-Cidr = Annotated[str, _matching(CIDR_PATTERN)]
+Cidr = Annotated[str, _matching(CIDR_PATTERN), AfterValidator(_canonical_cidr)]
 RoleArn = Annotated[str, _matching(ROLE_ARN_PATTERN)]
 # DNS-1123 label: Kubernetes namespaces and the names the operator derives Deployments from.
 DnsLabel = Annotated[str, _matching(DNS_LABEL_PATTERN)]
@@ -61,6 +126,11 @@ DnsLabel = Annotated[str, _matching(DNS_LABEL_PATTERN)]
 GroupName = Annotated[str, _matching(GROUP_NAME_PATTERN, max_length=63)]
 InstanceType = Annotated[str, _matching(INSTANCE_TYPE_PATTERN)]
 EnvName = Annotated[str, _matching(ENV_NAME_PATTERN)]
+BucketName = Annotated[str, _matching(BUCKET_PATTERN), AfterValidator(_bucket_name)]
+Namespace = Annotated[str, _matching(DNS_LABEL_PATTERN), AfterValidator(_own_namespace)]
+KeyPrefix = Annotated[
+    str, StringConstraints(min_length=1, max_length=512), AfterValidator(_key_prefix)
+]
 
 DEFAULT_IMAGE = "public.ecr.aws/deep-learning-containers/vllm:server-hyperpod-cuda-v1.1"
 DEFAULT_PD_BUFFER_SIZE = 8 * 2**30
@@ -89,8 +159,10 @@ ByteSize = Annotated[int, BeforeValidator(_byte_size)]
 
 class _Model(BaseModel):
     # extra="forbid": an unknown (usually misspelt) key is an error, never silently ignored.
+    # strict=True: no coercion, so `"yes"`, `"3"` or `true` where a number or a boolean belongs
+    # is an error naming the key, never silently read as something else.
     model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True, strict=True
     )
 
 
@@ -146,7 +218,9 @@ class EksConfig(_Model):
 
 class InstanceGroupConfig(_Model):
     instance_type: InstanceType = Field(description="HyperPod instance type, e.g. ml.p5.48xlarge.")
-    instance_count: int = Field(ge=1, description="Number of instances in the group (>= 1).")
+    instance_count: int = Field(
+        ge=1, le=6758, description="Number of instances in the group (1 to 6758, the API's limit)."
+    )
     role: Role = Field(
         description="What runs on the group: 'prefill' or 'decode' DPD workers (GPU, EFA, in "
         "availabilityZoneId), or 'system' (operators; x86_64)."
@@ -201,12 +275,12 @@ class CheckpointConfig(_Model):
         description="Source revision. For hf:// sources a 40-hex commit SHA (required: a branch "
         "name can move under a running endpoint).",
     )
-    prefix: str | None = Field(
+    prefix: KeyPrefix | None = Field(
         None,
         description="Key prefix in the model bucket. Default: models/<org>/<model>/<revision>, so "
         "a new revision never overwrites a served one.",
     )
-    bucket_name: Annotated[str, _matching(BUCKET_PATTERN)] | None = Field(
+    bucket_name: BucketName | None = Field(
         None, description="Model bucket name. Default: generated by Pulumi."
     )
     staging: Literal["job", "manual"] = Field(
@@ -253,7 +327,7 @@ class EndpointConfig(_Model):
     name: DnsLabel = Field(
         "llama-3-3-70b", description="InferenceEndpointConfig name (a DNS-1123 label)."
     )
-    namespace: DnsLabel = Field("default", description="Kubernetes namespace of the endpoint.")
+    namespace: Namespace = Field("default", description="Kubernetes namespace of the endpoint.")
     mode: Literal["dpd", "colocated"] = Field(
         "dpd",
         description="'dpd': disaggregated prefill and decode (pdSpec); 'colocated': one worker "
@@ -404,5 +478,7 @@ def _is_object(annotation: Any) -> bool:
 OBJECT_KEYS = frozenset(
     f.alias for f in StackSettings.model_fields.values() if _is_object(f.annotation)
 )
+# Top-level boolean keys: Pulumi hands them to the program as the text "true" / "false".
+BOOL_KEYS = frozenset(f.alias for f in StackSettings.model_fields.values() if f.annotation is bool)
 # Keys that must be Pulumi secrets; they never enter StackSettings.
 SECRET_KEYS = frozenset({"hfToken"})

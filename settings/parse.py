@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from core.vocabulary import PROJECT
 from settings.checks import check_settings
 from settings.errors import ConfigError, ConfigProblem, problems_from_validation, set_fix
-from settings.model import OBJECT_KEYS, SECRET_KEYS, StackSettings
+from settings.model import BOOL_KEYS, OBJECT_KEYS, SECRET_KEYS, StackSettings
 
 _FIELD_KEYS = frozenset(f.alias for f in StackSettings.model_fields.values()) - {"region"}
 
@@ -74,8 +74,11 @@ def _unknown_key(key: str, name: str, value: Any) -> ConfigProblem:
 
 
 def decode_runtime_value(key: str, text: Any) -> Any:
-    """Pulumi hands every config value to the program as text; objects arrive as JSON."""
+    """Pulumi hands every config value to the program as text; objects arrive as JSON and
+    booleans as "true" / "false" (what the CLI accepts for `type: boolean`)."""
     name = key.partition(":")[2]
+    if key.startswith(f"{PROJECT}:") and name in BOOL_KEYS and text in ("true", "false"):
+        return text == "true"
     if key.startswith(f"{PROJECT}:") and name in OBJECT_KEYS and isinstance(text, str):
         try:
             return json.loads(text)

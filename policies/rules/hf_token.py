@@ -9,7 +9,8 @@ from core.vocabulary import SECRET_TYPE
 from policies.rules import views
 from policies.rules.base import Finding, Rule
 
-TOKEN = re.compile(r"^hf_[A-Za-z0-9]{20,}$")
+# Anywhere in a value (a header, an image path, a URL), not only as the whole of it.
+TOKEN = re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}")
 TOKEN_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_TOKEN")
 SECRET_FIX = "`pulumi config set --secret hyperpod-dpd:hfToken hf_...`"
 
@@ -32,7 +33,7 @@ def check(resources, limits):
             for name, value in views.env(r).items():
                 if not (isinstance(value, str) and views.known(value)):
                     continue  # from a Secret (valueFrom) or a Pulumi secret
-                if name in TOKEN_VARS or TOKEN.match(value):
+                if name in TOKEN_VARS or TOKEN.search(value):
                     reported.add(value)
                     yield Finding(
                         r.urn,
@@ -47,7 +48,7 @@ def check(resources, limits):
             if r.type != SECRET_TYPE
             else {k: v for k, v in r.props.items() if k not in ("data", "stringData")}
         )
-        if any(TOKEN.match(s) and s not in reported for s in _strings(props)):
+        if any(TOKEN.search(s) and s not in reported for s in _strings(props)):
             yield Finding(
                 r.urn, f"{r.name} carries a Hugging Face token in plaintext; use {SECRET_FIX}"
             )

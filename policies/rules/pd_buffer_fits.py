@@ -1,31 +1,33 @@
 """hyperpod-dpd-pd-buffer-fits: PD_BUFFER_SIZE plus overhead fits the decoder's GPU memory
-left by --gpu-memory-utilization (the buffer lives outside vLLM's share)."""
+left by --gpu-memory-utilization (the buffer lives outside vLLM's share). The fix offered is a
+utilization that also keeps the worker bootable (gpu_memory.py), or what else to change."""
 
 from __future__ import annotations
 
 from core.catalog import GIB
-from core.sizing import OVERHEAD_BYTES, role_budget
+from core.sizing import worker_fit
 from policies.rules import views
 from policies.rules.base import Finding, Rule
+from policies.rules.gpu_memory import advice
 
 
 def check(resources, limits):
     for iec, inputs in views.sized_dpd_endpoints(resources):
-        model, instance, tp, utilization, _, buffer = inputs
-        budget = role_budget("decode", model, instance, tp, utilization, buffer)
-        headroom = budget.headroom_bytes + OVERHEAD_BYTES - int(limits.overhead_gib * GIB)
-        if headroom < 0:
-            gpu = instance.gpu_memory_bytes / GIB
-            left = gpu * (1 - utilization)
-            fit_util = max(0.0, (gpu - buffer / GIB - limits.overhead_gib) / gpu)
-            yield Finding(
-                iec.urn,
-                f"PD_BUFFER_SIZE {buffer / GIB:g} GiB + {limits.overhead_gib:g} GiB overhead "
-                f"does not fit the {left:.1f} GiB each {instance.gpu_model} leaves at "
-                f"--gpu-memory-utilization {utilization:g} on the decoder; lower "
-                "hyperpod-dpd:endpoint.pdBufferSize or set hyperpod-dpd:endpoint."
-                f"gpuMemoryUtilization to at most {int(fit_util * 100) / 100:.2f}",
-            )
+        model, instance, tp, utilization, max_len, buffer = inputs
+        overhead = int(limits.overhead_gib * GIB)
+        fit = worker_fit("decode", model, instance, tp, max_len, buffer, overhead)
+        share = int(utilization * fit.gpu_memory_bytes)
+        if share + fit.outside_bytes <= fit.gpu_memory_bytes:
+            continue
+        left = (fit.gpu_memory_bytes - share) / GIB
+        yield Finding(
+            iec.urn,
+            f"PD_BUFFER_SIZE {buffer / GIB:g} GiB + {limits.overhead_gib:g} GiB overhead does "
+            f"not fit the {left:.1f} GiB each {instance.gpu_model} leaves at "
+            f"--gpu-memory-utilization {utilization:g} on the decoder; "
+            + advice(fit, "decode", model, instance, tp, buffer)
+            + (", or lower hyperpod-dpd:endpoint.pdBufferSize" if fit.possible else ""),
+        )
 
 
 RULE = Rule(

@@ -1,23 +1,44 @@
-"""hyperpod-dpd-public-ingress: no security group ingress from 0.0.0.0/0 or ::/0."""
+"""hyperpod-dpd-public-ingress: no security group lets in the internet. The ingress CIDRs of
+each group are judged together (their union, public space only: core/cidrs.py), so splitting
+0.0.0.0/0 into pieces does not pass."""
 
 from __future__ import annotations
 
+from collections import defaultdict
+
+from core.cidrs import internet_wide
+from core.vocabulary import SECURITY_GROUP_TYPE, SG_INGRESS_TYPE
 from policies.rules import views
 from policies.rules.base import Finding, Rule
 
-OPEN = ("0.0.0.0/0", "::/0")
-
 
 def check(resources, limits):
-    for r in views.of_type(resources, "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"):
+    by_group: dict[str, list] = defaultdict(list)
+    for r in views.of_type(resources, SG_INGRESS_TYPE):
         cidr = r.props.get("cidrIpv4") or r.props.get("cidrIpv6")
-        if cidr in OPEN:
-            yield Finding(r.urn, f"{r.name} lets in {cidr}; restrict it to the VPC or known CIDRs")
-    for r in views.of_type(resources, "aws:ec2/securityGroup:SecurityGroup"):
+        if cidr:
+            by_group[str(r.props.get("securityGroupId"))].append((r, str(cidr)))
+    for rules in by_group.values():
+        cidrs = [c for _, c in rules]
+        if internet_wide(cidrs):
+            for r, cidr in rules:
+                if internet_wide([cidr]) or len(rules) > 1:
+                    yield Finding(
+                        r.urn,
+                        f"{r.name} lets in {cidr}"
+                        + (
+                            f" (with {len(rules) - 1} more rule(s) of its group: the internet)"
+                            if len(rules) > 1
+                            else ""
+                        )
+                        + "; restrict it to the VPC or known CIDRs",
+                    )
+    for r in views.of_type(resources, SECURITY_GROUP_TYPE):
+        cidrs = []
         for rule in r.props.get("ingress") or []:
-            cidrs = (rule.get("cidrBlocks") or []) + (rule.get("ipv6CidrBlocks") or [])
-            if any(c in OPEN for c in cidrs):
-                yield Finding(r.urn, f"{r.name} has an ingress rule open to the internet")
+            cidrs += (rule.get("cidrBlocks") or []) + (rule.get("ipv6CidrBlocks") or [])
+        if internet_wide(str(c) for c in cidrs):
+            yield Finding(r.urn, f"{r.name} has ingress rules open to the internet")
 
 
 RULE = Rule("hyperpod-dpd-public-ingress", "No ingress from anywhere", "mandatory", check)

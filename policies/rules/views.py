@@ -164,6 +164,32 @@ def sizing_inputs(iec: ResourceView, resources: Sequence[ResourceView]):
     return model, instance, tp, utilization, max_len, buffer
 
 
+def role_instance_type(iec: ResourceView, resources: Sequence[ResourceView], role: str):
+    """The instance type `role` runs on: its HyperPod group's, else the decoder's."""
+    for _, group in gpu_groups(resources):
+        if group_role(group) == role and known(group.get("instanceType")):
+            return group["instanceType"]
+    return decode_instance_type(iec, resources)
+
+
+def role_sizing(iec: ResourceView, resources: Sequence[ResourceView], role: str):
+    """(model, instance, tp, utilization, max_model_len, buffer) of `role`, or None when any is
+    unknown (`sizing_inputs` is the decoder's)."""
+    try:
+        model = load_model(annotation(iec, "sizing-model") or "")
+    except SizingError:
+        return None
+    instance = INSTANCES.get(role_instance_type(iec, resources, role) or "")
+    args = effective_args(iec, role)
+    tp = as_int(flag_value(args, "--tensor-parallel-size") or 1)
+    utilization = as_float(flag_value(args, "--gpu-memory-utilization") or 0.9)  # vLLM default
+    max_len = as_int(flag_value(args, "--max-model-len"))
+    buffer = as_int(env(iec).get("PD_BUFFER_SIZE")) or 0
+    if None in (instance, tp, utilization, max_len) or not tp:
+        return None
+    return model, instance, tp, utilization, max_len, buffer
+
+
 def sized_dpd_endpoints(resources: Sequence[ResourceView]):
     """(endpoint, sizing inputs) of every DPD endpoint whose sizing inputs are all known."""
     for iec in endpoints(resources):

@@ -161,7 +161,7 @@ def test_public_subnets_are_tagged_for_the_alb(dev):
             "3.3",
             "v1.3.0-eksbuild.1",
             "inferenceOperator.addonVersion",
-            "at least v1.4.0-eksbuild.1",
+            "v1.4.0-eksbuild.1, the add-on that carries operator 3.3 (this one carries 3.2",
         ),
     ],
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -26,7 +27,7 @@ def test_repo_stacks_have_no_violations(stack):
 
 def test_every_rule_is_registered_once_with_a_kebab_name():
     names = [r.name for r in ALL_RULES]
-    assert len(names) == len(set(names)) == 19
+    assert len(names) == len(set(names)) == 21
     assert all(n.startswith("hyperpod-dpd-") and n == n.lower() for n in names)
 
 
@@ -133,10 +134,61 @@ def test_32_gib_buffer_at_075_on_h100_does_not_fit(dev):
         (
             IEC_URN,
             "PD_BUFFER_SIZE 32 GiB + 2 GiB overhead does not fit the 20.0 GiB each H100 leaves at "
-            "--gpu-memory-utilization 0.75 on the decoder; lower hyperpod-dpd:endpoint.pdBufferSize "
-            "or set hyperpod-dpd:endpoint.gpuMemoryUtilization to at most 0.57",
+            "--gpu-memory-utilization 0.75 on the decoder; set "
+            "hyperpod-dpd:endpoint.gpuMemoryUtilization between 0.24 and 0.57, or lower "
+            "hyperpod-dpd:endpoint.pdBufferSize",
         )
     ]
+
+
+def _set_arg(views, flag, value):
+    args = iec_spec(views)["worker"]["args"]
+    args[args.index(flag) + 1] = value
+
+
+def test_following_the_buffer_fix_gives_a_bootable_decoder(dev):
+    # The old advice (0.57 - the buffer only) ignored the weights: a 60 GiB buffer left no
+    # utilization that holds both; now the fix says so and names what else to change.
+    set_env(dev, "PD_BUFFER_SIZE", str(60 * 2**30))
+    ((_, message),) = findings("hyperpod-dpd-pd-buffer-fits", dev)
+    assert "no --gpu-memory-utilization works" in message
+    assert "shrink hyperpod-dpd:endpoint.pdBufferSize to at most 58GiB" in message
+    set_env(dev, "PD_BUFFER_SIZE", str(32 * 2**30))
+    _set_arg(dev, "--gpu-memory-utilization", "0.57")  # what the fix above says
+    assert findings("hyperpod-dpd-pd-buffer-fits", dev) == []
+    assert findings("hyperpod-dpd-gpu-memory", dev) == []
+
+
+# --- hyperpod-dpd-gpu-memory ----------------------------------------------------------------
+
+
+def test_a_very_low_utilization_cannot_hold_the_weights(dev):
+    _set_arg(dev, "--gpu-memory-utilization", "0.1")
+    found = findings("hyperpod-dpd-gpu-memory", dev)
+    assert [m.split(":")[0] for _, m in found] == [
+        "prefill workers cannot start",
+        "decode workers cannot start",
+    ]
+    assert found[1][1] == (
+        "decode workers cannot start: llama-3.3-70b at TP 8 needs 19.1 GiB per GPU for weights, "
+        "activations and the KV cache of one 16384-token sequence, but --gpu-memory-utilization "
+        "0.1 gives vLLM 8.0 GiB of each H100's 80.0 GiB; set "
+        "hyperpod-dpd:endpoint.gpuMemoryUtilization between 0.24 and 0.87"
+    )
+
+
+def test_405b_on_h100_fits_no_utilization_and_says_what_else(dev):
+    for name in ("sizing-model",):
+        named(dev, "endpoint-iec").props["metadata"]["annotations"][f"hyperpod-dpd/{name}"] = (
+            "llama-3.1-405b"
+        )
+    ((_, _prefill), (_, decode)) = findings("hyperpod-dpd-gpu-memory", dev)
+    assert "no --gpu-memory-utilization works" in decode
+    assert "raise hyperpod-dpd:endpoint.tensorParallelSize" not in decode  # TP 8 = all GPUs
+    assert decode.endswith(
+        "lower hyperpod-dpd:endpoint.maxModelLen, or use a larger-GPU instance type "
+        "(ml.p5e.48xlarge, ml.p5en.48xlarge, ml.p6-b200.48xlarge, ml.p6-b300.48xlarge)"
+    )
 
 
 def test_overhead_limit_is_tunable(dev):
@@ -398,6 +450,35 @@ def test_eks_endpoint_open_to_the_internet(dev, cidrs):
     ]
 
 
+def test_two_halves_of_the_internet_are_the_internet(dev):
+    vpc = named(dev, "eks-cluster").props["vpcConfig"]
+    vpc["publicAccessCidrs"] = ["0.0.0.0/1", "128.0.0.0/1"]
+    assert len(findings("hyperpod-dpd-eks-endpoint", dev)) == 1
+    # Neither /9 alone is internet-wide (< a /8 of public space); together they are.
+    vpc["publicAccessCidrs"] = ["11.0.0.0/9", "11.128.0.0/9"]
+    ((_, message),) = findings("hyperpod-dpd-eks-endpoint", dev)
+    assert "(11.0.0.0/9, 11.128.0.0/9 together cover it)" in message
+    vpc["publicAccessCidrs"] = ["10.0.0.0/8", "11.0.0.0/9"]  # private space does not count
+    assert findings("hyperpod-dpd-eks-endpoint", dev) == []
+
+
+def test_ingress_split_into_halves_is_refused(dev):
+    rule = named(dev, "nodes-vpc-ingress").props
+    rule["cidrIpv4"] = "0.0.0.0/1"
+    other = copy.deepcopy(named(dev, "nodes-vpc-ingress"))
+    dev.append(
+        type(other)(
+            other.type,
+            "nodes-more",
+            other.urn + "-more",
+            {**other.props, "cidrIpv4": "128.0.0.0/1"},
+        )
+    )
+    found = findings("hyperpod-dpd-public-ingress", dev)
+    assert len(found) == 2
+    assert "with 1 more rule(s) of its group: the internet" in found[0][1]
+
+
 def test_plaintext_hf_token(dev):
     set_env(dev, "HF_TOKEN", "hf_" + "a" * 34)
     assert [m for _, m in findings("hyperpod-dpd-hf-token", dev)] == [
@@ -464,3 +545,35 @@ def test_colocated_replicas_against_all_gpu_nodes(dev):
     assert message.startswith(
         "3 prefill or decode replicas need 3 nodes but the prefill or decode instance groups have 2"
     )
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "lmcache/vllm-openai:v0.4.4",
+        "lmcache/vllm-openai:0.4.4-cu128",
+        "registry.example/vllm:nixl-1.2.0",
+    ],
+)
+def test_images_with_a_known_dpd_breakage(dev, image):
+    iec_spec(dev)["worker"]["image"] = image
+    ((_, message),) = findings("hyperpod-dpd-image-known-issues", dev)
+    assert message.startswith(f"image {image} carries a known DPD breakage: ")
+
+
+@pytest.mark.parametrize(
+    "image", ["lmcache/vllm-openai:v0.4.3", "lmcache/vllm-openai:v0.4.41", "x/nixl-1.2.1"]
+)
+def test_neighbouring_versions_are_not_flagged(dev, image):
+    iec_spec(dev)["worker"]["image"] = image
+    assert findings("hyperpod-dpd-image-known-issues", dev) == []
+
+
+def test_a_token_inside_a_longer_value_is_found(dev):
+    set_env(dev, "EXTRA_HEADERS", "Authorization: Bearer hf_" + "d" * 30)
+    ((_, message),) = findings("hyperpod-dpd-hf-token", dev)
+    assert message.startswith(
+        "hyperpod-dpd:endpoint.environmentVariables.EXTRA_HEADERS holds a token"
+    )
+    iec_spec(dev)["worker"]["image"] = "registry.example/hf_" + "e" * 24 + "/vllm:1"
+    assert len(findings("hyperpod-dpd-hf-token", dev)) == 2

@@ -90,7 +90,7 @@ def test_checkpoint_prefix_defaults_to_source_and_revision(dev_raw):
     assert c.effective_prefix == (
         "models/meta-llama/Llama-3.3-70B-Instruct/6f6073b423013f6a7d4d9f39144961bfbfbc386b"
     )
-    edit(dev_raw, f"{NS}:checkpoint.prefix", "/custom/llama/")
+    edit(dev_raw, f"{NS}:checkpoint.prefix", "custom/llama/")
     assert parse_settings(dev_raw).checkpoint.effective_prefix == "custom/llama"
 
 

@@ -1,0 +1,32 @@
+"""hyperpod-dpd-image-known-issues: no worker image known to break DPD (core/versions.py lists
+each with its public report). Mandatory: such an endpoint deploys, passes its health checks and
+then transfers no KV cache (or far too slowly) while two GPU nodes are billed; a stack that has
+verified a patched build under the same tag can lower the rule in hyperpod-dpd:policy."""
+
+from __future__ import annotations
+
+import re
+
+from core.versions import KNOWN_BAD_IMAGES
+from policies.rules import views
+from policies.rules.base import Finding, Rule
+
+
+def check(resources, limits):
+    for iec in views.endpoints(resources):
+        image = views.spec(iec).get("worker", {}).get("image")
+        if not isinstance(image, str) or not views.known(image):
+            continue
+        for pattern, report in KNOWN_BAD_IMAGES:
+            if re.search(pattern, image):
+                yield Finding(
+                    iec.urn,
+                    f"image {image} carries a known DPD breakage: {report}; set "
+                    "hyperpod-dpd:endpoint.image to a build without it (e.g. "
+                    "lmcache/vllm-openai:v0.4.3 or the default DLC image)",
+                )
+
+
+RULE = Rule(
+    "hyperpod-dpd-image-known-issues", "No image with a known DPD breakage", "mandatory", check
+)
