@@ -72,9 +72,10 @@ def _stderr(message: str) -> None:
 
 
 def open_source(
-    uri: str, revision: str | None, session: boto3.session.Session, options: UploadOptions
+    uri: str, revision: str | None, session: boto3.session.Session | None, options: UploadOptions
 ) -> Source:
-    """`hf://org/model`, `s3://bucket/prefix` or a local directory -> its Source."""
+    """`hf://org/model`, `s3://bucket/prefix` or a local directory -> its Source (only an
+    s3:// source needs the session)."""
     if uri.startswith("hf://"):
         return HfSource(
             parse_hf_uri(uri),
@@ -112,6 +113,12 @@ def upload_checkpoint(
     options.validate()
     started = time.monotonic()
     location = parse_s3_uri(dest, "--dest")
+    # What the source is, before any credentials or S3 call: a wrong --source or --revision is
+    # named as such, not hidden behind a credentials or bucket error.
+    if isinstance(source, str) and not source.startswith("s3://"):
+        source = open_source(source, revision, None, options)
+    elif isinstance(source, str):
+        parse_s3_uri(source, "--source")
     session = session or default_session()
     pointed = probe_region(session, options.region)
     probe = make_client(session, pointed, options.endpoint_url, options.concurrency)

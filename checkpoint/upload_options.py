@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from checkpoint.errors import UsageError
 
@@ -35,6 +36,13 @@ class UploadOptions:
     checksum_cache: bool = True  # remember local files' checksums between runs (checksum_cache.py)
 
     def validate(self) -> None:
+        if self.endpoint_url is not None:
+            url = urlsplit(self.endpoint_url)
+            if url.scheme not in ("http", "https") or not url.hostname:
+                raise UsageError(
+                    f"--endpoint-url {self.endpoint_url!r}: an http:// or https:// URL of an S3 "
+                    "endpoint, e.g. http://127.0.0.1:9000 (omit it for AWS)"
+                )
         if not 1 <= self.concurrency <= MAX_CONCURRENCY:
             raise UsageError(
                 f"--concurrency {self.concurrency}: use 1 to {MAX_CONCURRENCY} parallel requests"

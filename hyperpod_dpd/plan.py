@@ -27,7 +27,7 @@ from hyperpod_dpd.engine import ProgramRun, run_program
 from hyperpod_dpd.stackfile import StackFile, load_stack
 from policies.gate import PolicyStop, judge
 from policies.rules import Violation
-from settings import StackSettings, parse_settings
+from settings import ConfigError, ConfigProblem, StackSettings, parse_settings
 from settings.sizing import endpoint_sizing
 from specs.desired import desired_state
 
@@ -66,6 +66,7 @@ def make_plan(
     """Plan `stack` (`preview`: as the first `pulumi preview` of a new stack sees it, outputs of
     resources not created yet unknown). Raises ConfigError on bad config (nothing written)."""
     stack_file = load_stack(project_dir, stack)
+    out_dir = writable_out_dir(out_dir or project_dir / "build" / "plan" / stack)
     # Validate before running the program: the same function the program calls first.
     config = stack_file.decoded()
     settings = parse_settings(config, stack_file.secret_keys)
@@ -96,7 +97,7 @@ def make_plan(
         run=run,
         violations=violations,
         manifests=kubernetes_manifests(run),
-        out_dir=out_dir or project_dir / "build" / "plan" / stack,
+        out_dir=out_dir,
         stopped=halted,
         registered_before_stop=registered,
     )
@@ -134,6 +135,24 @@ def _sorted(value: Any, top: bool = False) -> Any:
     if isinstance(value, list):
         return [_sorted(v) for v in value]
     return value
+
+
+def writable_out_dir(out: Path) -> Path:
+    """`out`, made; ConfigError naming --out when it cannot be (checked before planning)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".hyperpod-dpd-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        problem = ConfigProblem(
+            "--out",
+            str(out),
+            "a directory this user can create and write",
+            f"pick another ({exc.strerror})",
+        )
+        raise ConfigError([problem], source="command line") from None
+    return out
 
 
 def write_plan(plan: Plan) -> None:

@@ -27,6 +27,16 @@ class Check:
     name: str
     result: str  # pass | FAIL | warn
     detail: str
+    fix: str = ""  # what to change, for every FAIL
+
+
+# What to do about a step that AWS refused, by step.
+_STEP_FIXES = {
+    "offerings": "the credentials need ec2:DescribeInstanceTypeOfferings in aws:region",
+    "quotas": "the credentials need servicequotas:ListServiceQuotas for sagemaker",
+    "training plans": "the credentials need sagemaker:DescribeTrainingPlan",
+    "addon versions": "the credentials need eks:DescribeAddonVersions",
+}
 
 
 def ec2_type(instance_type: str) -> str:
@@ -40,7 +50,8 @@ def run_checks(s: StackSettings, client: ClientFactory) -> list[Check]:
         try:
             checks += step(s, client)
         except (ClientError, BotoCoreError) as exc:
-            checks.append(Check(step.__name__.strip("_").replace("_", " "), FAIL, _aws_error(exc)))
+            name = step.__name__.strip("_").replace("_", " ")
+            checks.append(Check(name, FAIL, _aws_error(exc), _STEP_FIXES[name]))
     return checks
 
 
@@ -69,8 +80,8 @@ def _offerings(s: StackSettings, client: ClientFactory) -> list[Check]:
                 Check(
                     name,
                     FAIL,
-                    f"not offered in {s.availability_zone_id}; offered in {where}. Set "
-                    "hyperpod-dpd:availabilityZoneId to one of those (where your capacity is)",
+                    f"not offered in {s.availability_zone_id}; offered in {where}",
+                    "set hyperpod-dpd:availabilityZoneId to one of those (where your capacity is)",
                 )
             )
     return checks
@@ -109,8 +120,9 @@ def _quotas(s: StackSettings, client: ClientFactory) -> list[Check]:
                 Check(
                     name,
                     FAIL,
-                    f"{quotas[quota_name]:g} < {count} needed; request an increase "
-                    "(Service Quotas > Amazon SageMaker) or lower instanceCount",
+                    f"{quotas[quota_name]:g} < {count} needed",
+                    f"request an increase (Service Quotas > Amazon SageMaker > '{quota_name}') "
+                    "or lower hyperpod-dpd:instanceGroups.<group>.instanceCount",
                 )
             )
         else:
@@ -143,7 +155,13 @@ def _training_plans(s: StackSettings, client: ClientFactory) -> list[Check]:
         elif sum(c.get("TotalInstanceCount", 0) for c in capacity) < g.instance_count:
             problems.append(f"reserves fewer than the {g.instance_count} instances of the group")
         if problems:
-            checks.append(Check(name, FAIL, "; ".join(problems)))
+            key = f"hyperpod-dpd:instanceGroups.{group_name}.trainingPlanArn"
+            fix = (
+                f"set {key} to an Active or Scheduled plan reserving {g.instance_count} x "
+                f"{g.instance_type} in {s.availability_zone_id}, or remove it to use on-demand "
+                "or ODCR capacity"
+            )
+            checks.append(Check(name, FAIL, "; ".join(problems), fix))
         else:
             checks.append(Check(name, PASS, f"{plan['Status']}, {g.instance_type} in the GPU AZ"))
     return checks
@@ -165,8 +183,10 @@ def _addon_versions(s: StackSettings, client: ClientFactory) -> list[Check]:
                 Check(
                     name,
                     FAIL,
-                    f"not published for Kubernetes {s.eks.kubernetes_version} in this Region; "
-                    "update core/versions.py EKS_ADDON_VERSIONS",
+                    f"not published for Kubernetes {s.eks.kubernetes_version} in this Region",
+                    f"pin a published version (aws eks describe-addon-versions --addon-name "
+                    f"{addon} --kubernetes-version {s.eks.kubernetes_version}) in "
+                    "core/versions.py EKS_ADDON_VERSIONS",
                 )
             )
     return checks
@@ -175,7 +195,10 @@ def _addon_versions(s: StackSettings, client: ClientFactory) -> list[Check]:
 def render(checks: list[Check]) -> str:
     width = max(len(c.name) for c in checks)
     lines = [f"{'CHECK'.ljust(width)}  RESULT  DETAIL"]
-    lines += [f"{c.name.ljust(width)}  {c.result.ljust(6)}  {c.detail}" for c in checks]
+    for c in checks:
+        lines.append(f"{c.name.ljust(width)}  {c.result.ljust(6)}  {c.detail}")
+        if c.fix:
+            lines.append(f"{' ' * width}          fix: {c.fix}")
     failed = sum(c.result == FAIL for c in checks)
     lines.append(f"{len(checks) - failed} passed, {failed} failed")
     return "\n".join(lines)

@@ -143,7 +143,16 @@ def load_stack(project_dir: Path, stack: str) -> StackFile:
             values[full] = decl  # shorthand `key: value`
 
     secret_keys: set[str] = set()
-    for key, value in (_read_yaml(stack_path).get("config") or {}).items():
+    stack_config = _read_yaml(stack_path).get("config") or {}
+    if not isinstance(stack_config, dict):
+        problem = ConfigProblem(
+            "config",
+            stack_config,
+            "a mapping of keys to values (`aws:region: us-east-2`, ...)",
+            f"write {stack_path.name}'s config as `key: value` lines, not a list",
+        )
+        raise ConfigError([problem], source=stack_path.name)
+    for key, value in stack_config.items():
         full = _full_key(project, key)
         values[full], secret = _hide_secure(value)
         if secret:

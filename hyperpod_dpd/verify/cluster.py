@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import urllib3
+import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
@@ -68,7 +69,7 @@ class Cluster:
             api = config.new_client_from_config(
                 config_file=path, context=context, persist_config=False
             )
-        except (ConfigException, OSError, ValueError) as exc:
+        except (ConfigException, OSError, ValueError, yaml.YAMLError) as exc:
             raise KubeconfigError(f"kubeconfig {path}: {exc}") from None
         return cls(api, request_timeout)
 

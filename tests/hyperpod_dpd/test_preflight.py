@@ -99,7 +99,7 @@ def test_type_not_offered_in_the_gpu_az_names_where_it_is(aws):
     ]
     assert check.result == FAIL
     assert "offered in use2-az1, use2-az3" in check.detail
-    assert "hyperpod-dpd:availabilityZoneId" in check.detail
+    assert "hyperpod-dpd:availabilityZoneId" in check.fix
 
 
 def test_quota_too_low_fails_and_missing_quota_warns(aws):
@@ -163,7 +163,18 @@ def test_unpublished_addon_version_fails(aws):
     quotas(stubs, 2.0)
     addons(stubs, missing=("coredns",))
     check = results(parse_settings(stack_raw("dev")), clients)["add-on coredns v1.12.1-eksbuild.2"]
-    assert check.result == FAIL and "EKS_ADDON_VERSIONS" in check.detail
+    assert check.result == FAIL and "EKS_ADDON_VERSIONS" in check.fix
+
+
+def test_every_fail_says_how_to_fix_it(aws):
+    clients, stubs = aws
+    offerings(stubs, ["use2-az1"])
+    quotas(stubs, 0.0)
+    addons(stubs, missing=("coredns",))
+    failed = [
+        c for c in results(parse_settings(stack_raw("dev")), clients).values() if c.result == FAIL
+    ]
+    assert len(failed) >= 3 and all(c.fix for c in failed)
 
 
 def test_access_denied_is_reported_not_raised(aws):
