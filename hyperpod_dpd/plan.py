@@ -66,10 +66,11 @@ def make_plan(
     """Plan `stack` (`preview`: as the first `pulumi preview` of a new stack sees it, outputs of
     resources not created yet unknown). Raises ConfigError on bad config (nothing written)."""
     stack_file = load_stack(project_dir, stack)
-    out_dir = writable_out_dir(out_dir or project_dir / "build" / "plan" / stack)
     # Validate before running the program: the same function the program calls first.
     config = stack_file.decoded()
     settings = parse_settings(config, stack_file.secret_keys)
+    # Only a valid config gets an output directory: a bad one writes nothing.
+    out_dir = writable_out_dir(out_dir or project_dir / "build" / "plan" / stack)
     # The gate's report: the same pure function of the settings the program's gate runs.
     has_token = bool(config.get(f"{stack_file.project}:hfToken"))
     desired = desired_state(settings, stack_file.project, stack, has_hf_token=has_token)
