@@ -188,3 +188,20 @@ BUFFER_FULL = Cause(
     "--gpu-memory-utilization if it no longer fits) or add decode replicas",
     "field-problems #9",
 )
+
+ENV_REWRITTEN = Cause(
+    "the operator rendered the workers with other values than the endpoint asked for: it strips "
+    "user LMCACHE_* variables and hard-codes its own L2 settings (aws/sagemaker-hyperpod-cli "
+    "#431); without them the decoder recomputes or runs out of PD buffer",
+    "compare `kubectl get pod -n {namespace} <pod> -o yaml` with the IEC's "
+    "worker.environmentVariables; upgrade the operator (hyperpod-dpd:inferenceOperator), or "
+    "re-apply the endpoint and check `" + _OPERATOR_LOG + "`",
+    "field-problems.md #18",
+)
+STALE_DECODER = Cause(
+    "a prefiller (re)started after the decoder: the decoder can keep the dead prefiller's NIXL "
+    "agent and fail or stall its transfers for up to an hour (llm-d PR #2187)",
+    "restart the decoders after the prefillers: `kubectl rollout restart -n {namespace} "
+    "deployment -l inference.sagemaker.aws.amazon.com/dpd-role=decode`",
+    "field-problems.md #22",
+)

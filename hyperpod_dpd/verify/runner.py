@@ -42,6 +42,7 @@ from hyperpod_dpd.verify.prompts import (
     long_prompt,
     short_prompt,
 )
+from hyperpod_dpd.verify.rendered import judge_decoder_freshness, judge_rendered_env
 from hyperpod_dpd.verify.results import FAIL, Check, Report, Target
 from hyperpod_dpd.verify.routing import (
     LONG_ANSWERED,
@@ -188,6 +189,8 @@ class _Run:
                 "router pod", self.router_pods, ctx, causes.ROUTER_MISSING, causes.ROUTER_NOT_READY
             )
         )
+        running = {role: self.running(role) for role in ("prefill", "decode")}
+        self.add(judge_rendered_env(self.iec, running, t), judge_decoder_freshness(running, t))
 
     def roles(self) -> None:
         """Role wiring, from the workers' startup lines."""

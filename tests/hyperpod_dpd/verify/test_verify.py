@@ -31,6 +31,8 @@ ALL_CHECKS = [
     "prefill pods",
     "decode pods",
     "router pod",
+    "rendered worker env",
+    "decoders newer than prefillers",
     "prefill role 'sender'",
     "decode role 'receiver'",
     "short prompt answered",
@@ -166,7 +168,7 @@ def test_explicit_threshold_is_compared_with_the_router_log(fake, verify):
 def test_no_prompts_is_read_only(fake, verify):
     result = verify("--no-prompts")
     assert result.code == 0
-    assert [n for n, r in result.results().items() if r == SKIP] == ALL_CHECKS[7:]
+    assert [n for n, r in result.results().items() if r == SKIP] == ALL_CHECKS[9:]
     assert fake.created == [] and fake.prompts == []
     assert all(method == "GET" for method, _ in fake.requests)
 
@@ -240,7 +242,9 @@ def test_decode_pod_pending_for_lack_of_gpu_nodes(fake, verify):
     assert f"kubectl describe pod {DECODE_POD} -n {NAMESPACE}" in check["fix"]
     results = result.results()
     assert results["decode role 'receiver'"] == SKIP
-    assert [n for n, r in results.items() if r == SKIP][1:] == ALL_CHECKS[7:]
+    skipped = [n for n, r in results.items() if r == SKIP]
+    assert skipped[:2] == ["decoders newer than prefillers", "decode role 'receiver'"]
+    assert skipped[2:] == ALL_CHECKS[9:]
     assert fake.created == []  # no prompt is sent to an endpoint that cannot answer
 
 
@@ -334,7 +338,7 @@ def test_text_table_of_a_failing_run(fake, verify):
     assert lines[row + 1].strip().startswith("cause: the decoder recomputed the prompt")
     assert lines[row + 2].strip().startswith("fix:   keep PYTHONHASHSEED=0 in the worker env")
     assert lines[row + 3].strip() == "see:   field-problems #8"
-    assert lines[-1] == "12 passed, 1 failed, 1 skipped"
+    assert lines[-1] == "14 passed, 1 failed, 1 skipped"
 
 
 # Bad input: exit 2 --------------------------------------------------------------------------
@@ -408,9 +412,47 @@ def test_recompute_detail_names_a_role_without_the_seed_and_a_second_image(fake,
     worker = fake.pod(NAMESPACE, DECODE_POD)["spec"]["containers"][0]
     worker["env"] = [e for e in worker["env"] if e["name"] != "PYTHONHASHSEED"]
     worker["image"] = "lmcache/vllm-openai:v0.4.3"
-    check = failed_only(verify(), "KV cache received")
+    result = verify()
+    assert [c["name"] for c in result.json["checks"] if c["result"] == FAIL] == [
+        "rendered worker env",  # the pods say why before the logs do
+        "KV cache received",
+    ]
+    assert result.check("rendered worker env")["detail"] == f"{DECODE_POD} lacks PYTHONHASHSEED"
+    check = result.check("KV cache received")
     assert check["detail"].endswith(
         "PYTHONHASHSEED prefill 0, decode unset; images differ: prefill "
         "public.ecr.aws/deep-learning-containers/vllm:server-hyperpod-cuda-v1.1; "
         "decode lmcache/vllm-openai:v0.4.3"
     )
+
+
+# What the operator rendered ---------------------------------------------------------------------
+
+
+def test_a_variable_the_operator_dropped_or_rewrote_fails_with_its_cause(fake, verify):
+    worker = fake.pod(NAMESPACE, PREFILL_POD)["spec"]["containers"][0]
+    worker["env"] = [
+        {**e, "value": "1"} if e["name"] == "PD_BUFFER_SIZE" else e
+        for e in worker["env"]
+        if e["name"] != "LMCACHE_SAVE_DECODE_CACHE"
+    ]
+    check = verify("--no-prompts").check("rendered worker env")
+    assert check["result"] == FAIL
+    assert check["detail"] == (
+        f"{PREFILL_POD} has PD_BUFFER_SIZE=1 (asked 8589934592); {PREFILL_POD} lacks "
+        "LMCACHE_SAVE_DECODE_CACHE"
+    )
+    assert "#431" in check["cause"] and check["ref"] == "field-problems.md #18"
+
+
+def test_a_decoder_older_than_a_prefiller_restart_fails(fake, verify):
+    prefill = fake.pod(NAMESPACE, PREFILL_POD)["status"]["containerStatuses"][0]
+    prefill["state"] = {"running": {"startedAt": "2026-11-29T12:10:00Z"}}
+    prefill["restartCount"] = 1
+    check = verify("--no-prompts").check("decoders newer than prefillers")
+    assert check["result"] == FAIL
+    assert check["detail"] == (
+        f"{DECODE_POD} (started 2026-11-29 11:40:31Z) older than {PREFILL_POD}'s start at "
+        "2026-11-29 12:10:00Z"
+    )
+    assert "rollout restart" in check["fix"] and check["ref"] == "field-problems.md #22"
