@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from checkpoint.hashing import Digests, digest_file_stat
+from checkpoint.upload_options import CACHE_ENV
 
-CACHE_ENV = "HYPERPOD_DPD_CHECKSUM_CACHE"
 DISABLED_VALUES = ("off", "none", "0", "false", "no")
 FORMAT = "hyperpod-dpd/checksum-cache/v1"
 RACY_WINDOW_NS = 2_000_000_000

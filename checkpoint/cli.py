@@ -13,10 +13,9 @@ import json
 import sys
 from pathlib import Path
 
-from checkpoint.checksum_cache import CACHE_ENV
 from checkpoint.errors import EXIT_FAILED, EXIT_OK, CheckpointError
 from checkpoint.progress import MODES
-from checkpoint.upload_options import TRANSFER_CLIENTS, UploadOptions
+from checkpoint.upload_options import CACHE_ENV, TRANSFER_CLIENTS, UploadOptions
 from core.units import parse_byte_size
 
 EXIT_INTERRUPTED = 130

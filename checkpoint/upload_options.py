@@ -12,6 +12,8 @@ from checkpoint.errors import UsageError
 MIN_PART_SIZE = 5 * 2**20
 MAX_PART_SIZE = 5 * 2**30
 TRANSFER_CLIENTS = ("auto", "crt", "classic")
+# Where the local checksum cache lives (checksum_cache.py); "off": no cache.
+CACHE_ENV = "HYPERPOD_DPD_CHECKSUM_CACHE"
 
 MAX_CONCURRENCY = 256
 
