@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,10 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+# The suite keeps a large, long-lived heap (the SDKs' classes, program runs kept for reuse):
+# the cyclic collector's full passes would rescan it again and again for nothing. Collections
+# of the young generation still run; the old ones run rarely.
+gc.set_threshold(100_000, 50, 1000)
 _MISSING = object()
 
 
@@ -48,24 +53,36 @@ def dev_raw() -> dict[str, Any]:
     return stack_raw("dev")
 
 
+_RUNS: dict[tuple, Any] = {}
+
+
 def run_stack(
     raw: dict[str, Any],
     secret_keys: list[str] | None = None,
     stack: str = "dev",
     preview: bool = False,
+    fresh: bool = False,
 ):
     """Run the real __main__.py under the mock engine with `raw` as the stack config
-    (`preview`: as the first `pulumi preview` of a new stack)."""
+    (`preview`: as the first `pulumi preview` of a new stack; `fresh`: run it even if this
+    config ran before, for tests that watch the engine).
+
+    A run is a pure function of its config: the same config is run once per test session and
+    every caller gets its own deep copy (tests may change what they get). A run that raises is
+    not kept, so each caller meets the error."""
     from hyperpod_dpd.engine import run_program
 
-    return run_program(
-        ROOT / "__main__.py",
-        as_pulumi_config(raw),
-        secret_keys or [],
-        project="hyperpod-dpd",
-        stack=stack,
-        preview=preview,
-    )
+    key = (json.dumps(raw, sort_keys=True), tuple(secret_keys or ()), stack, preview)
+    if fresh or key not in _RUNS:
+        _RUNS[key] = run_program(
+            ROOT / "__main__.py",
+            as_pulumi_config(raw),
+            secret_keys or [],
+            project="hyperpod-dpd",
+            stack=stack,
+            preview=preview,
+        )
+    return copy.deepcopy(_RUNS[key])
 
 
 def write_project(directory: Path, raw: dict[str, Any], stack: str = "dev") -> Path:
@@ -76,3 +93,40 @@ def write_project(directory: Path, raw: dict[str, Any], stack: str = "dev") -> P
         (directory / name).write_text((ROOT / name).read_text())
     (directory / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": raw}))
     return directory
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _plans_reuse_program_runs():
+    """`make_plan` runs the program through the engine; within the suite, the same program and
+    config give the same run (see run_stack), so a run is kept and each plan gets a copy."""
+    import hyperpod_dpd.plan as plan_module
+    from hyperpod_dpd.engine import run_program
+
+    runs: dict[tuple, Any] = {}
+
+    def reused(program, config, secret_keys, *, project, stack, recorded=None, preview=False):
+        key = (
+            Path(program).read_text(),
+            json.dumps(config, sort_keys=True),
+            tuple(secret_keys),
+            project,
+            stack,
+            preview,
+        )
+        if key not in runs:
+            # A run that stops (a mandatory violation) raises before it is kept, with `recorded`
+            # filled in as it happened: the plan still counts what it registered.
+            runs[key] = run_program(
+                program,
+                config,
+                secret_keys,
+                project=project,
+                stack=stack,
+                recorded=recorded,
+                preview=preview,
+            )
+        return copy.deepcopy(runs[key])
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plan_module, "run_program", reused)
+        yield

@@ -106,7 +106,7 @@ def test_a_rule_made_advisory_by_the_stack_does_not_stop_it(tmp_path, capsys):
 def test_advisories_mandatory_stops_on_an_advisory(registrations):
     raw = edit(stack_raw("dev"), f"{NS}:endpoint.prefill.replicas", 2)
     edit(raw, f"{NS}:instanceGroups.prefill.instanceCount", 2)
-    run_stack(raw)  # routing-strategy is advisory: the stack deploys
+    run_stack(raw, fresh=True)  # routing-strategy is advisory: the stack deploys
     assert len(registrations) > 100
     registrations.clear()
     edit(raw, f"{NS}:policy", {"advisoriesMandatory": True})

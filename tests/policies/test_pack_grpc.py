@@ -13,6 +13,7 @@ copy of the assembled directory alone, started the same way.
 from __future__ import annotations
 
 import copy
+import fcntl
 import inspect
 import itertools
 import os
@@ -42,13 +43,16 @@ TOKEN = "hf_" + "T" * 34
 
 @pytest.fixture(scope="module")
 def pack_dir(tmp_path_factory) -> Path:
-    """A copy of the assembled pack directory alone, with the pack's own venv."""
-    assemble(PACK)
-    venv = build_venv(PACK)
-    copy_dir = tmp_path_factory.mktemp("published") / "hyperpod-dpd-pack"
-    shutil.copytree(PACK, copy_dir, ignore=shutil.ignore_patterns("venv", "__pycache__"))
-    (copy_dir / "venv").symlink_to(venv)
-    return copy_dir
+    """The pack assembled on its own into a fresh directory, with the pack's venv (built from
+    its requirements.txt, once: parallel test workers take turns through a lock)."""
+    out = assemble(tmp_path_factory.mktemp("published") / "hyperpod-dpd-pack")
+    PACK.mkdir(parents=True, exist_ok=True)
+    with (PACK.parent / ".policy-pack.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.copyfile(out / "requirements.txt", PACK / "requirements.txt")
+        venv = build_venv(PACK)
+    (out / "venv").symlink_to(venv)
+    return out
 
 
 class Analyzer:
@@ -214,19 +218,12 @@ def test_a_token_kept_as_a_pulumi_secret_is_not_a_violation(analyzer):
     assert found == [] == direct(views)
 
 
-def _rule_test_cases():
-    """Every case of tests/policies/test_rules.py: each test function run with its fixtures and
-    parameters, capturing the views (and limits) it hands each rule."""
-    captured = []
-    original = test_rules.findings
-
-    def capturing(rule, views, limits=None):
-        captured.append((rule, copy.deepcopy(views), limits))
-        return original(rule, views, limits)
-
+def _rule_cases() -> list[tuple[str, dict]]:
+    """Every case of tests/policies/test_rules.py: (test function, parameters), one per
+    parametrized combination, for the functions that judge the dev stack's views."""
+    cases = []
     for name, test in inspect.getmembers(test_rules, inspect.isfunction):
-        parameters = inspect.signature(test).parameters
-        if not name.startswith("test_") or "dev" not in parameters:
+        if not name.startswith("test_") or "dev" not in inspect.signature(test).parameters:
             continue
         marks = [m for m in getattr(test, "pytestmark", []) if m.name == "parametrize"]
         grids = [
@@ -235,20 +232,41 @@ def _rule_test_cases():
             for m in marks
         ]  # fmt: skip
         for combo in itertools.product(*grids) or [()]:
-            kwargs = {k: v for part in combo for k, v in part.items()}
-            test_rules.findings = capturing
-            try:
-                test(dev=recorded("dev"), **kwargs)
-            finally:
-                test_rules.findings = original
+            cases.append((name, {k: v for part in combo for k, v in part.items()}))
+    return cases
+
+
+RULE_CASES = _rule_cases()
+
+
+def _captured(name: str, kwargs: dict) -> list[tuple[str, list, Limits | None]]:
+    """The views (and limits) the rule test `name` hands each rule, captured as it runs."""
+    captured = []
+    original = test_rules.findings
+
+    def capturing(rule, views, limits=None):
+        captured.append((rule, copy.deepcopy(views), limits))
+        return original(rule, views, limits)
+
+    test_rules.findings = capturing
+    try:
+        getattr(test_rules, name)(dev=recorded("dev"), **kwargs)
+    finally:
+        test_rules.findings = original
     return captured
 
 
-def test_every_rule_test_case_finds_the_same_over_grpc(analyzer):
-    cases = _rule_test_cases()
-    covered = {rule for rule, _, _ in cases}
-    assert covered == set(RULE_NAMES), sorted(set(RULE_NAMES) - covered)  # every rule
-    for _, views, limits in cases:
+def test_the_rule_cases_cover_every_rule():
+    source = inspect.getsource(test_rules)
+    assert len(RULE_CASES) >= 40
+    assert {r for r in RULE_NAMES if f'"{r}"' in source} == set(RULE_NAMES)
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"), RULE_CASES, ids=[f"{n}{sorted(k.values())}" for n, k in RULE_CASES]
+)
+def test_each_rule_test_case_finds_the_same_over_grpc(analyzer, name, kwargs):
+    for _, views, limits in _captured(name, kwargs):
         config = {}
         if limits is not None and limits != Limits():
             config = {
@@ -262,5 +280,7 @@ def test_every_rule_test_case_finds_the_same_over_grpc(analyzer):
                 for p in build_policies()
             }
         analyzer.configure(config)
-        assert analyzer.analyze(views) == direct(views, config)
-    analyzer.configure(pack_config({}, advisories_mandatory=False))
+        try:
+            assert analyzer.analyze(views) == direct(views, config)
+        finally:
+            analyzer.configure(pack_config({}, advisories_mandatory=False))
