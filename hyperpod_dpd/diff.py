@@ -320,63 +320,93 @@ def render_json(d: PlanDiff) -> str:
 # --- git refs ---------------------------------------------------------------------------------
 
 
-def plan_ref(repo: Path, ref: str, stack: str, out: Path) -> Path:
-    """Plan `stack` at git `ref` with that ref's own code, in a temporary worktree."""
-    check = subprocess.run(
-        ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if check.returncode != 0:
-        raise PlanDirError(
-            [
+def _commits(repo: Path, refs: list[str]) -> dict[str, str]:
+    """The commit each ref names; every ref that names none is reported at once, before
+    anything is planned."""
+    commits, problems = {}, []
+    for ref in refs:
+        check = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if check.returncode == 0:
+            commits[ref] = check.stdout.strip()
+        else:
+            problems.append(
                 ConfigProblem(
-                    ref,
-                    "not a commit",
-                    "a branch, tag or commit of this repository",
+                    ref, "not a commit", "a branch, tag or commit of this repository",
                     "check `git log`",
                 )
-            ],
-            source="git ref",
-        )
+            )  # fmt: skip
+    if problems:
+        raise PlanDirError(problems, source="git ref")
+    return commits
+
+
+def plan_refs(repo: Path, refs: list[str], stack: str, work: Path) -> dict[str, Path]:
+    """Plan `stack` at each git ref with that ref's own code, each in a temporary worktree.
+
+    Every ref is checked before anything is planned; refs naming the same commit are planned
+    once; distinct commits are planned at the same time (a pull request's base and head: two
+    plans of a few seconds each, on a CI runner with at least two cores)."""
+    commits = _commits(repo, refs)
+    outs = {sha: work / f"plan-{sha[:12]}" for sha in dict.fromkeys(commits.values())}
     with tempfile.TemporaryDirectory(prefix="hyperpod-dpd-diff-") as tmp:
-        tree = Path(tmp) / "tree"
-        subprocess.run(
-            ["git", "-C", str(repo), "worktree", "add", "--detach", "--quiet", str(tree), ref],
-            check=True, capture_output=True,
-        )  # fmt: skip
+        running = {}
         try:
-            # The ref's packages first on the path: its own program, config model and rules.
-            env = {**os.environ, "PYTHONPATH": str(tree)}
-            result = subprocess.run(
-                [sys.executable, "-m", "hyperpod_dpd.cli", "plan", "--stack", stack,
-                 "--project-dir", str(tree), "--out", str(out), "--format", "json"],
-                cwd=tree, env=env, capture_output=True, text=True, check=False,
-            )  # fmt: skip
+            for sha, out in outs.items():
+                tree = Path(tmp) / sha[:12]
+                subprocess.run(
+                    ["git", "-C", str(repo), "worktree", "add", "--detach", "--quiet",
+                     str(tree), sha],
+                    check=True, capture_output=True,
+                )  # fmt: skip
+                # The ref's packages first on the path: its own program, config model and rules.
+                # Errors go to a file: two plans at once must not stall on a full pipe.
+                log = (Path(tmp) / f"{sha[:12]}.stderr").open("w+")
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "hyperpod_dpd.cli", "plan", "--stack", stack,
+                     "--project-dir", str(tree), "--out", str(out), "--format", "json"],
+                    cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
+                    stdout=subprocess.DEVNULL, stderr=log, text=True,
+                )  # fmt: skip
+                running[sha] = (tree, process, log)
+            results = {}
+            for sha, (_, process, log) in running.items():
+                code = process.wait()
+                log.seek(0)
+                results[sha] = (code, log.read())
         finally:
-            subprocess.run(
-                ["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)],
-                check=False, capture_output=True,
-            )  # fmt: skip
-    if result.returncode not in (0, 1):  # 1: the plan has mandatory violations, still a plan
-        raise PlanDirError(
-            [
-                ConfigProblem(
-                    ref,
-                    f"plan failed (exit {result.returncode})",
-                    "a plannable ref",
-                    result.stderr.strip()[-500:],
-                )
-            ],
-            source="git ref",
-        )
-    return out
+            for tree, process, log in running.values():
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+                log.close()
+                subprocess.run(
+                    ["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)],
+                    check=False, capture_output=True,
+                )  # fmt: skip
+    for ref, sha in commits.items():
+        code, stderr = results[sha]
+        if code not in (0, 1):  # 1: the plan has mandatory violations, still a plan
+            raise PlanDirError(
+                [
+                    ConfigProblem(
+                        ref,
+                        f"plan failed (exit {code})",
+                        "a plannable ref",
+                        stderr.strip()[-500:],
+                    )
+                ],
+                source="git ref",
+            )
+    return {ref: outs[sha] for ref, sha in commits.items()}
 
 
-def resolve(side: str, repo: Path, stack: str | None, work: Path) -> PlanData:
-    path = Path(side)
-    if path.is_dir():
-        return load_plan(path, label=side)
-    if stack is None:
+def resolve(sides: list[str], repo: Path, stack: str | None, work: Path) -> list[PlanData]:
+    """Each side as a plan: a plan directory is read, a git ref is planned (needs --stack)."""
+    refs = [side for side in sides if not Path(side).is_dir()]
+    if refs and stack is None:
         raise PlanDirError(
             [
                 ConfigProblem(
@@ -385,7 +415,9 @@ def resolve(side: str, repo: Path, stack: str | None, work: Path) -> PlanData:
                     "a plan directory, or a git ref with --stack",
                     "add --stack <name>",
                 )
+                for side in refs
             ],
             source="diff",
         )
-    return load_plan(plan_ref(repo, side, stack, work / side.replace("/", "_")), label=side)
+    planned = plan_refs(repo, refs, stack, work) if refs else {}
+    return [load_plan(planned.get(side, Path(side)), label=side) for side in sides]

@@ -28,6 +28,7 @@ import yaml
 
 from core.versions import GitHubChart, GitHubFile
 from infra.charts import COMPLETE, VendorError, chart_path, file_path
+from specs.yaml_load import safe_load
 
 ARCHIVE_BASE_URL = "https://codeload.github.com"
 RAW_BASE_URL = "https://raw.githubusercontent.com"
@@ -124,7 +125,7 @@ def _verified(data: bytes, digest: str, what: str) -> bytes:
 
 def _http_chart(repo: str, name: str, version: str) -> bytes:
     base = repo.rstrip("/") + "/"
-    index = yaml.safe_load(_get(urllib.parse.urljoin(base, "index.yaml")))
+    index = safe_load(_get(urllib.parse.urljoin(base, "index.yaml")))
     entry = next(e for e in index["entries"][name] if str(e["version"]) == version)
     url = urllib.parse.urljoin(base, entry["urls"][0])
     return _verified(_get(url), entry["digest"], f"{name}-{version}.tgz")

@@ -24,6 +24,8 @@ from pulumi_policy.proxy import (
     UNKNOWN_NUMBER_VALUE,
     UNKNOWN_OBJECT_VALUE,
     UNKNOWN_STRING_VALUE,
+    _DictProxy,
+    _ListProxy,
 )
 
 from policies.rules import ALL_RULES, Finding, Limits, ResourceView, Rule
@@ -78,8 +80,26 @@ def plain(value: Any) -> Any:
     """What the engine sent, as the rules read it: pulumi-policy's unknown-checking proxies
     unwrapped (their raw targets are read, so nothing raises), the engine's unknown sentinels
     as "[unknown]", and whole numbers as ints (a protobuf Struct carries every number as a
-    double: 100 arrives as 100.0)."""
-    value = _raw(value)
+    double: 100 arrives as 100.0).
+
+    Every policy of the pack walks every resource's inputs through here on each preview, so
+    the common types are matched exactly before the general (and slower, ABC) checks."""
+    kind = type(value)
+    if kind is _DictProxy or kind is _ListProxy:
+        value = value["__target"]
+        kind = type(value)
+    if kind is dict:
+        return {k: plain(v) for k, v in value.items()}
+    if kind is list:
+        return [plain(v) for v in value]
+    if kind is str:
+        return UNKNOWN if value in _SENTINELS else value
+    if kind is float:
+        return int(value) if value.is_integer() else value
+    if kind is bool or kind is int or value is None:
+        return value
+    if kind.__module__ == "pulumi_policy.proxy":  # another proxy: read its target, never raise
+        return plain(value["__target"])
     if isinstance(value, Mapping):
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -89,17 +109,6 @@ def plain(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
-
-
-def _raw(value: Any) -> Any:
-    """A proxy's target (pulumi-policy serves it under the key "__target"), else `value`."""
-    if _is_proxy(value):
-        return value["__target"]
-    return value
-
-
-def _is_proxy(value: Any) -> bool:
-    return type(value).__module__ == "pulumi_policy.proxy"
 
 
 def views_of(args: StackValidationArgs) -> list[ResourceView]:

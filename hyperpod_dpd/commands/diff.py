@@ -24,8 +24,7 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
     from hyperpod_dpd.diff import diff_plans, render_json, render_markdown, render_text, resolve
 
     with tempfile.TemporaryDirectory(prefix="hyperpod-dpd-plans-") as work:
-        base = resolve(args.base, project_dir, args.stack, Path(work))
-        head = resolve(args.head, project_dir, args.stack, Path(work))
+        base, head = resolve([args.base, args.head], project_dir, args.stack, Path(work))
         d = diff_plans(base, head)
     text = {"markdown": render_markdown, "text": render_text, "json": render_json}[args.format](d)
     print(text)

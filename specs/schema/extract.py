@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
+from specs.yaml_load import safe_load
 
 CRD_NAME = "inferenceendpointconfigs.inference.sagemaker.aws.amazon.com"
 VERSION = "v1"
@@ -63,7 +63,7 @@ def strip_descriptions(node: Any) -> Any:
 
 def extract(crd_path: Path, operator_version: str, source: str) -> dict[str, Any]:
     """The header object plus the description-free openAPIV3Schema of version v1."""
-    crd = yaml.safe_load(crd_path.read_text())
+    crd = safe_load(crd_path.read_text())
     name = crd.get("metadata", {}).get("name")
     if name != CRD_NAME:
         raise ValueError(f"{crd_path}: metadata.name is {name!r}, expected {CRD_NAME!r}")

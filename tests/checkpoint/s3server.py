@@ -206,7 +206,7 @@ class RecordingMotoServer(ThreadedMotoServer):
             self._ip_address, self._port, self.recorder, True, request_handler=MotoRequestHandler
         )
         self._server_ready_event.set()
-        self._server.serve_forever()
+        self._server.serve_forever(poll_interval=0.05)  # a quick stop()
 
     @property
     def endpoint(self) -> str:

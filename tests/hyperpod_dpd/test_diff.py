@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 
 import pytest
 
+from hyperpod_dpd import diff as diff_module
 from hyperpod_dpd.cli import main
 from hyperpod_dpd.diff import diff_plans, load_plan, render_markdown, render_text
 from hyperpod_dpd.plan import make_plan
@@ -131,7 +133,22 @@ def test_cost_of_the_repo_stacks_matches_the_price_table(base, tmp_path):
     assert prod_cost == pytest.approx(4 * 63.30 + 2 * 0.922 + 0.10 + 3 * 0.045)
 
 
-def test_bad_inputs_exit_2(base, tmp_path, capsys):
+@pytest.fixture
+def plans_started(monkeypatch):
+    """The plans `diff` starts for git refs, counted (each is a real plan in a worktree)."""
+    started = []
+    real = subprocess.Popen
+
+    def popen(argv, *args, **kwargs):
+        if "plan" in argv:  # not the git commands `subprocess.run` starts through Popen
+            started.append(argv)
+        return real(argv, *args, **kwargs)
+
+    monkeypatch.setattr(diff_module.subprocess, "Popen", popen)
+    return started
+
+
+def test_bad_inputs_exit_2(base, tmp_path, capsys, plans_started):
     prod = tmp_path / "prod"
     make_plan(ROOT, "prod", prod)
     assert main(["diff", str(base), str(prod)]) == 2
@@ -142,27 +159,52 @@ def test_bad_inputs_exit_2(base, tmp_path, capsys):
     (broken / "resources.json").write_text("{not json")
     assert main(["diff", str(base), str(broken)]) == 2
     assert "corrupt JSON" in capsys.readouterr().err
-    assert (
-        main(["diff", "HEAD", "no-such-ref-xyz", "--stack", "dev", "--project-dir", str(ROOT)]) == 2
-    )
-    assert "no-such-ref-xyz" in capsys.readouterr().err
+    argv = ["diff", "no-such-base", "HEAD", "--stack", "dev", "--project-dir", str(ROOT)]
+    assert main(argv) == 2
+    assert "no-such-base" in capsys.readouterr().err
+    argv = ["diff", "no-such-base", "no-such-head", "--stack", "dev", "--project-dir", str(ROOT)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "no-such-base" in err and "no-such-head" in err  # both reported at once
+    assert plans_started == []  # a bad ref is found before any plan is started
 
 
-def test_git_refs_are_planned_in_worktrees(capsys):
-    assert (
-        main(
-            [
-                "diff",
-                "HEAD",
-                "HEAD",
-                "--stack",
-                "dev",
-                "--project-dir",
-                str(ROOT),
-                "--format",
-                "text",
-            ]
-        )
-        == 0
-    )
+@pytest.fixture(scope="module")
+def two_commits(tmp_path_factory):
+    """A repository holding this project (as it is on disk) in two commits: the second halves
+    the dev stack's routing threshold."""
+    repo = tmp_path_factory.mktemp("repo")
+    tracked = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True, text=True
+    ).stdout.split("\0")
+    for name in filter(None, tracked):
+        if (ROOT / name).is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, repo / name)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "--quiet", "--initial-branch=main"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "--quiet", "-m", "base"], check=True)
+    stack = repo / "Pulumi.dev.yaml"
+    stack.write_text(stack.read_text().replace("routingThreshold: 4096", "routingThreshold: 2048"))
+    subprocess.run([*git, "commit", "--quiet", "-am", "head"], check=True)
+    return repo
+
+
+def test_a_pull_request_is_planned_at_both_refs_at_once(two_commits, capsys, plans_started):
+    argv = ["diff", "HEAD~1", "main", "--stack", "dev", "--project-dir", str(two_commits)]
+    assert main([*argv, "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [c["urn"].rsplit("::", 1)[1] for c in d["changed"]] == ["endpoint-iec"]
+    assert d["changed"][0]["paths"] == ["spec.pdSpec.routingThreshold"]
+    assert len(plans_started) == 2
+    # Refs naming the same commit are planned once.
+    argv = ["diff", "HEAD", "main", "--stack", "dev", "--project-dir", str(two_commits)]
+    assert main([*argv, "--format", "text"]) == 0
     assert capsys.readouterr().out.strip() == "dev: no changes"
+    assert len(plans_started) == 3
+    # The worktrees are gone afterwards.
+    listed = subprocess.run(
+        ["git", "-C", str(two_commits), "worktree", "list"], capture_output=True, text=True
+    )
+    assert len(listed.stdout.splitlines()) == 1

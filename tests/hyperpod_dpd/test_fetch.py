@@ -56,7 +56,10 @@ def server():
             pass
 
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    # A short poll interval: shutdown() waits up to one interval (0.5 s by default).
+    threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    ).start()
     state["url"] = f"http://127.0.0.1:{httpd.server_address[1]}"
     state["host"] = f"127.0.0.1:{httpd.server_address[1]}"
     yield state

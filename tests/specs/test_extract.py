@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 
 from specs.schema.extract import (
     CRD_NAME,
@@ -17,6 +16,7 @@ from specs.schema.extract import (
     schema_file,
     strip_descriptions,
 )
+from specs.yaml_load import safe_load
 from tests.conftest import ROOT
 
 SCRIPT = ROOT / "scripts" / "extract_crd_schema.py"
@@ -172,7 +172,7 @@ def test_committed_schema_is_what_the_script_extracts_from_the_crd(version):
     crd = REFERENCE / file_name
     assert render(extract(crd, version, source)) == schema_file(version).read_text()
     # The spec keeps every property the CRD declares.
-    raw = yaml.safe_load(crd.read_text())
+    raw = safe_load(crd.read_text())
     (v1,) = (v for v in raw["spec"]["versions"] if v["name"] == "v1")
     raw_spec = v1["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
     kept = json.loads(schema_file(version).read_text())["schema"]["properties"]["spec"]
