@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import copy
+import fcntl
 import gc
+import hashlib
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,12 @@ ROOT = Path(__file__).resolve().parents[1]
 # of the young generation still run; the old ones run rarely.
 gc.set_threshold(100_000, 50, 1000)
 _MISSING = object()
+
+
+def pytest_collection_modifyitems(items):
+    """Tests marked `long` first (stable otherwise): xdist hands tests out in this order, and a
+    long test handed out last keeps one core busy while the other has nothing left to do."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
 def stack_raw(stack: str = "dev") -> dict[str, Any]:
@@ -54,6 +63,16 @@ def dev_raw() -> dict[str, Any]:
 
 
 _RUNS: dict[tuple, Any] = {}
+_SHARED_RUNS: Path | None = None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _share_runs_between_workers(tmp_path_factory, worker_id):
+    global _SHARED_RUNS
+    if worker_id != "master":
+        # Every xdist worker's base temp is a child of one directory per session.
+        _SHARED_RUNS = tmp_path_factory.getbasetemp().parent / "program-runs"
+        _SHARED_RUNS.mkdir(exist_ok=True)
 
 
 def run_stack(
@@ -73,8 +92,9 @@ def run_stack(
     from hyperpod_dpd.engine import run_program
 
     key = (json.dumps(raw, sort_keys=True), tuple(secret_keys or ()), stack, preview)
-    if fresh or key not in _RUNS:
-        _RUNS[key] = run_program(
+
+    def run():
+        return run_program(
             ROOT / "__main__.py",
             as_pulumi_config(raw),
             secret_keys or [],
@@ -82,7 +102,31 @@ def run_stack(
             stack=stack,
             preview=preview,
         )
+
+    if fresh:
+        return run()
+    if key not in _RUNS:
+        _RUNS[key] = _shared_run(key, run)
     return copy.deepcopy(_RUNS[key])
+
+
+def _shared_run(key: tuple, run):
+    """`run()`, once per test session across the parallel workers: the first worker to need a
+    config runs it and leaves the result where the session's workers all look (pytest's base
+    temporary directory, which pytest itself cleans up); the others wait on the file's lock and
+    read it. Without xdist, just `run()`."""
+    if _SHARED_RUNS is None:
+        return run()
+    path = _SHARED_RUNS / hashlib.sha256(repr(key).encode()).hexdigest()
+    with path.with_suffix(".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        result = run()
+        partial = path.with_suffix(".partial")
+        partial.write_bytes(pickle.dumps(result))
+        partial.rename(path)
+        return result
 
 
 def write_project(directory: Path, raw: dict[str, Any], stack: str = "dev") -> Path:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.checkpoint.conftest import MiB, upload_args, write_checkpoint
 from tests.conftest import ROOT
 
@@ -15,6 +17,7 @@ PREFIX = "models/resume"
 MANIFEST = f"{PREFIX}/.hyperpod-dpd-manifest.json"
 
 
+@pytest.mark.long
 def test_rerun_after_kill_9_uploads_only_what_is_missing(s3, s3_client, bucket, tmp_path, run_cli):
     sizes = {f"shard-{i:02d}.bin": 128 * 1024 for i in range(40)}
     sizes["model-big.safetensors"] = 6 * MiB

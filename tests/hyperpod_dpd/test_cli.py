@@ -57,6 +57,7 @@ def test_pulumi_yaml_is_up_to_date():
     assert main(["pulumi-yaml", "--check", "--project-dir", str(ROOT)]) == 0
 
 
+@pytest.mark.long
 def test_console_script_runs_the_plan(tmp_path):
     script = Path(sys.executable).parent / "hyperpod-dpd"
     result = subprocess.run(

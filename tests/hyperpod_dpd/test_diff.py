@@ -191,6 +191,7 @@ def two_commits(tmp_path_factory):
     return repo
 
 
+@pytest.mark.long
 def test_a_pull_request_is_planned_at_both_refs_at_once(two_commits, capsys, plans_started):
     argv = ["diff", "HEAD~1", "main", "--stack", "dev", "--project-dir", str(two_commits)]
     assert main([*argv, "--format", "json"]) == 0
