@@ -48,8 +48,11 @@ fetch: $(STAMP)
 test: lint policy-pack
 	$(BIN)/pytest
 
-# On demand, never in `make test`: numbers, not assertions. BENCH_ARGS="--runs 5 --shard-size 1GiB".
+# On demand, never in `make test`: numbers, not assertions. The plan and command start-up against
+# the SDK's floor (PLAN_BENCH_ARGS="--runs 5"), then the checkpoint upload against its peers
+# (BENCH_ARGS="--runs 5 --shard-size 1GiB").
 bench: $(STAMP)
+	$(BIN)/python bench/plan.py $(PLAN_BENCH_ARGS)
 	$(BIN)/python bench/checkpoint_upload.py $(BENCH_ARGS)
 
 # Regenerate Pulumi.yaml's config block and README's config table after changing the model.
