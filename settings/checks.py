@@ -44,7 +44,39 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *_check_operator(s),
         *_check_model_matches_checkpoint(s),
         *_check_derived_names(s),
+        *_check_colocated(s),
     ]
+
+
+def _check_colocated(s: StackSettings) -> list[ConfigProblem]:
+    """The chunked-prefill knobs: each flag set in one place only, and a step budget vLLM starts
+    with (vllm/config/scheduler.py, verify_max_model_len: "max_num_batched_tokens must be greater
+    than or equal to max_num_seqs"; the colocated worker runs the decoder's max_num_seqs)."""
+    e, c = s.endpoint, s.endpoint.colocated
+    problems = []
+    for flag, value, field in (
+        ("--max-num-batched-tokens", c.max_num_batched_tokens, "maxNumBatchedTokens"),
+        ("--max-num-partial-prefills", c.max_num_partial_prefills, "maxNumPartialPrefills"),
+        ("--long-prefill-token-threshold", c.long_prefill_token_threshold,
+         "longPrefillTokenThreshold"),
+    ):  # fmt: skip
+        if value is not None and any(a.split("=")[0] == flag for a in e.decode.args):
+            key = full_key(("endpoint", "colocated", field))
+            problems.append(ConfigProblem(
+                key, value, f"{flag} given once (endpoint.decode.args also sets it)",
+                f"keep {key} and remove {flag} from hyperpod-dpd:endpoint.decode.args",
+            ))  # fmt: skip
+    budget = c.max_num_batched_tokens
+    if budget is not None and budget < e.decode.max_num_seqs:
+        key = full_key(("endpoint", "colocated", "maxNumBatchedTokens"))
+        problems.append(ConfigProblem(
+            key, budget,
+            f"at least endpoint.decode.maxNumSeqs ({e.decode.max_num_seqs}): vLLM refuses a "
+            "step budget smaller than its batch",
+            f"set {key} to {max(e.decode.max_num_seqs, 2048)} or more (2048 is vLLM's usual "
+            "chunked-prefill budget)",
+        ))  # fmt: skip
+    return problems
 
 
 # The router's Service, as the operator names it (dpd-facts.md): a DNS-1123 label, <= 63.

@@ -323,6 +323,46 @@ class DecodeConfig(RoleConfig):
     max_num_seqs: int = Field(32, ge=1, description="vLLM --max-num-seqs on the decoder.")
 
 
+class ColocatedConfig(_Model):
+    """vLLM's chunked-prefill knobs for colocated mode: the tuned baseline DPD must beat."""
+
+    max_num_batched_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="Colocated mode only: vLLM --max-num-batched-tokens, the token budget of one "
+        "engine step. Smaller means long prefills are cut into more chunks and interfere less "
+        "with decoding (lower TPOT, higher TTFT). Default: vLLM's own.",
+    )
+    max_num_partial_prefills: int | None = Field(
+        None,
+        ge=1,
+        description="Colocated mode only: vLLM --max-num-partial-prefills, prompts that may be "
+        "prefilled in chunks at once. Default: vLLM's own (1).",
+    )
+    long_prefill_token_threshold: int | None = Field(
+        None,
+        ge=1,
+        description="Colocated mode only: vLLM --long-prefill-token-threshold, prompts longer "
+        "than this count as long for partial prefills. Default: vLLM's own.",
+    )
+
+    def flags(self) -> list[str]:
+        """The vLLM flags these settings stand for, in a fixed order."""
+        out: list[str] = []
+        for flag, value in (
+            ("--max-num-batched-tokens", self.max_num_batched_tokens),
+            ("--max-num-partial-prefills", self.max_num_partial_prefills),
+            ("--long-prefill-token-threshold", self.long_prefill_token_threshold),
+        ):
+            if value is not None:
+                out += [flag, str(value)]
+        return out
+
+    def describe(self) -> str:
+        flags = self.flags()
+        return " ".join(flags) if flags else "vLLM defaults"
+
+
 class EndpointConfig(_Model):
     name: DnsLabel = Field(
         "llama-3-3-70b", description="InferenceEndpointConfig name (a DNS-1123 label)."
@@ -369,6 +409,11 @@ class EndpointConfig(_Model):
     )
     prefill: PrefillConfig = Field(default_factory=PrefillConfig)
     decode: DecodeConfig = Field(default_factory=DecodeConfig)
+    colocated: ColocatedConfig = Field(
+        default_factory=ColocatedConfig,
+        description="Chunked-prefill tuning of colocated mode (ignored in dpd mode, so one stack "
+        "file gives all three benchmark configurations).",
+    )
     environment_variables: dict[EnvName, EnvValue | None] = Field(
         default_factory=dict,
         description="Environment variables for both roles; a name here overrides the DPD "

@@ -125,7 +125,7 @@ def build_endpoint(
     gpu_types = tuple(sorted({g.instance_type for g in s.gpu_groups.values()}))
     worker = Worker(
         image=e.image,
-        args=tuple(worker_args(s) if pd else effective_role_args(s, "decode")),
+        args=tuple(worker_args(s) if pd else colocated_args(s)),
         environment_variables=tuple(EnvVar(k, v) for k, v in env.items()),
         # Ignored by the operator for DPD pods (per-role resources apply); required by the CRD
         # and used as is in colocated mode.
@@ -195,6 +195,12 @@ def _role(s: StackSettings, role: str, replicas: int) -> RoleSpec:
         node_selector=role_node_selector(role),
         resources=node_resources(s.instance_type_for(role)),
     )
+
+
+def colocated_args(s: StackSettings) -> list[str]:
+    """Colocated mode's vLLM flags: the decoder's, then the chunked-prefill knobs of
+    endpoint.colocated (settings/checks.py refuses the same flag in both places)."""
+    return merge_args(effective_role_args(s, "decode"), s.endpoint.colocated.flags())
 
 
 def effective_role_args(s: StackSettings, role: str) -> list[str]:

@@ -135,3 +135,20 @@ def test_placement_group_is_named_in_topology():
 )
 def test_model_name_is_crd_valid(source, name):
     assert model_name(source) == name
+
+
+def test_colocated_mode_takes_the_chunked_prefill_knobs_and_dpd_ignores_them():
+    raw = edit(stack_raw("dev"), f"{NS}:endpoint.colocated",
+               {"maxNumBatchedTokens": 2048, "maxNumPartialPrefills": 2})  # fmt: skip
+    dpd = manifest(raw)
+    colocated = manifest(edit(raw, f"{NS}:endpoint.mode", "colocated"))
+    args = colocated["spec"]["worker"]["args"]
+    assert flag_value(args, "--max-num-batched-tokens") == "2048"
+    assert flag_value(args, "--max-num-partial-prefills") == "2"
+    assert flag_value(args, "--long-prefill-token-threshold") is None  # vLLM's own default
+    for spec in ("prefillSpec", "decodingSpec"):
+        assert "--max-num-batched-tokens" not in dpd["spec"]["pdSpec"][spec]["args"]
+    assert "--max-num-batched-tokens" not in dpd["spec"]["worker"]["args"]
+    # Without the knobs, colocated runs with vLLM's defaults: the untuned baseline.
+    plain = manifest(edit(stack_raw("dev"), f"{NS}:endpoint.mode", "colocated"))
+    assert flag_value(plain["spec"]["worker"]["args"], "--max-num-batched-tokens") is None

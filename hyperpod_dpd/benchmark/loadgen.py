@@ -1,0 +1,110 @@
+"""aiperf, the load generator, in its own venv: the command line for a run and where it writes.
+
+aiperf (NVIDIA, PyPI `aiperf`) streams OpenAI-compatible chat completions at fixed concurrency
+and computes every latency metric and percentile itself; nothing here measures or does metric
+maths. Why aiperf and not genai-bench (the article's tool): both were run against the same local
+server (README, "Is DPD worth it for my traffic?"); aiperf reports inter-token latency per chunk,
+takes the duration in seconds and counts input tokens exactly with a local tokenizer.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from hyperpod_dpd.benchmark.scenario import Scenario, StopRule
+
+ROOT = Path(__file__).resolve().parents[2]
+REQUIREMENTS = ROOT / "requirements-benchmark.txt"
+VENV = ROOT / "build" / "benchmark-venv"
+
+
+def benchmark_venv(venv: Path = VENV, requirements: Path = REQUIREMENTS) -> Path:
+    """`venv` holding exactly `requirements`, built on first use and rebuilt when it changes."""
+    stamp = venv / ".requirements"
+    wanted = requirements.read_text()
+    if stamp.exists() and stamp.read_text() == wanted:
+        return venv
+    if venv.exists():
+        shutil.rmtree(venv)
+    print(f"building {venv} from {requirements.name} (once; a few minutes)", file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*pip, "install", "-r", str(requirements)], check=True)
+    stamp.write_text(wanted)
+    return venv
+
+
+@dataclass(frozen=True)
+class LoadRun:
+    target: str  # an OpenAI-compatible base URL (http://host:port) or its /v1/chat/completions
+    tokenizer: Path  # a directory, or the directory of a tokenizer.json
+    model: str
+    scenario: Scenario
+    levels: list[int]
+    stop: StopRule
+    artifacts: Path
+    api_key: str | None = None
+
+    def base_url(self) -> str:
+        url = self.target.rstrip("/")
+        for suffix in ("/v1/chat/completions", "/chat/completions", "/v1"):
+            url = url.removesuffix(suffix)
+        return url
+
+
+def aiperf_argv(run: LoadRun, venv: Path) -> list[str]:
+    """aiperf's command line for `run`: streaming chat, fixed lengths, every level in one
+    sweep (one start-up for all levels)."""
+    s = run.scenario
+    argv = [
+        str(venv / "bin" / "aiperf"), "profile",
+        "--model", run.model, "--url", run.base_url(), "--endpoint-type", "chat", "--streaming",
+        "--tokenizer", str(run.tokenizer),
+        "--isl", str(s.input_tokens), "--isl-stddev", "0",
+        "--osl", str(s.output_tokens), "--osl-stddev", "0",
+        # Every response exactly OUT tokens long (vLLM honours ignore_eos), as genai-bench does.
+        "--extra-inputs", "ignore_eos:true", "--extra-inputs", f"min_tokens:{s.output_tokens}",
+        "--concurrency", ",".join(str(c) for c in run.levels),
+        "--artifact-dir", str(run.artifacts), "--ui-type", "none",
+        "--random-seed", "0",
+    ]  # fmt: skip
+    if run.stop.duration is not None:
+        argv += ["--benchmark-duration", f"{run.stop.duration:g}"]
+    else:
+        argv += ["--request-count", str(run.stop.requests)]
+    if run.api_key:
+        argv += ["--api-key", run.api_key]
+    return argv
+
+
+def export_of(artifacts: Path, level: int, levels: list[int]) -> Path:
+    """Where aiperf left a level's summary: `concurrency_<c>/` in a sweep, the top otherwise."""
+    if len(levels) > 1:
+        return artifacts / f"concurrency_{level}" / "profile_export_aiperf.json"
+    return artifacts / "profile_export_aiperf.json"
+
+
+def run_aiperf(run: LoadRun, venv: Path, log: Path) -> subprocess.CompletedProcess:
+    """Run aiperf; its console (the progress and the tables) goes to `log` and, line by line,
+    to our stderr so the user sees progress."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    # Not HF_HUB_OFFLINE: with it aiperf 0.13 looks a tokenizer up only in the hub's cache and
+    # fails on a local directory (aiperf/common/tokenizer.py, _from_pretrained_local). Without
+    # it, an absolute path is taken as local and never resolved against a hub (resolve_alias);
+    # tokenizer_dir() always hands aiperf an absolute directory.
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            aiperf_argv(run, venv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=env,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.write(line)
+            if "Concurrency" in line or "complete" in line.lower() or "error" in line.lower():
+                print(f"  aiperf: {line.rstrip()}", file=sys.stderr)
+        return subprocess.CompletedProcess(proc.args, proc.wait())

@@ -1,0 +1,120 @@
+"""`hyperpod-dpd benchmark run|compare|fake-server`: is DPD worth it on my traffic?
+
+  hyperpod-dpd benchmark run --target URL --tokenizer PATH --scenario 'D(4096,256)'
+      --concurrency 8,16,32 --out DIR [--requests N | --duration S] [--label TEXT]
+      [--model NAME] [--stack S]
+  hyperpod-dpd benchmark compare BASE HEAD [RUN ...] --out DIR
+  hyperpod-dpd benchmark fake-server [--port 8000] [--interference 3] ...
+
+`run` drives aiperf (build/benchmark-venv, from requirements-benchmark.txt) against an
+OpenAI-compatible chat completions endpoint with streaming and writes DIR/results.json (plus
+aiperf's own exports under DIR/aiperf/). With `--stack`, results.json also records the stack's
+endpoint (mode, replicas, TP, threshold, buffer, image, chunked-prefill flags). `compare` writes
+DIR/report.md and PNG charts.
+Exit codes: 0 done, 1 the load generator or a request failed, 2 bad input, 3 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_FAILED, EXIT_BAD_INPUT = 1, 2
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "benchmark",
+        help="DPD against colocated on your endpoint: run a load, compare runs, charts",
+        description=__doc__.split("\n")[0],
+    )
+    sub = p.add_subparsers(dest="benchmark_command", required=True)
+
+    run = sub.add_parser("run", help="run aiperf against an endpoint; writes DIR/results.json")
+    run.add_argument("--target", help="OpenAI-compatible base URL, e.g. http://localhost:8000")
+    run.add_argument(
+        "--tokenizer", type=Path, help="local tokenizer: a directory or its tokenizer.json"
+    )
+    run.add_argument("--scenario", default="D(4096,256)", help="D(IN,OUT) tokens (D(4096,256))")
+    run.add_argument("--concurrency", default="8,16,32", help="levels, comma-separated (8,16,32)")
+    run.add_argument("--out", type=Path, required=True, help="results directory (created)")
+    stop = run.add_mutually_exclusive_group()
+    stop.add_argument(
+        "--requests", type=int, help="requests per level (default 10 x the top level, >= 100)"
+    )
+    stop.add_argument("--duration", type=float, help="seconds per level")
+    run.add_argument("--label", help="the run's name in reports (default: the --out name)")
+    run.add_argument("--model", help="served model name (default: the server's first /v1/models)")
+    run.add_argument(
+        "--stack", help="record this stack's endpoint; without --target, run in-cluster"
+    )
+    run.add_argument("--project-dir", type=Path, help="directory of Pulumi.yaml (default: found)")
+    run.set_defaults(handler=run_benchmark)
+
+    compare = sub.add_parser("compare", help="report.md and charts: each run against the first")
+    compare.add_argument("runs", nargs="+", type=Path, help="BASE HEAD [RUN ...]: run directories")
+    compare.add_argument("--out", type=Path, required=True, help="report directory (created)")
+    compare.set_defaults(handler=compare_runs)
+
+    fake = sub.add_parser(
+        "fake-server", help="a local OpenAI-compatible server with known timings, to try it out"
+    )
+    fake.add_argument("server_args", nargs=argparse.REMAINDER, help="see fake_server.py --help")
+    fake.set_defaults(handler=fake_server)
+
+
+def _bad(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def run_benchmark(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.benchmark.run import RunError, local_run
+    from hyperpod_dpd.benchmark.scenario import BenchmarkArgError
+
+    try:
+        if args.target is None and args.stack is None:
+            return _bad("--target: say where the endpoint is (--target URL), or --stack S to "
+                        "run in the cluster")  # fmt: skip
+        if args.target is None:
+            # Not built yet (the closing note of issue 17 says what it needs): say so and how to
+            # get the same numbers today, rather than pretend.
+            return _bad(
+                f"--stack {args.stack} without --target: in-cluster runs are not available yet; "
+                "reach the router from here (kubectl -n hyperpod-inference-system port-forward "
+                "svc/<endpoint>-<namespace>-routing-service 8000:<port>) and add --target "
+                "http://localhost:8000 (--stack still records the endpoint's settings)"
+            )
+        return local_run(args, project_dir)
+    except BenchmarkArgError as exc:
+        return _bad(str(exc))
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def compare_runs(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.benchmark.compare import CompareError
+    from hyperpod_dpd.benchmark.report import write_report
+    from hyperpod_dpd.benchmark.results import ExportError
+
+    if len(args.runs) < 2:
+        return _bad("compare: give BASE and at least one more run directory")
+    try:
+        report = write_report(args.runs, args.out)
+    except (CompareError, ExportError) as exc:
+        return _bad(str(exc))
+    print(f"wrote {report}")
+    return 0
+
+
+def fake_server(args: argparse.Namespace, project_dir: Path) -> int:
+    import os
+
+    from hyperpod_dpd.benchmark.loadgen import ROOT, benchmark_venv
+
+    python = benchmark_venv() / "bin" / "python"
+    server = ROOT / "hyperpod_dpd" / "benchmark" / "fake_server.py"
+    os.execv(str(python), [str(python), str(server), *args.server_args])
+    return 0  # not reached

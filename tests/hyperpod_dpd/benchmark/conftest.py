@@ -1,0 +1,99 @@
+"""The benchmark's real parts, per session: aiperf's venv, a one-token-per-word tokenizer and
+fake OpenAI-compatible servers (hyperpod_dpd/benchmark/fake_server.py) with known timings."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hyperpod_dpd.benchmark.loadgen import ROOT, VENV, benchmark_venv
+
+SERVER = ROOT / "hyperpod_dpd" / "benchmark" / "fake_server.py"
+
+
+@pytest.fixture(scope="session")
+def bench_venv() -> Path:
+    """build/benchmark-venv (make test builds it first; parallel workers take turns)."""
+    VENV.parent.mkdir(parents=True, exist_ok=True)
+    with (VENV.parent / ".benchmark-venv.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return benchmark_venv()
+
+
+@pytest.fixture(scope="session")
+def tokenizer(tmp_path_factory, bench_venv) -> Path:
+    """A word-level tokenizer (whitespace split, one token per word), saved by the `tokenizers`
+    library the load generator loads it with: prompt tokens are then the words the fake server
+    counts, so the server's time to first token is known exactly."""
+    directory = tmp_path_factory.mktemp("tokenizer")
+    script = """
+import json, sys
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+words = "the quick brown fox jumps over lazy dog tok".split()
+vocab = {"[UNK]": 0, **{w: i + 1 for i, w in enumerate(words)}}
+t = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+t.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+t.decoder = decoders.WordPiece(prefix="##", cleanup=False)
+t.save(sys.argv[1] + "/tokenizer.json")
+json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "[UNK]",
+           "model_max_length": 1000000}, open(sys.argv[1] + "/tokenizer_config.json", "w"))
+"""
+    subprocess.run([str(bench_venv / "bin" / "python"), "-c", script, str(directory)], check=True)
+    return directory
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class FakeServer:
+    def __init__(self, venv: Path, **timings: float):
+        self.port = _free_port()
+        argv = [str(venv / "bin" / "python"), str(SERVER), "--port", str(self.port)]
+        for name, value in timings.items():
+            argv += [f"--{name.replace('_', '-')}", str(value)]
+        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.url = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                if self.process.poll() is not None:
+                    out = self.process.stdout.read()
+                    raise AssertionError(f"fake server exited: {out}") from None
+                time.sleep(0.05)
+        raise AssertionError("fake server did not start in 30 s")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def fake_server(bench_venv) -> Iterator:
+    """`fake_server(**timings)` starts one; all are stopped after the test."""
+    started: list[FakeServer] = []
+
+    def start(**timings: float) -> FakeServer:
+        server = FakeServer(bench_venv, **timings)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def results_of(out: Path) -> dict:
+    return json.loads((out / "results.json").read_text())
