@@ -72,6 +72,9 @@ def aiperf_argv(run: LoadRun, venv: Path) -> list[str]:
         "--concurrency", ",".join(str(c) for c in run.levels),
         "--artifact-dir", str(run.artifacts), "--ui-type", "none",
         "--random-seed", "0",
+        # No DCGM or Prometheus scraping: neither is reachable from where this runs (a laptop,
+        # a Job beside the router), and probing for them costs each level seconds.
+        "--no-gpu-telemetry", "--no-server-metrics",
     ]  # fmt: skip
     if run.stop.duration is not None:
         argv += ["--benchmark-duration", f"{run.stop.duration:g}"]

@@ -13,14 +13,17 @@ IN, OUT = 1024, 32
 TTFT_MS = FIRST_MS + PER_TOKEN_MS * IN  # 254.8 ms
 
 
+# Serial with the other aiperf test (one worker): two load generators at once on two cores
+# would measure each other.
 @pytest.mark.long
+@pytest.mark.xdist_group("aiperf")
 def test_measured_ttft_and_tpot_are_what_the_server_was_set_to(fake_server, tokenizer, tmp_path):
     server = fake_server(first_token_ms=FIRST_MS, prefill_ms_per_token=PER_TOKEN_MS,
                          tpot_ms=TPOT_MS)  # fmt: skip
     out = tmp_path / "run"
     code = main([
         "benchmark", "run", "--target", server.url, "--tokenizer", str(tokenizer),
-        "--scenario", f"D({IN},{OUT})", "--concurrency", "1,16", "--duration", "5",
+        "--scenario", f"D({IN},{OUT})", "--concurrency", "1,16", "--duration", "3",
         "--out", str(out), "--label", "fake",
     ])  # fmt: skip
     assert code == 0
@@ -29,7 +32,7 @@ def test_measured_ttft_and_tpot_are_what_the_server_was_set_to(fake_server, toke
     assert results["model"] == "fake-llm" and results["loadGenerator"]["name"] == "aiperf"
     for level in ("1", "16"):
         r = results["levels"][level]
-        assert r["errors"] == 0 and r["requests"] >= 5
+        assert r["errors"] == 0 and r["requests"] >= 3
         assert r["inputTokens"] == IN and r["outputTokens"] == OUT
         assert r["ttft"]["p50"] == pytest.approx(TTFT_MS, rel=0.10), level
         assert r["tpot"]["p50"] == pytest.approx(TPOT_MS, rel=0.10), level
