@@ -14,6 +14,7 @@ from typing import Any
 from hyperpod_dpd.benchmark.results import LATENCIES, LATENCY_TITLES, PERCENTILES
 
 THROUGHPUTS = {"outputTokensPerSecond": "output tokens/s", "requestsPerSecond": "requests/s"}
+COST = "USD per 1M output tokens"
 # The article's bars: the p50s and the output throughput.
 HEADLINE = [("ttft", "p50"), ("tpot", "p50"), ("itl", "p50"), ("e2e", "p50"),
             ("outputTokensPerSecond", None)]  # fmt: skip
@@ -21,6 +22,16 @@ HEADLINE = [("ttft", "p50"), ("tpot", "p50"), ("itl", "p50"), ("e2e", "p50"),
 
 class CompareError(ValueError):
     pass
+
+
+def cost_per_million(run: dict[str, Any], level: dict[str, Any]) -> float | None:
+    """The stack's hourly cost over the tokens it produced in an hour at this level's
+    throughput: what a million output tokens cost at this concurrency (None without a cost)."""
+    hourly = (run.get("endpoint") or {}).get("hourlyCostUsd")
+    per_hour = level["outputTokensPerSecond"] * 3600
+    if not hourly or not per_hour:
+        return None
+    return hourly / per_hour * 1_000_000
 
 
 def value(level: dict[str, Any], metric: str, stat: str | None) -> float:
@@ -83,17 +94,21 @@ def report_md(runs: list[dict[str, Any]], charts: list[str]) -> str:
         f"BASE: **{base['label']}**; compared: " + ", ".join(f"**{r['label']}**" for r in others),
         "",
         "Improvement is over BASE, and positive is better: less time for TTFT, TPOT, ITL and "
-        "E2E latency; more output tokens/s and requests/s.",
+        "E2E latency; more output tokens/s and requests/s; fewer dollars per 1M output tokens "
+        "(the stack's hourly cost from its plan, or --hourly-cost, over the measured output "
+        "tokens/s).",
         "",
-        "| run | scenario | mode | replicas (prefill/decode) | TP | threshold | image |",
-        "|---|---|---|---|---|---|---|",
+        "| run | scenario | mode | replicas (prefill/decode) | TP | threshold | chunked prefill "
+        "| image | USD/hour |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         e = r.get("endpoint") or {}
         lines.append(
             f"| {r['label']} | {r['scenario']} | {e.get('mode', 'n/a')} | "
             f"{e.get('replicas', 'n/a')} | {e.get('tensorParallelSize', 'n/a')} | "
-            f"{e.get('routingThreshold', 'n/a')} | {e.get('image', 'n/a')} |"
+            f"{e.get('routingThreshold', 'n/a')} | {e.get('chunkedPrefill', 'n/a')} | "
+            f"{e.get('image', 'n/a')} | {e.get('hourlyCostUsd', 'n/a')} |"
         )
     if len({r["scenario"] for r in runs}) > 1:
         lines += ["", "**Warning:** the runs used different scenarios; the numbers do not compare."]
@@ -105,6 +120,14 @@ def report_md(runs: list[dict[str, Any]], charts: list[str]) -> str:
             unit = "" if row["key"][1] is None else " ms"
             cells = [row["metric"], *(f"{v:,.1f}{unit}" for v in row["values"]),
                      *(_pct(p) for p in row["improvements"])]  # fmt: skip
+            lines.append("| " + " | ".join(cells) + " |")
+        costs = [cost_per_million(r, r["levels"][str(level)]) for r in runs]
+        if any(c is not None for c in costs):
+            cells = [COST, *("n/a" if c is None else f"${c:,.2f}" for c in costs)]
+            cells += [
+                _pct(None if c is None or costs[0] is None else (costs[0] - c) / costs[0] * 100)
+                for c in costs[1:]
+            ]
             lines.append("| " + " | ".join(cells) + " |")
         errors = [f"{r['label']}: {r['levels'][str(level)]['errors']}" for r in runs]
         lines += ["", "Errors: " + ", ".join(errors)]

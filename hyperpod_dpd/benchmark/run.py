@@ -79,12 +79,17 @@ def served_model(base_url: str, timeout: float = 10.0) -> str:
 
 def endpoint_facts(project_dir: Path, stack_name: str) -> dict[str, Any]:
     """The IEC fields a comparison needs, from the stack's settings (as the program sees them)."""
+    from hyperpod_dpd.cost import hourly_cost, total
     from hyperpod_dpd.stackfile import load_stack
     from settings import parse_settings
+    from specs.endpoint import ClusterFacts, build_endpoint
 
     stack = load_stack(project_dir, stack_name)
-    e = parse_settings(stack.decoded(), stack.secret_keys).endpoint
+    settings = parse_settings(stack.decoded(), stack.secret_keys)
+    e = settings.endpoint
     facts: dict[str, Any] = {
+        # What the whole stack bills per hour (the plan's estimate): the price of these tokens.
+        "hourlyCostUsd": round(total(hourly_cost(settings)), 2),
         "stack": stack_name,
         "name": e.name,
         "namespace": e.namespace,
@@ -92,14 +97,16 @@ def endpoint_facts(project_dir: Path, stack_name: str) -> dict[str, Any]:
         "tensorParallelSize": e.tensor_parallel_size,
         "image": e.image,
     }
-    if e.mode == "dpd":
+    # Read off the IEC the program would deploy, not re-derived here.
+    iec = build_endpoint(settings, ClusterFacts(model_bucket="", az_name=""))
+    if iec.pd_spec is not None:
         facts |= {
-            "replicas": f"{e.prefill.replicas}/{e.decode.replicas}",
-            "routingThreshold": e.routing_threshold,
+            "replicas": f"{iec.pd_spec.prefill.replicas}/{iec.pd_spec.decoding.replicas}",
+            "routingThreshold": iec.pd_spec.routing_threshold,
             "pdBufferSize": int(e.pd_buffer_size),
         }
     else:
-        facts["replicas"] = str(e.prefill.replicas)
+        facts["replicas"] = str(iec.replicas)
         facts["chunkedPrefill"] = e.colocated.describe()
     return facts
 
@@ -131,6 +138,13 @@ def local_run(args: argparse.Namespace, project_dir: Path) -> int:
             "choose another --out (an earlier run is never overwritten)",
         )  # fmt: skip
     endpoint = endpoint_facts(project_dir, args.stack) if args.stack else None
+    if args.hourly_cost is not None:
+        if args.hourly_cost <= 0:
+            raise BenchmarkArgError(
+                "--hourly-cost", args.hourly_cost, "US dollars per hour > 0",
+                "for example --hourly-cost 196.6 (two p5.48xlarge on demand)",
+            )  # fmt: skip
+        endpoint = {**(endpoint or {}), "hourlyCostUsd": args.hourly_cost}
     out.mkdir(parents=True, exist_ok=True)
     venv = benchmark_venv()
     load = LoadRun(

@@ -49,6 +49,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--stack", help="record this stack's endpoint; without --target, run in-cluster"
     )
+    run.add_argument(
+        "--hourly-cost", type=float,
+        help="USD per hour of the endpoint, for cost per 1M output tokens (default: the stack's)",
+    )  # fmt: skip
     run.add_argument("--project-dir", type=Path, help="directory of Pulumi.yaml (default: found)")
     run.set_defaults(handler=run_benchmark)
 

@@ -16,6 +16,7 @@ import pytest
 from hyperpod_dpd.benchmark.loadgen import ROOT, VENV, benchmark_venv
 
 SERVER = ROOT / "hyperpod_dpd" / "benchmark" / "fake_server.py"
+WORD_TOKENIZER = ROOT / "hyperpod_dpd" / "benchmark" / "word_tokenizer"
 
 
 @pytest.fixture(scope="session")
@@ -28,25 +29,11 @@ def bench_venv() -> Path:
 
 
 @pytest.fixture(scope="session")
-def tokenizer(tmp_path_factory, bench_venv) -> Path:
-    """A word-level tokenizer (whitespace split, one token per word), saved by the `tokenizers`
-    library the load generator loads it with: prompt tokens are then the words the fake server
-    counts, so the server's time to first token is known exactly."""
-    directory = tmp_path_factory.mktemp("tokenizer")
-    script = """
-import json, sys
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-words = "the quick brown fox jumps over lazy dog tok".split()
-vocab = {"[UNK]": 0, **{w: i + 1 for i, w in enumerate(words)}}
-t = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-t.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-t.decoder = decoders.WordPiece(prefix="##", cleanup=False)
-t.save(sys.argv[1] + "/tokenizer.json")
-json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "[UNK]",
-           "model_max_length": 1000000}, open(sys.argv[1] + "/tokenizer_config.json", "w"))
-"""
-    subprocess.run([str(bench_venv / "bin" / "python"), "-c", script, str(directory)], check=True)
-    return directory
+def tokenizer() -> Path:
+    """The word-level tokenizer shipped for trying the benchmark out (whitespace split, one token
+    per word): prompt tokens are then the words the fake server counts, so its time to first
+    token is known exactly."""
+    return WORD_TOKENIZER
 
 
 def _free_port() -> int:

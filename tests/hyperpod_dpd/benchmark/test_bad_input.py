@@ -84,3 +84,25 @@ def test_compare_needs_a_shared_level(tmp_path, capsys):
                  "--out", str(tmp_path / "r")])  # fmt: skip
     assert code == 2
     assert "share no concurrency level" in capsys.readouterr().err
+
+
+def test_a_stack_records_the_endpoint_a_comparison_needs(tmp_path):
+    from hyperpod_dpd.benchmark.run import endpoint_facts
+    from tests.conftest import ROOT, edit, stack_raw, write_project
+
+    dev = endpoint_facts(ROOT, "dev")
+    assert dev["mode"] == "dpd" and dev["replicas"] == "1/1"
+    assert dev["tensorParallelSize"] == 8 and dev["routingThreshold"] == 4096
+    assert dev["pdBufferSize"] == 8 * 2**30 and dev["hourlyCostUsd"] > 100
+    raw = edit(stack_raw("dev"), "hyperpod-dpd:endpoint.mode", "colocated")
+    edit(raw, "hyperpod-dpd:endpoint.colocated", {"maxNumBatchedTokens": 2048})
+    project = write_project(tmp_path, raw, stack="tuned")
+    tuned = endpoint_facts(project, "tuned")
+    assert tuned["mode"] == "colocated" and tuned["replicas"] == "2"
+    assert tuned["chunkedPrefill"] == "--max-num-batched-tokens 2048"
+    assert "routingThreshold" not in tuned
+
+
+def test_a_cost_that_is_not_one_is_refused(tmp_path, tk, capsys):
+    assert main(_run(tmp_path, "--target", "http://x", "--hourly-cost", "0", tokenizer=tk)) == 2
+    assert "--hourly-cost 0.0" in capsys.readouterr().err

@@ -76,11 +76,9 @@ def _results(label, ttft, tpot, tokens_per_s, endpoint=None):
 
 def test_report_states_the_convention_and_three_runs_compare_to_the_first():
     runs = [
-        _results("colocated", 300, 40, 800, {"mode": "colocated", "replicas": "2"}),
+        _results("colocated", 300, 40, 800, {"mode": "colocated", "hourlyCostUsd": 200.0}),
         _results("chunked", 350, 30, 900),
-        _results(
-            "dpd", 320, 20, 1000, {"mode": "dpd", "replicas": "1/1", "routingThreshold": 4096}
-        ),
+        _results("dpd", 320, 20, 1000, {"mode": "dpd", "replicas": "1/1", "hourlyCostUsd": 200.0}),
     ]
     text = report_md(runs, ["improvement-dpd.png"])
     assert "positive is better" in text
@@ -89,4 +87,7 @@ def test_report_states_the_convention_and_three_runs_compare_to_the_first():
     row = next(line for line in text.splitlines() if line.startswith("| output tokens/s |"))
     assert row.endswith("| +12.5% | +25.0% |")
     assert "| dpd | D(4096,256) | dpd | 1/1 |" in text
+    # $200/h over 800 and 1000 tokens/s; the run without a cost has none.
+    row = next(line for line in text.splitlines() if line.startswith("| USD per 1M output tokens"))
+    assert row == "| USD per 1M output tokens | $69.44 | n/a | $55.56 | n/a | +20.0% |"
     assert text.count("## Concurrency") == 2
