@@ -54,14 +54,14 @@ def label(metric: str, stat: str | None) -> str:
 
 
 def common_levels(runs: list[dict[str, Any]]) -> list[int]:
-    levels = [set(r["levels"]) for r in runs]
-    shared = sorted(set.intersection(*levels))
+    levels = [{int(c) for c in r["levels"]} for r in runs]
+    shared = sorted(set.intersection(*levels))  # as numbers: 4, 8, 16 (not "16", "4", "8")
     if not shared:
         names = ", ".join(f"{r['label']}: {sorted(int(c) for c in r['levels'])}" for r in runs)
         raise CompareError(
             f"the runs share no concurrency level ({names}); rerun with one in common"
         )
-    return [int(c) for c in shared]
+    return shared
 
 
 def rows(runs: list[dict[str, Any]], level: int) -> list[dict[str, Any]]:

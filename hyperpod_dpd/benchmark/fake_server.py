@@ -1,6 +1,6 @@
 """An OpenAI-compatible streaming chat server with known timings, to try and test the benchmark.
 
-  python -m hyperpod_dpd.benchmark.fake_server --port 8000 [--prefill-ms-per-token 0.05]
+  hyperpod-dpd benchmark fake-server --port 8000 [--prefill-ms-per-token 0.05]
       [--first-token-ms 20] [--tpot-ms 10] [--interference 3.0] [--transfer-ms 0]
 
 It serves `POST /v1/chat/completions` (stream or not, `stream_options.include_usage`) and
@@ -14,7 +14,8 @@ tokens`; each further token comes `tpot-ms` after the last. Two shapes of a real
 
 A prompt's tokens are counted as its whitespace-separated words (the tests' tokenizer is one
 token per word); each streamed token is one word. The server runs in the benchmark venv, which
-carries aiohttp for the load generator; nothing here needs a GPU or a model.
+carries aiohttp for the load generator (`python -m hyperpod_dpd.benchmark.fake_server` with
+the checkout on PYTHONPATH); nothing here needs a GPU or a model.
 """
 
 from __future__ import annotations
@@ -23,23 +24,12 @@ import argparse
 import asyncio
 import json
 import time
-from dataclasses import dataclass
 
 from aiohttp import web
 
+from hyperpod_dpd.benchmark.fake_timings import FLAGS, Timings, add_arguments
+
 MODEL = "fake-llm"
-
-
-@dataclass(frozen=True)
-class Timings:
-    first_token_ms: float = 20.0
-    prefill_ms_per_token: float = 0.05
-    tpot_ms: float = 10.0
-    interference: float = 1.0  # decode slow-down while a prefill runs (colocated)
-    transfer_ms: float = 0.0  # added to the first token (disaggregated KV transfer)
-
-    def ttft_ms(self, prompt_tokens: int) -> float:
-        return self.first_token_ms + self.prefill_ms_per_token * prompt_tokens + self.transfer_ms
 
 
 class Engine:
@@ -140,18 +130,9 @@ def app(timings: Timings) -> web.Application:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--first-token-ms", type=float, default=Timings.first_token_ms)
-    parser.add_argument("--prefill-ms-per-token", type=float, default=Timings.prefill_ms_per_token)
-    parser.add_argument("--tpot-ms", type=float, default=Timings.tpot_ms)
-    parser.add_argument("--interference", type=float, default=Timings.interference)
-    parser.add_argument("--transfer-ms", type=float, default=Timings.transfer_ms)
+    add_arguments(parser)
     args = parser.parse_args(argv)
-    timings = Timings(
-        args.first_token_ms, args.prefill_ms_per_token, args.tpot_ms, args.interference,
-        args.transfer_ms,
-    )  # fmt: skip
+    timings = Timings(**{field: getattr(args, field) for _, field in FLAGS})
     print(f"fake OpenAI-compatible server on http://{args.host}:{args.port}", flush=True)
     web.run_app(app(timings), host=args.host, port=args.port, print=None)
 

@@ -64,7 +64,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fake = sub.add_parser(
         "fake-server", help="a local OpenAI-compatible server with known timings, to try it out"
     )
-    fake.add_argument("server_args", nargs=argparse.REMAINDER, help="see fake_server.py --help")
+    from hyperpod_dpd.benchmark.fake_timings import add_arguments
+
+    add_arguments(fake)
     fake.set_defaults(handler=fake_server)
 
 
@@ -116,9 +118,11 @@ def compare_runs(args: argparse.Namespace, project_dir: Path) -> int:
 def fake_server(args: argparse.Namespace, project_dir: Path) -> int:
     import os
 
+    from hyperpod_dpd.benchmark.fake_timings import argv_of
     from hyperpod_dpd.benchmark.loadgen import ROOT, benchmark_venv
 
-    python = benchmark_venv() / "bin" / "python"
-    server = ROOT / "hyperpod_dpd" / "benchmark" / "fake_server.py"
-    os.execv(str(python), [str(python), str(server), *args.server_args])
+    python = str(benchmark_venv() / "bin" / "python")
+    # The server runs where aiohttp is; our package comes from this checkout.
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    os.execve(python, [python, "-m", "hyperpod_dpd.benchmark.fake_server", *argv_of(args)], env)
     return 0  # not reached

@@ -15,7 +15,7 @@ import pytest
 
 from hyperpod_dpd.benchmark.loadgen import ROOT, VENV, benchmark_venv
 
-SERVER = ROOT / "hyperpod_dpd" / "benchmark" / "fake_server.py"
+SERVER = "hyperpod_dpd.benchmark.fake_server"
 WORD_TOKENIZER = ROOT / "hyperpod_dpd" / "benchmark" / "word_tokenizer"
 
 
@@ -45,10 +45,12 @@ def _free_port() -> int:
 class FakeServer:
     def __init__(self, venv: Path, **timings: float):
         self.port = _free_port()
-        argv = [str(venv / "bin" / "python"), str(SERVER), "--port", str(self.port)]
+        argv = [str(venv / "bin" / "python"), "-m", SERVER, "--port", str(self.port)]
         for name, value in timings.items():
             argv += [f"--{name.replace('_', '-')}", str(value)]
-        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={"PYTHONPATH": str(ROOT)}
+        )
         self.url = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

@@ -91,3 +91,4 @@ def test_report_states_the_convention_and_three_runs_compare_to_the_first():
     row = next(line for line in text.splitlines() if line.startswith("| USD per 1M output tokens"))
     assert row == "| USD per 1M output tokens | $69.44 | n/a | $55.56 | n/a | +20.0% |"
     assert text.count("## Concurrency") == 2
+    assert text.index("## Concurrency 8") < text.index("## Concurrency 16")  # as numbers

@@ -1,0 +1,45 @@
+"""The fake server's timings and flags (standard library only: `hyperpod-dpd benchmark
+fake-server` parses them without loading aiohttp, then starts fake_server.py in the benchmark
+venv with them)."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Timings:
+    first_token_ms: float = 20.0
+    prefill_ms_per_token: float = 0.05
+    tpot_ms: float = 10.0
+    interference: float = 1.0  # decode slow-down while a prefill runs (colocated)
+    transfer_ms: float = 0.0  # added to the first token (disaggregated KV transfer)
+
+    def ttft_ms(self, prompt_tokens: int) -> float:
+        return self.first_token_ms + self.prefill_ms_per_token * prompt_tokens + self.transfer_ms
+
+
+# (flag, Timings field): the timing flags, shared with `hyperpod-dpd benchmark fake-server`.
+FLAGS = (
+    ("--first-token-ms", "first_token_ms"),
+    ("--prefill-ms-per-token", "prefill_ms_per_token"),
+    ("--tpot-ms", "tpot_ms"),
+    ("--interference", "interference"),
+    ("--transfer-ms", "transfer_ms"),
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    for flag, field in FLAGS:
+        parser.add_argument(flag, type=float, default=getattr(Timings, field))
+
+
+def argv_of(args: argparse.Namespace) -> list[str]:
+    """The flags of parsed `args` again, to start the server with them."""
+    argv = ["--host", args.host, "--port", str(args.port)]
+    for flag, field in FLAGS:
+        argv += [flag, str(getattr(args, field))]
+    return argv
