@@ -39,10 +39,14 @@ class Engine:
         self.timings = timings
         self.prefilling = 0
 
-    async def prefill(self, prompt_tokens: int) -> None:
+    async def prefill(self, prompt_tokens: int, arrived: float) -> None:
+        """Until the first token is due: `ttft_ms` after the request `arrived` (loop time), so
+        reading and parsing the body is part of the time to first token, not added to it."""
         self.prefilling += 1
+        loop = asyncio.get_running_loop()
         try:
-            await asyncio.sleep(self.timings.ttft_ms(prompt_tokens) / 1000)
+            await asyncio.sleep(max(0.0, arrived + self.timings.ttft_ms(prompt_tokens) / 1000
+                                    - loop.time()))  # fmt: skip
         finally:
             self.prefilling -= 1
 
@@ -77,6 +81,7 @@ def _chunk(created: int, delta: dict, finish: str | None = None, usage: dict | N
 
 async def chat(request: web.Request) -> web.StreamResponse:
     engine: Engine = request.app["engine"]
+    arrived = asyncio.get_running_loop().time()
     try:
         body = await request.json()
     except json.JSONDecodeError:
@@ -87,7 +92,7 @@ async def chat(request: web.Request) -> web.StreamResponse:
         return web.json_response({"error": {"message": "max_tokens must be >= 1"}}, status=400)
     usage = {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}
     created = int(time.time())
-    await engine.prefill(prompt)
+    await engine.prefill(prompt, arrived)
     if not body.get("stream"):
         for _ in range(out - 1):
             await asyncio.sleep(engine.next_token_delay())
