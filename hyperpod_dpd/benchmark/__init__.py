@@ -3,6 +3,8 @@
 scenario (the command line's workload, validated), loadgen (aiperf in its own venv: the argv,
 the run, its exports), results (results.json from those exports), compare (report.md: the
 tables and percent improvements), report (writes them), charts (the PNGs, drawn in the
-benchmark venv), fake_server (a local endpoint with known timings).
-Only the standard library is imported here; aiperf and matplotlib live in build/benchmark-venv.
+benchmark venv), fake_server (a local endpoint with known timings; its flags in fake_timings),
+word_tokenizer/ (one token per word, for trying it out).
+The CLI side imports only the standard library (and, for --stack, the settings); aiperf,
+matplotlib and aiohttp live in build/benchmark-venv.
 """
