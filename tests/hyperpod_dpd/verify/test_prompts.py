@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 
@@ -109,11 +108,11 @@ def test_http_client_reports_an_unreachable_url():
     assert result.answer.startswith(f"cannot reach http://127.0.0.1:{port}/v1/chat/completions")
 
 
-@pytest.mark.skipif(not (shutil.which("sh") and shutil.which("curl")), reason="needs sh and curl")
 @pytest.mark.parametrize("kind", ["short", "long"])
 def test_the_pod_script_sends_the_prompt_for_real(kind):
     """The container's command and env, run by a local sh with the local curl against the fake
-    router: the body it sends is exactly the prompt, and its output parses as the pod log."""
+    router: the body it sends is exactly the prompt, and its output parses as the pod log.
+    (`make test` checks that sh and curl are installed before it starts; never skipped.)"""
     fake = FakeKube()
     with ChatServer(fake).serving() as chat:
         client = PodPromptClient(None, "inference", chat.url, timeout=10, poll_interval=0.01)  # type: ignore[arg-type]
