@@ -11,9 +11,10 @@ PulumiPolicy.yaml, requirements.txt, the `policies` package (without the program
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
+
+from hyperpod_dpd.venvs import venv_from
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ROOT / "policies" / "__main__.py"
@@ -47,15 +48,4 @@ def assemble(out: Path) -> Path:
 
 def build_venv(out: Path, python: str = sys.executable) -> Path:
     """Create `out/venv` from `out/requirements.txt`, unless it already holds exactly that."""
-    venv = out / VENV
-    stamp = venv / ".requirements"
-    wanted = (out / "requirements.txt").read_text()
-    if stamp.exists() and stamp.read_text() == wanted:
-        return venv
-    if venv.exists():
-        shutil.rmtree(venv)
-    subprocess.run([python, "-m", "venv", str(venv)], check=True)
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, "install", "-r", str(out / "requirements.txt")], check=True)
-    stamp.write_text(wanted)
-    return venv
+    return venv_from(out / "requirements.txt", out / VENV, python)

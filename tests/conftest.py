@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import fcntl
 import gc
 import hashlib
 import json
 import pickle
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +77,15 @@ def _share_runs_between_workers(tmp_path_factory, worker_id):
         _SHARED_RUNS.mkdir(exist_ok=True)
 
 
+@contextlib.contextmanager
+def exclusive(lock_path: Path) -> Iterator[None]:
+    """Hold the lock file `lock_path` (created if missing): the parallel test workers take turns
+    at what it guards (a venv being built, a shared program run)."""
+    with lock_path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def run_stack(
     raw: dict[str, Any],
     secret_keys: list[str] | None = None,
@@ -118,8 +129,7 @@ def _shared_run(key: tuple, run):
     if _SHARED_RUNS is None:
         return run()
     path = _SHARED_RUNS / hashlib.sha256(repr(key).encode()).hexdigest()
-    with path.with_suffix(".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with exclusive(path.with_suffix(".lock")):
         if path.exists():
             return pickle.loads(path.read_bytes())
         result = run()

@@ -38,13 +38,14 @@ def value(level: dict[str, Any], metric: str, stat: str | None) -> float:
     return float(level[metric][stat] if stat else level[metric])
 
 
-def improvement(base: float, run: float, metric: str) -> float | None:
-    """Percent improvement of `run` over `base` (positive is better); None when base is 0."""
-    if base == 0:
+def improvement(base: float | None, run: float | None, metric: str) -> float | None:
+    """Percent improvement of `run` over `base` (positive is better): lower is better for the
+    latencies and the cost, higher for the throughputs. None when either is unknown or base 0."""
+    if not base or run is None:
         return None
-    if metric in LATENCIES:
-        return (base - run) / base * 100
-    return (run - base) / base * 100
+    if metric in THROUGHPUTS:
+        return (run - base) / base * 100
+    return (base - run) / base * 100
 
 
 def label(metric: str, stat: str | None) -> str:
@@ -73,7 +74,7 @@ def rows(runs: list[dict[str, Any]], level: int) -> list[dict[str, Any]]:
     for metric, stat in metrics:
         values = [value(r["levels"][key], metric, stat) for r in runs]
         out.append({
-            "metric": label(metric, stat) if stat != "mean" else f"{LATENCY_TITLES[metric]} mean",
+            "metric": label(metric, stat),
             "key": (metric, stat),
             "values": values,
             "improvements": [improvement(values[0], v, metric) for v in values[1:]],
@@ -124,10 +125,7 @@ def report_md(runs: list[dict[str, Any]], charts: list[str]) -> str:
         costs = [cost_per_million(r, r["levels"][str(level)]) for r in runs]
         if any(c is not None for c in costs):
             cells = [COST, *("n/a" if c is None else f"${c:,.2f}" for c in costs)]
-            cells += [
-                _pct(None if c is None or costs[0] is None else (costs[0] - c) / costs[0] * 100)
-                for c in costs[1:]
-            ]
+            cells += [_pct(improvement(costs[0], c, COST)) for c in costs[1:]]
             lines.append("| " + " | ".join(cells) + " |")
         errors = [f"{r['label']}: {r['levels'][str(level)]['errors']}" for r in runs]
         lines += ["", "Errors: " + ", ".join(errors)]

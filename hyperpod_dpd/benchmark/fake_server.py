@@ -54,6 +54,17 @@ class Engine:
         slow = self.timings.interference if self.prefilling else 1.0
         return self.timings.tpot_ms * slow / 1000
 
+    async def later_tokens(self, count: int):
+        """Yield 1 .. count-1 as each token after the first falls due: a fixed delay after the
+        previous one was due (not after it was sent), so the event loop's own lateness does not
+        add up over a stream."""
+        loop = asyncio.get_running_loop()
+        due = loop.time()
+        for i in range(1, count):
+            due += self.next_token_delay()
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            yield i
+
 
 def _prompt_tokens(body: dict) -> int:
     words = 0
@@ -94,8 +105,8 @@ async def chat(request: web.Request) -> web.StreamResponse:
     created = int(time.time())
     await engine.prefill(prompt, arrived)
     if not body.get("stream"):
-        for _ in range(out - 1):
-            await asyncio.sleep(engine.next_token_delay())
+        async for _ in engine.later_tokens(out):
+            pass
         message = {"role": "assistant", "content": " ".join(["tok"] * out)}
         return web.json_response({
             "id": f"chatcmpl-{created}", "object": "chat.completion", "created": created,
@@ -105,13 +116,7 @@ async def chat(request: web.Request) -> web.StreamResponse:
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
     await response.prepare(request)
     await response.write(_chunk(created, {"role": "assistant", "content": "tok"}))
-    # Each token is due a fixed delay after the previous one was due (not after it was sent):
-    # the event loop's own lateness does not add up over a stream.
-    loop = asyncio.get_running_loop()
-    due = loop.time()
-    for i in range(1, out):
-        due += engine.next_token_delay()
-        await asyncio.sleep(max(0.0, due - loop.time()))
+    async for i in engine.later_tokens(out):
         finish = "length" if i == out - 1 else None
         await response.write(_chunk(created, {"content": " tok"}, finish))
     if (body.get("stream_options") or {}).get("include_usage"):

@@ -9,14 +9,13 @@ takes the duration in seconds and counts input tokens exactly with a local token
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from hyperpod_dpd.benchmark.scenario import Scenario, StopRule
+from hyperpod_dpd.venvs import foreign_env, venv_from
 
 ROOT = Path(__file__).resolve().parents[2]
 REQUIREMENTS = ROOT / "requirements-benchmark.txt"
@@ -25,18 +24,9 @@ VENV = ROOT / "build" / "benchmark-venv"
 
 def benchmark_venv(venv: Path = VENV, requirements: Path = REQUIREMENTS) -> Path:
     """`venv` holding exactly `requirements`, built on first use and rebuilt when it changes."""
-    stamp = venv / ".requirements"
-    wanted = requirements.read_text()
-    if stamp.exists() and stamp.read_text() == wanted:
-        return venv
-    if venv.exists():
-        shutil.rmtree(venv)
-    print(f"building {venv} from {requirements.name} (once; a few minutes)", file=sys.stderr)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, "install", "-r", str(requirements)], check=True)
-    stamp.write_text(wanted)
-    return venv
+    if not (venv / ".requirements").exists():
+        print(f"building {venv} from {requirements.name} (once; a few minutes)", file=sys.stderr)
+    return venv_from(requirements, venv)
 
 
 @dataclass(frozen=True)
@@ -51,10 +41,15 @@ class LoadRun:
     api_key: str | None = None
 
     def base_url(self) -> str:
-        url = self.target.rstrip("/")
-        for suffix in ("/v1/chat/completions", "/chat/completions", "/v1"):
-            url = url.removesuffix(suffix)
-        return url
+        return base_url(self.target)
+
+
+def base_url(target: str) -> str:
+    """The server's root: `target` without the OpenAI path it may carry."""
+    url = target.rstrip("/")
+    for suffix in ("/v1/chat/completions", "/chat/completions", "/v1"):
+        url = url.removesuffix(suffix)
+    return url
 
 
 def aiperf_argv(run: LoadRun, venv: Path) -> list[str]:
@@ -95,7 +90,7 @@ def export_of(artifacts: Path, level: int, levels: list[int]) -> Path:
 def run_aiperf(run: LoadRun, venv: Path, log: Path) -> subprocess.CompletedProcess:
     """Run aiperf; its console (the progress and the tables) goes to `log` and, line by line,
     to our stderr so the user sees progress."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = foreign_env()
     # Not HF_HUB_OFFLINE: with it aiperf 0.13 looks a tokenizer up only in the hub's cache and
     # fails on a local directory (aiperf/common/tokenizer.py, _from_pretrained_local). Without
     # it, an absolute path is taken as local and never resolved against a hub (resolve_alias);

@@ -4,20 +4,19 @@ benchmark venv, where matplotlib is)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 from hyperpod_dpd.benchmark import compare, results
 from hyperpod_dpd.benchmark.loadgen import ROOT, benchmark_venv
+from hyperpod_dpd.venvs import foreign_env
 
 
 def draw_charts(data: dict, out: Path) -> list[str]:
     spec = out / "charts.json"
     spec.write_text(json.dumps(data, indent=2) + "\n")
     python = benchmark_venv() / "bin" / "python"
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env["MPLBACKEND"] = "Agg"
+    env = foreign_env(MPLBACKEND="Agg")
     proc = subprocess.run(
         [str(python), str(ROOT / "hyperpod_dpd" / "benchmark" / "charts.py"), str(spec), str(out)],
         capture_output=True, text=True, env=env,

@@ -19,6 +19,7 @@ from hyperpod_dpd.benchmark import results
 from hyperpod_dpd.benchmark.loadgen import (
     REQUIREMENTS,
     LoadRun,
+    base_url,
     benchmark_venv,
     export_of,
     run_aiperf,
@@ -147,12 +148,11 @@ def local_run(args: argparse.Namespace, project_dir: Path) -> int:
         endpoint = {**(endpoint or {}), "hourlyCostUsd": args.hourly_cost}
     out.mkdir(parents=True, exist_ok=True)
     venv = benchmark_venv()
+    model = args.model or served_model(base_url(target))
     load = LoadRun(
-        target=target, tokenizer=tokenizer, model="", scenario=scenario, levels=levels,
+        target=target, tokenizer=tokenizer, model=model, scenario=scenario, levels=levels,
         stop=stop, artifacts=out / "aiperf",
     )  # fmt: skip
-    model = args.model or served_model(load.base_url())
-    load = LoadRun(**{**load.__dict__, "model": model})
     print(f"benchmark {scenario.text} at concurrency {levels} against {target} ({model})")
     started, cpu = time.time(), _children_cpu()
     proc = run_aiperf(load, venv, out / "aiperf.log")

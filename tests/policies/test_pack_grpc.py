@@ -13,10 +13,8 @@ copy of the assembled directory alone, started the same way.
 from __future__ import annotations
 
 import copy
-import fcntl
 import inspect
 import itertools
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -30,9 +28,10 @@ from pulumi.runtime.proto import analyzer_pb2_grpc
 
 from core.vocabulary import RULE_NAMES, SECRET_TYPE
 from hyperpod_dpd.policy_pack import assemble, build_venv
+from hyperpod_dpd.venvs import foreign_env
 from policies.pack import build_policies, pack_config
 from policies.rules import Limits, ResourceView
-from tests.conftest import ROOT, run_stack, stack_raw
+from tests.conftest import ROOT, exclusive, run_stack, stack_raw
 from tests.policies import test_rules
 from tests.policies.conftest import gpu_group, iec_spec, named, recorded
 from tests.policies.test_pack import run_pack
@@ -47,8 +46,7 @@ def pack_dir(tmp_path_factory) -> Path:
     its requirements.txt, once: parallel test workers take turns through a lock)."""
     out = assemble(tmp_path_factory.mktemp("published") / "hyperpod-dpd-pack")
     PACK.mkdir(parents=True, exist_ok=True)
-    with (PACK.parent / ".policy-pack.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with exclusive(PACK.parent / ".policy-pack.lock"):
         shutil.copyfile(out / "requirements.txt", PACK / "requirements.txt")
         venv = build_venv(PACK)
     (out / "venv").symlink_to(venv)
@@ -57,7 +55,7 @@ def pack_dir(tmp_path_factory) -> Path:
 
 class Analyzer:
     def __init__(self, pack: Path):
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        env = foreign_env()
         self.process = subprocess.Popen(
             [str(pack / "venv" / "bin" / "python"), "-u", "-m", "pulumi.policy",
              "127.0.0.1:1", str(pack)],

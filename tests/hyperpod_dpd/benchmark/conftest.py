@@ -3,7 +3,6 @@ fake OpenAI-compatible servers (hyperpod_dpd/benchmark/fake_server.py) with know
 
 from __future__ import annotations
 
-import fcntl
 import json
 import socket
 import subprocess
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from hyperpod_dpd.benchmark.loadgen import ROOT, VENV, benchmark_venv
+from tests.conftest import exclusive
 
 SERVER = "hyperpod_dpd.benchmark.fake_server"
 WORD_TOKENIZER = ROOT / "hyperpod_dpd" / "benchmark" / "word_tokenizer"
@@ -23,8 +23,7 @@ WORD_TOKENIZER = ROOT / "hyperpod_dpd" / "benchmark" / "word_tokenizer"
 def bench_venv() -> Path:
     """build/benchmark-venv (make test builds it first; parallel workers take turns)."""
     VENV.parent.mkdir(parents=True, exist_ok=True)
-    with (VENV.parent / ".benchmark-venv.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with exclusive(VENV.parent / ".benchmark-venv.lock"):
         return benchmark_venv()
 
 
