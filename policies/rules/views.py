@@ -137,44 +137,27 @@ def as_float(value: Any) -> float | None:
         return None
 
 
+def _group_instance_type(resources: Sequence[ResourceView], role: str) -> str | None:
+    for _, group in gpu_groups(resources):
+        if group_role(group) == role and known(group.get("instanceType")):
+            return group["instanceType"]
+    return None
+
+
 def decode_instance_type(iec: ResourceView, resources: Sequence[ResourceView]) -> str | None:
     """The decoder's instance type: from the HyperPod decode group, else the endpoint's."""
-    for _, group in gpu_groups(resources):
-        if group_role(group) == "decode" and known(group.get("instanceType")):
-            return group["instanceType"]
     types = instance_types(iec)
-    return types[0] if types else None
-
-
-def sizing_inputs(iec: ResourceView, resources: Sequence[ResourceView]):
-    """(model, instance, tp, utilization, max_model_len, buffer) of the decoder, or None when
-    any is unknown (then the sizing rules have nothing to judge)."""
-    try:
-        model = load_model(annotation(iec, "sizing-model") or "")
-    except SizingError:
-        return None
-    instance = INSTANCES.get(decode_instance_type(iec, resources) or "")
-    args = effective_args(iec, "decode")
-    tp = as_int(flag_value(args, "--tensor-parallel-size") or 1)
-    utilization = as_float(flag_value(args, "--gpu-memory-utilization") or 0.9)  # vLLM default
-    max_len = as_int(flag_value(args, "--max-model-len"))
-    buffer = as_int(env(iec).get("PD_BUFFER_SIZE"))
-    if None in (instance, tp, utilization, max_len, buffer):
-        return None
-    return model, instance, tp, utilization, max_len, buffer
+    return _group_instance_type(resources, "decode") or (types[0] if types else None)
 
 
 def role_instance_type(iec: ResourceView, resources: Sequence[ResourceView], role: str):
     """The instance type `role` runs on: its HyperPod group's, else the decoder's."""
-    for _, group in gpu_groups(resources):
-        if group_role(group) == role and known(group.get("instanceType")):
-            return group["instanceType"]
-    return decode_instance_type(iec, resources)
+    return _group_instance_type(resources, role) or decode_instance_type(iec, resources)
 
 
 def role_sizing(iec: ResourceView, resources: Sequence[ResourceView], role: str):
-    """(model, instance, tp, utilization, max_model_len, buffer) of `role`, or None when any is
-    unknown (`sizing_inputs` is the decoder's)."""
+    """(model, instance, tp, utilization, max_model_len, buffer) of `role`, or None when any
+    but the buffer is unknown (an unknown buffer is 0 here; `sizing_inputs` needs it)."""
     try:
         model = load_model(annotation(iec, "sizing-model") or "")
     except SizingError:
@@ -188,6 +171,14 @@ def role_sizing(iec: ResourceView, resources: Sequence[ResourceView], role: str)
     if None in (instance, tp, utilization, max_len) or not tp:
         return None
     return model, instance, tp, utilization, max_len, buffer
+
+
+def sizing_inputs(iec: ResourceView, resources: Sequence[ResourceView]):
+    """The decoder's `role_sizing`, or None when any input, the PD buffer included, is unknown
+    (then the sizing rules have nothing to judge)."""
+    if as_int(env(iec).get("PD_BUFFER_SIZE")) is None:
+        return None
+    return role_sizing(iec, resources, "decode")
 
 
 def sized_dpd_endpoints(resources: Sequence[ResourceView]):
