@@ -116,3 +116,16 @@ def test_policy_config_of_prod_makes_advisories_mandatory(capsys):
     assert json.loads(capsys.readouterr().out)["hyperpod-dpd-routing-strategy"] == {
         "enforcementLevel": "advisory"
     }
+
+
+def test_every_command_module_is_on_the_command_line():
+    """A module in hyperpod_dpd/commands/ that COMMANDS leaves out is a command users cannot run
+    (`hyperpod-dpd fetch`, which `make fetch` calls, once was)."""
+    from hyperpod_dpd.cli import COMMANDS
+
+    modules = {p.stem for p in (ROOT / "hyperpod_dpd" / "commands").glob("*.py")} - {"__init__"}
+    assert {c.__name__.rsplit(".", 1)[1] for c in COMMANDS} == modules
+    for name in modules:
+        with pytest.raises(SystemExit) as exited:
+            main([name.replace("_", "-"), "--help"])
+        assert exited.value.code == 0, name
