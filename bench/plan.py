@@ -94,10 +94,14 @@ def _bare(code: str) -> str:
     return f"import gc, os\ngc.disable()\n{code}\nos._exit(0)"
 
 
+def plan_argv(stack: str, out: Path) -> list[str]:
+    return [str(BIN / "hyperpod-dpd"), "plan", "--stack", stack, "--out", str(out)]
+
+
 def commands(stack: str, out: Path, classes: str) -> list[Command]:
     cli = str(BIN / "hyperpod-dpd")
     return [
-        Command(f"plan {stack}", [cli, "plan", "--stack", stack, "--out", str(out)]),
+        Command(f"plan {stack}", plan_argv(stack, out)),
         Command("SDK import floor", [sys.executable, "-c", _bare(FLOOR_IMPORTS)]),
         Command("SDK classes floor", [sys.executable, "-c", _bare(f"{FLOOR_IMPORTS}\n{classes}")]),
         Command("hyperpod-dpd --help", [cli, "--help"]),
@@ -122,18 +126,23 @@ def run_once(command: Command) -> tuple[float, float]:
     return wall, _children_cpu() - cpu
 
 
-def interleaved(cmds: list[Command], runs: int) -> dict[str, list[tuple[float, float]]]:
+def interleaved(
+    cmds: list[Command], runs: int, warm: set[str] = frozenset()
+) -> dict[str, list[tuple[float, float]]]:
+    """`runs` measured rounds, after one unmeasured round (the page cache warm for every row
+    alike) of the commands not already in `warm`."""
     samples: dict[str, list[tuple[float, float]]] = {c.name: [] for c in cmds}
-    for command in cmds:  # one unmeasured round: the page cache warm for every row alike
-        run_once(command)
+    for command in cmds:
+        if command.name not in warm:
+            run_once(command)
     for i in range(runs):
         for command in cmds[i % len(cmds) :] + cmds[: i % len(cmds)]:
             samples[command.name].append(run_once(command))
     return samples
 
 
-def report(samples: dict[str, list[tuple[float, float]]], stack: str, runs: int) -> bool:
-    """Print the table, the ratios and the targets; True when every target is met."""
+def report(samples: dict[str, list[tuple[float, float]]], stack: str, runs: int) -> None:
+    """Print the table, the ratios and the targets, met or missed."""
     median = {name: statistics.median(w for w, _ in s) for name, s in samples.items()}
     print(
         f"medians of {runs} runs, interleaved; {os.cpu_count()} cores; Python {sys.version.split()[0]}"
@@ -158,7 +167,6 @@ def report(samples: dict[str, list[tuple[float, float]]], stack: str, runs: int)
     print("\ntargets (issue 16):")
     for what, met, value in checks:
         print(f"  {'met   ' if met else 'MISSED'} {what:<36} {value}")
-    return all(met for _, met, _ in checks)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -171,11 +179,12 @@ def main(argv: list[str] | None = None) -> int:
     for package in PACKAGES:
         compileall.compile_dir(ROOT / package, quiet=2)
     with tempfile.TemporaryDirectory(prefix="bench-plan-") as out:
-        plan = commands(args.stack, Path(out), "")[0]
-        run_once(plan)  # the resource types the classes floor loads
+        plan = Command(f"plan {args.stack}", plan_argv(args.stack, Path(out)))
+        run_once(plan)  # its warm-up round, and the resource types the classes floor loads
         resources = json.loads((Path(out) / "resources.json").read_text())
-        classes = sdk_classes({r["type"] for r in resources})
-        samples = interleaved(commands(args.stack, Path(out), classes), args.runs)
+        cmds = commands(args.stack, Path(out), sdk_classes({r["type"] for r in resources}))
+        samples = interleaved(cmds, args.runs, warm={plan.name})
+    # Numbers, not a verdict: a missed target is printed, and `make bench` goes on to the next.
     report(samples, args.stack, args.runs)
     return 0
 

@@ -24,8 +24,6 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-import yaml
-
 from core.versions import GitHubChart, GitHubFile
 from infra.charts import COMPLETE, VendorError, chart_path, file_path
 from specs.yaml_load import safe_load
@@ -92,7 +90,7 @@ def vendor_dependencies(chart: Path, oci_scheme: str = "https") -> list[Path]:
     """Place every remote sub-chart of `chart`'s Chart.yaml in `chart/charts/`, as Helm's
     `dependency build` does; Helm refuses to install a chart with one missing, even a disabled
     one, unless it may update dependencies itself (which would fetch on every preview)."""
-    meta = yaml.safe_load((chart / "Chart.yaml").read_text()) or {}
+    meta = safe_load((chart / "Chart.yaml").read_text()) or {}
     placed = []
     for dep in meta.get("dependencies") or []:
         repo, name, version = dep.get("repository") or "", dep["name"], str(dep["version"])

@@ -54,13 +54,8 @@ def _check_colocated(s: StackSettings) -> list[ConfigProblem]:
     than or equal to max_num_seqs"; the colocated worker runs the decoder's max_num_seqs)."""
     e, c = s.endpoint, s.endpoint.colocated
     problems = []
-    for flag, value, field in (
-        ("--max-num-batched-tokens", c.max_num_batched_tokens, "maxNumBatchedTokens"),
-        ("--max-num-partial-prefills", c.max_num_partial_prefills, "maxNumPartialPrefills"),
-        ("--long-prefill-token-threshold", c.long_prefill_token_threshold,
-         "longPrefillTokenThreshold"),
-    ):  # fmt: skip
-        if value is not None and any(a.split("=")[0] == flag for a in e.decode.args):
+    for flag, field, value in c.settings():
+        if any(a.split("=")[0] == flag for a in e.decode.args):
             key = full_key(("endpoint", "colocated", field))
             problems.append(ConfigProblem(
                 key, value, f"{flag} given once (endpoint.decode.args also sets it)",
@@ -320,12 +315,7 @@ def _check_zones(s: StackSettings) -> list[ConfigProblem]:
 
 def _check_vpc(s: StackSettings) -> list[ConfigProblem]:
     key = full_key(("network", "vpcCidr"))
-    try:
-        net = ipaddress.IPv4Network(s.network.vpc_cidr)
-    except ValueError as exc:
-        return [
-            ConfigProblem(key, s.network.vpc_cidr, f"a valid IPv4 network ({exc})", set_fix(key))
-        ]
+    net = ipaddress.IPv4Network(s.network.vpc_cidr)  # the model's Cidr type parsed it already
     if not (MIN_VPC_PREFIX <= net.prefixlen <= MAX_VPC_PREFIX) or not net.is_private:
         allowed = f"a private (RFC 1918) network from /{MIN_VPC_PREFIX} to /{MAX_VPC_PREFIX}"
         return [ConfigProblem(key, s.network.vpc_cidr, allowed, set_fix(key, "10.0.0.0/16"))]

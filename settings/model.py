@@ -346,17 +346,18 @@ class ColocatedConfig(_Model):
         "than this count as long for partial prefills. Default: vLLM's own.",
     )
 
+    def settings(self) -> list[tuple[str, str, int]]:
+        """(vLLM flag, config key under endpoint.colocated, value) of each knob that is set."""
+        return [
+            ("--" + name.replace("_", "-"), field.alias or name, getattr(self, name))
+            for name, field in type(self).model_fields.items()
+            if getattr(self, name) is not None
+        ]
+
     def flags(self) -> list[str]:
-        """The vLLM flags these settings stand for, in a fixed order."""
-        out: list[str] = []
-        for flag, value in (
-            ("--max-num-batched-tokens", self.max_num_batched_tokens),
-            ("--max-num-partial-prefills", self.max_num_partial_prefills),
-            ("--long-prefill-token-threshold", self.long_prefill_token_threshold),
-        ):
-            if value is not None:
-                out += [flag, str(value)]
-        return out
+        """The vLLM flags these settings stand for, in the fields' order (each field is named
+        after its flag)."""
+        return [part for flag, _, value in self.settings() for part in (flag, str(value))]
 
     def describe(self) -> str:
         flags = self.flags()
