@@ -30,15 +30,6 @@ class Check:
     fix: str = ""  # what to change, for every FAIL
 
 
-# What to do about a step that AWS refused, by step.
-_STEP_FIXES = {
-    "offerings": "the credentials need ec2:DescribeInstanceTypeOfferings in aws:region",
-    "quotas": "the credentials need servicequotas:ListServiceQuotas for sagemaker",
-    "training plans": "the credentials need sagemaker:DescribeTrainingPlan",
-    "addon versions": "the credentials need eks:DescribeAddonVersions",
-}
-
-
 def ec2_type(instance_type: str) -> str:
     """HyperPod types are EC2 types with an 'ml.' prefix (ml.p5.48xlarge -> p5.48xlarge)."""
     return instance_type.removeprefix("ml.")
@@ -46,12 +37,11 @@ def ec2_type(instance_type: str) -> str:
 
 def run_checks(s: StackSettings, client: ClientFactory) -> list[Check]:
     checks: list[Check] = []
-    for step in (_offerings, _quotas, _training_plans, _addon_versions):
+    for step, name, fix in _STEPS:
         try:
             checks += step(s, client)
         except (ClientError, BotoCoreError) as exc:
-            name = step.__name__.strip("_").replace("_", " ")
-            checks.append(Check(name, FAIL, _aws_error(exc), _STEP_FIXES[name]))
+            checks.append(Check(name, FAIL, _aws_error(exc), fix))
     return checks
 
 
@@ -207,3 +197,17 @@ def render(checks: list[Check]) -> str:
 def boto3_factory(region: str) -> ClientFactory:
     session = boto3.session.Session(region_name=region)
     return lambda service: session.client(service)
+
+
+# Each step, its check's name, and what to do when AWS refuses it: one row, so a new step cannot
+# lack its fix.
+_STEPS = (
+    (
+        _offerings,
+        "offerings",
+        "the credentials need ec2:DescribeInstanceTypeOfferings in aws:region",
+    ),
+    (_quotas, "quotas", "the credentials need servicequotas:ListServiceQuotas for sagemaker"),
+    (_training_plans, "training plans", "the credentials need sagemaker:DescribeTrainingPlan"),
+    (_addon_versions, "addon versions", "the credentials need eks:DescribeAddonVersions"),
+)
