@@ -43,6 +43,11 @@ def kv_bytes_per_token_per_rank(model: ModelSpec, tp: int) -> int:
     return 2 * model.num_layers * heads_per_rank * model.head_dim * model.bytes_per_element
 
 
+def weights_bytes_per_rank(model: ModelSpec, tp: int) -> int:
+    """The model's weights on one of `tp` ranks (vLLM shards them evenly)."""
+    return math.ceil(model.num_params * model.bytes_per_element / tp)
+
+
 def chunk_bytes(kv_per_token: int, chunk_tokens: int = CHUNK_TOKENS) -> int:
     """Bytes of one LMCache chunk per rank (10 MiB for Llama 3.3 70B at TP 8)."""
     return chunk_tokens * kv_per_token
@@ -146,7 +151,7 @@ def role_budget(
     allocated by LMCache outside vLLM's share; the prefiller gets none here."""
     gpu = instance.gpu_memory_bytes
     share = math.floor(gpu_memory_utilization * gpu)
-    weights = math.ceil(model.num_params * model.bytes_per_element / tp)
+    weights = weights_bytes_per_rank(model, tp)
     activations = ACTIVATION_RESERVE_BYTES[role]
     kv_room = share - weights - activations
     buffer = pd_buffer_bytes if role == "decode" else 0
@@ -381,7 +386,7 @@ def worker_fit(
     overhead_bytes: int = OVERHEAD_BYTES,
 ) -> Fit:
     gpu = instance.gpu_memory_bytes
-    weights = math.ceil(model.num_params * model.bytes_per_element / tp)
+    weights = weights_bytes_per_rank(model, tp)
     need = (
         weights
         + ACTIVATION_RESERVE_BYTES[role]
