@@ -24,6 +24,7 @@ from infra.stack_config import load_stack_config
 from policies.gate import enforce
 from specs import desired as names
 from specs.desired import desired_state
+from workloads.benchmark import BenchmarkAccess, BenchmarkAccessArgs
 from workloads.endpoint import EndpointArgs, InferenceEndpoint
 from workloads.staging import CheckpointStaging, StagingArgs
 
@@ -152,6 +153,19 @@ endpoint = InferenceEndpoint(
         # device plugins; the staged checkpoint: the Job completes only when the manifest is
         # written.
         depends_on=[operator.addon, hyperpod.cluster, dependencies.release, *staged],
+    ),
+)
+benchmark = BenchmarkAccess(
+    names.BENCHMARK,
+    BenchmarkAccessArgs(
+        spec=desired.benchmark,
+        outputs=outputs,
+        provider=eks.provider,
+        oidc_provider_arn=eks.oidc_provider.arn,
+        oidc_issuer_url=eks.oidc_issuer,
+        tags=tags,
+        # The service account lives in the endpoint's namespace (created with the endpoint).
+        depends_on=[endpoint.namespace] if endpoint.namespace else [],
     ),
 )
 

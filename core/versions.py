@@ -100,6 +100,13 @@ ALB_CONTROLLER_POLICY = GitHubFile(
 # router's ClusterIP service): curl's official image, the release tag on Docker Hub.
 VERIFY_CURL_IMAGE = "curlimages/curl:8.11.1"
 
+# The in-cluster Jobs (checkpoint staging, benchmark runs): a stock Python on Docker Hub's
+# official image, through its public ECR mirror (no Docker Hub rate limit from the cluster); the
+# minor matches the project's Python (pyproject.toml requires-python). Each Job pip-installs its
+# few pinned packages on start, with the same pins as requirements.txt.
+JOB_PYTHON_IMAGE = "public.ecr.aws/docker/library/python:3.11-slim-bookworm"
+JOB_BOTO3 = "boto3[crt]==1.44.8"  # requirements.txt
+
 # HyperPod AMI release (instanceGroups.<name>.imageReleaseVersion) is not pinned here: no public
 # source lists the released MAJOR.MINOR.PATCH versions (the CloudFormation schema documents the
 # field and its format only), and a guessed version would fail CreateCluster. Unset, HyperPod

@@ -21,6 +21,7 @@ ROLE_LABEL = "hyperpod-dpd/role"  # on HyperPod nodes: which role's pods they ru
 GROUP_LABEL = "hyperpod-dpd/instance-group"  # on HyperPod nodes: the instance group's name
 MODE_LABEL = "hyperpod-dpd/mode"  # on the endpoint: dpd | colocated
 CHECKPOINT_LABEL = "hyperpod-dpd/checkpoint"  # on the staging Job: (source, revision, prefix)
+BENCHMARK_LABEL = "hyperpod-dpd/benchmark"  # on a benchmark run's Job and ConfigMap: the run id
 # Facts the CRD has no field for, carried on the endpoint for the policy rules to read.
 ANNOTATION_PREFIX = "hyperpod-dpd/"
 GPU_RESOURCE = "nvidia.com/gpu"  # extended resource, and the key of the GPU nodes' taint
@@ -70,6 +71,7 @@ INFERENCE_OPERATOR = "hyperpod-dpd:infra:InferenceOperator"
 OBSERVABILITY = "hyperpod-dpd:infra:Observability"
 INFERENCE_ENDPOINT = "hyperpod-dpd:workloads:InferenceEndpoint"
 CHECKPOINT_STAGING = "hyperpod-dpd:workloads:CheckpointStaging"
+BENCHMARK_ACCESS = "hyperpod-dpd:workloads:BenchmarkAccess"
 
 # --- Policy rules (policies/rules/: one module each; a test keeps the two lists equal) -------
 RULE_NAMES: tuple[str, ...] = (

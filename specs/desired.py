@@ -14,6 +14,7 @@ from core.refs import ref
 from core.regions import partition_of
 from settings.model import StackSettings
 from specs.base import Desired
+from specs.benchmark import BenchmarkAccessSpec, benchmark_access
 from specs.buckets import BucketSpec, secure_bucket
 from specs.eks import eks_cluster
 from specs.endpoint import ClusterFacts, EndpointSpec, endpoint
@@ -34,6 +35,7 @@ OBSERVABILITY, OPERATOR, CHECKPOINT, ENDPOINT = (
     "checkpoint",
     "endpoint",
 )
+BENCHMARK = "benchmark"
 # Outputs that are not a child resource's: an invoke's, a component's, the config's.
 ACCOUNT_ID = ref("aws", "accountId")
 HF_TOKEN = ref("config", "hfToken")
@@ -64,6 +66,7 @@ class DesiredState:
     collector_policy: Desired | None  # observability enabled
     staging: StagingSpec | None  # checkpoint.staging: job
     endpoint: EndpointSpec
+    benchmark: BenchmarkAccessSpec
 
     def resources(self) -> list[Desired]:
         """Every desired resource a rule may judge, in registration order."""
@@ -82,6 +85,7 @@ class DesiredState:
         if self.endpoint.namespace:
             out.append(self.endpoint.namespace)
         out.append(self.endpoint.iec)
+        out.append(self.benchmark.policy)
         return out
 
 
@@ -171,4 +175,5 @@ def desired_state(
         collector_policy=collector,
         staging=staged,
         endpoint=iec,
+        benchmark=benchmark_access(BENCHMARK, s, models.arn),
     )

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from checkpoint.job import job_command
 from core.refs import ref
+from core.versions import JOB_BOTO3, JOB_PYTHON_IMAGE
 from core.vocabulary import (
     CHECKPOINT_LABEL,
     CHECKPOINT_STAGING,
@@ -34,8 +35,8 @@ SERVICE_ACCOUNT = "checkpoint-stager"
 CODE_CONFIG_MAP = "checkpoint-staging-code"
 TOKEN_SECRET = "hf-token"
 # Base image: a stock Python; the Job installs the two pinned packages the staging code needs.
-IMAGE = "public.ecr.aws/docker/library/python:3.11-slim-bookworm"
-PIP_PACKAGES = ("boto3[crt]==1.44.8", "huggingface_hub==2.4.0")  # same pins as requirements.txt
+IMAGE = JOB_PYTHON_IMAGE
+PIP_PACKAGES = (JOB_BOTO3, "huggingface_hub==2.4.0")  # same pins as requirements.txt
 CODE_DIR, APP_DIR = "/code", "/app"  # the ConfigMap's mount; where the program is laid out
 SCRATCH_LIMIT = "50Gi"  # one Hub file at a time is staged here (shards are ~5 GB)
 # What the staging program imports besides its own package (a test runs it from these alone).

@@ -42,6 +42,7 @@ def test_component_type_tokens(dev):
         "hyperpod-dpd:infra:InferenceOperator",
         "hyperpod-dpd:infra:Observability",
         "hyperpod-dpd:workloads:CheckpointStaging",
+        "hyperpod-dpd:workloads:BenchmarkAccess",
     }
 
 

@@ -30,6 +30,7 @@ class EndpointArgs:
 class InferenceEndpoint(pulumi.ComponentResource):
     spec: InferenceEndpointConfig
     resource: k8s.apiextensions.CustomResource
+    namespace: k8s.core.v1.Namespace | None  # None: the endpoint's namespace is not ours
 
     def __init__(self, name: str, args: EndpointArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(INFERENCE_ENDPOINT, name, None, opts)
@@ -37,11 +38,11 @@ class InferenceEndpoint(pulumi.ComponentResource):
         out = args.outputs
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         depends_on = list(args.depends_on)
+        self.namespace = None
         if args.spec.namespace is not None:
             ns = args.spec.namespace
-            depends_on.append(
-                k8s.core.v1.Namespace(ns.name, **out.resolve(ns.kwargs()), opts=child)
-            )
+            self.namespace = k8s.core.v1.Namespace(ns.name, **out.resolve(ns.kwargs()), opts=child)
+            depends_on.append(self.namespace)
         iec = args.spec.iec
         self.resource = k8s.apiextensions.CustomResource(
             iec.name,
