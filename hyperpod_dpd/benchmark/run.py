@@ -12,6 +12,7 @@ import resource
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from hyperpod_dpd.benchmark.loadgen import (
 )
 from hyperpod_dpd.benchmark.scenario import (
     BenchmarkArgError,
+    Scenario,
     StopRule,
     default_requests,
     parse_concurrency,
@@ -124,20 +126,36 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def local_run(args: argparse.Namespace, project_dir: Path) -> int:
+@dataclass(frozen=True)
+class RunPlan:
+    """A run's workload and where it writes, checked before anything runs or is written."""
+
+    scenario: Scenario
+    levels: list[int]
+    stop: StopRule
+    out: Path
+    label: str
+    model: str | None  # None: the server's first /v1/models
+
+
+def run_plan(args: argparse.Namespace) -> RunPlan:
     scenario = parse_scenario(args.scenario)
     levels = parse_concurrency(args.concurrency)
     stop = StopRule(args.requests, args.duration)
     if stop.requests is None and stop.duration is None:
         stop = StopRule(requests=default_requests(levels))
-    target = check_target(args.target)
-    tokenizer = tokenizer_dir(args.tokenizer)
     out: Path = args.out
     if (out / "results.json").exists():
         raise BenchmarkArgError(
             "--out", str(out), "a new directory or one without results.json",
             "choose another --out (an earlier run is never overwritten)",
         )  # fmt: skip
+    return RunPlan(scenario, levels, stop, out, args.label or out.resolve().name, args.model)
+
+
+def endpoint_record(args: argparse.Namespace, project_dir: Path) -> dict[str, Any] | None:
+    """What results.json records about the endpoint: the stack's facts (--stack) and the hourly
+    cost (the stack's estimate, or --hourly-cost)."""
     endpoint = endpoint_facts(project_dir, args.stack) if args.stack else None
     if args.hourly_cost is not None:
         if args.hourly_cost <= 0:
@@ -146,14 +164,29 @@ def local_run(args: argparse.Namespace, project_dir: Path) -> int:
                 "for example --hourly-cost 196.6 (two p5.48xlarge on demand)",
             )  # fmt: skip
         endpoint = {**(endpoint or {}), "hourlyCostUsd": args.hourly_cost}
+    return endpoint
+
+
+def local_run(args: argparse.Namespace, project_dir: Path) -> int:
+    plan = run_plan(args)
+    target = check_target(args.target)
+    tokenizer = tokenizer_dir(args.tokenizer)
+    return execute(plan, target, tokenizer, endpoint_record(args, project_dir))
+
+
+def execute(plan: RunPlan, target: str, tokenizer: Path, endpoint: dict[str, Any] | None) -> int:
+    """One run of aiperf against `target`, written as `plan.out`/results.json: the same code
+    on a laptop and in the cluster's Job. 1 when any request failed (after writing)."""
+    out = plan.out
     out.mkdir(parents=True, exist_ok=True)
     venv = benchmark_venv()
-    model = args.model or served_model(base_url(target))
+    model = plan.model or served_model(base_url(target))
     load = LoadRun(
-        target=target, tokenizer=tokenizer, model=model, scenario=scenario, levels=levels,
-        stop=stop, artifacts=out / "aiperf",
+        target=target, tokenizer=tokenizer, model=model, scenario=plan.scenario,
+        levels=plan.levels, stop=plan.stop, artifacts=out / "aiperf",
     )  # fmt: skip
-    print(f"benchmark {scenario.text} at concurrency {levels} against {target} ({model})")
+    levels, stop = plan.levels, plan.stop
+    print(f"benchmark {plan.scenario.text} at concurrency {levels} against {target} ({model})")
     started, cpu = time.time(), _children_cpu()
     proc = run_aiperf(load, venv, out / "aiperf.log")
     client_cpu = _children_cpu() - cpu
@@ -168,8 +201,8 @@ def local_run(args: argparse.Namespace, project_dir: Path) -> int:
         per_level[str(level)] = results.level_results(json.loads(source.read_text()), source)
     data = {
         "schema": results.SCHEMA,
-        "label": args.label or out.resolve().name,
-        "scenario": scenario.text,
+        "label": plan.label,
+        "scenario": plan.scenario.text,
         "target": target,
         "model": model,
         "endpoint": endpoint,

@@ -7,6 +7,7 @@ deviation 0) with `ignore_eos` so every response has exactly OUT tokens.
 
 from __future__ import annotations
 
+import argparse
 import re
 from dataclasses import dataclass
 
@@ -92,3 +93,32 @@ def default_requests(levels: list[int]) -> int:
     """Without a stop rule: 10 requests per slot of the highest level, at least 100 (genai-bench
     recommends at least max(concurrency); more keeps the p99 meaningful)."""
     return max(100, 10 * max(levels))
+
+
+def add_workload_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags that say what load a run sends: the same on the command line and in the
+    in-cluster Job's program (hyperpod_dpd/benchmark/in_cluster.py), which is handed them as
+    the user typed them."""
+    parser.add_argument("--scenario", default="D(4096,256)", help="D(IN,OUT) tokens (D(4096,256))")
+    parser.add_argument(
+        "--concurrency", default="8,16,32", help="levels, comma-separated (8,16,32)"
+    )
+    stop = parser.add_mutually_exclusive_group()
+    stop.add_argument(
+        "--requests", type=int, help="requests per level (default 10 x the top level, >= 100)"
+    )
+    stop.add_argument("--duration", type=float, help="seconds per level")
+    parser.add_argument("--label", help="the run's name in reports (default: the --out name)")
+    parser.add_argument(
+        "--model", help="served model name (default: the server's first /v1/models)"
+    )
+
+
+def workload_argv(args: argparse.Namespace) -> list[str]:
+    """The workload flags of `args` as a command line (what the in-cluster Job is given)."""
+    argv = ["--scenario", args.scenario, "--concurrency", args.concurrency]
+    for flag in ("requests", "duration", "label", "model"):
+        value = getattr(args, flag)
+        if value is not None:
+            argv += [f"--{flag}", f"{value:g}" if isinstance(value, float) else str(value)]
+    return argv

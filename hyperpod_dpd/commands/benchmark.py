@@ -3,14 +3,18 @@
   hyperpod-dpd benchmark run --target URL --tokenizer PATH --scenario 'D(4096,256)'
       --concurrency 8,16,32 --out DIR [--requests N | --duration S] [--label TEXT]
       [--model NAME] [--stack S]
+  hyperpod-dpd benchmark run --stack S --scenario ... --concurrency ... --out DIR
+      [--bucket B] [--service URL] [--kubeconfig K] [--context C] [--timeout MIN]
   hyperpod-dpd benchmark compare BASE HEAD [RUN ...] --out DIR
   hyperpod-dpd benchmark fake-server [--port 8000] [--interference 3] ...
 
 `run` drives aiperf (build/benchmark-venv, from requirements-benchmark.txt) against an
 OpenAI-compatible chat completions endpoint with streaming and writes DIR/results.json (plus
 aiperf's own exports under DIR/aiperf/). With `--stack`, results.json also records the stack's
-endpoint (mode, replicas, TP, threshold, buffer, image, chunked-prefill flags). `compare` writes
-DIR/report.md and PNG charts.
+endpoint (mode, replicas, TP, threshold, buffer, image, chunked-prefill flags); with `--stack`
+and no `--target` the same run happens in the stack's cluster, as a Job on the system group
+against the router (benchmark/cluster_run.py), and its results are copied from
+s3://<model bucket>/benchmarks/<run id>/ to DIR. `compare` writes DIR/report.md and PNG charts.
 Exit codes: 0 done, 1 the load generator or a request failed, 2 bad input, 3 internal error.
 """
 
@@ -29,6 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="DPD against colocated on your endpoint: run a load, compare runs, charts",
         description=__doc__.split("\n")[0],
     )
+    from hyperpod_dpd.benchmark.scenario import add_workload_flags
+
     sub = p.add_subparsers(dest="benchmark_command", required=True)
 
     run = sub.add_parser("run", help="run aiperf against an endpoint; writes DIR/results.json")
@@ -36,16 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--tokenizer", type=Path, help="local tokenizer: a directory or its tokenizer.json"
     )
-    run.add_argument("--scenario", default="D(4096,256)", help="D(IN,OUT) tokens (D(4096,256))")
-    run.add_argument("--concurrency", default="8,16,32", help="levels, comma-separated (8,16,32)")
+    add_workload_flags(run)
     run.add_argument("--out", type=Path, required=True, help="results directory (created)")
-    stop = run.add_mutually_exclusive_group()
-    stop.add_argument(
-        "--requests", type=int, help="requests per level (default 10 x the top level, >= 100)"
-    )
-    stop.add_argument("--duration", type=float, help="seconds per level")
-    run.add_argument("--label", help="the run's name in reports (default: the --out name)")
-    run.add_argument("--model", help="served model name (default: the server's first /v1/models)")
     run.add_argument(
         "--stack", help="record this stack's endpoint; without --target, run in-cluster"
     )
@@ -54,6 +52,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="USD per hour of the endpoint, for cost per 1M output tokens (default: the stack's)",
     )  # fmt: skip
     run.add_argument("--project-dir", type=Path, help="directory of Pulumi.yaml (default: found)")
+    job = run.add_argument_group("in-cluster run (--stack without --target)")
+    job.add_argument("--bucket", help="model bucket (default: checkpoint.bucketName, else "
+                     "`pulumi stack output modelBucket`)")  # fmt: skip
+    job.add_argument("--service", help="in-cluster URL to load (default: the DPD router; for "
+                     "colocated, the Service the endpoint owns)")  # fmt: skip
+    job.add_argument("--kubeconfig", type=Path, help="default: $KUBECONFIG or ~/.kube/config")
+    job.add_argument("--context", help="kubeconfig context (default: the current one)")
+    job.add_argument("--timeout", type=float, default=240.0,
+                     help="minutes the Job may take, venv build included (240)")  # fmt: skip
+    job.add_argument("--poll-interval", type=float, default=5.0, help="seconds (5)")
     run.set_defaults(handler=run_benchmark)
 
     compare = sub.add_parser("compare", help="report.md and charts: each run against the first")
@@ -84,14 +92,9 @@ def run_benchmark(args: argparse.Namespace, project_dir: Path) -> int:
             return _bad("--target: say where the endpoint is (--target URL), or --stack S to "
                         "run in the cluster")  # fmt: skip
         if args.target is None:
-            # Not built yet (the closing note of issue 17 says what it needs): say so and how to
-            # get the same numbers today, rather than pretend.
-            return _bad(
-                f"--stack {args.stack} without --target: in-cluster runs are not available yet; "
-                "reach the router from here (kubectl -n hyperpod-inference-system port-forward "
-                "svc/<endpoint>-<namespace>-routing-service 8000:<port>) and add --target "
-                "http://localhost:8000 (--stack still records the endpoint's settings)"
-            )
+            from hyperpod_dpd.benchmark.cluster_run import cluster_run
+
+            return cluster_run(args, project_dir)
         return local_run(args, project_dir)
     except BenchmarkArgError as exc:
         return _bad(str(exc))

@@ -1,4 +1,5 @@
-"""The few Kubernetes reads and writes `verify` needs, through the official `kubernetes` client.
+"""The few Kubernetes reads and writes `verify` and in-cluster `benchmark run`s need, through
+the official `kubernetes` client.
 
 Objects come back as the API server's JSON (camelCase dicts, as `kubectl get -o json` shows them):
 the checks are pure functions of that JSON, and no client model has to accept every field an
@@ -60,6 +61,7 @@ class Cluster:
     def __init__(self, api: client.ApiClient, request_timeout: float):
         self.api = api
         self.core = client.CoreV1Api(api)
+        self.batch = client.BatchV1Api(api)
         self.custom = client.CustomObjectsApi(api)
         self.timeout = request_timeout
 
@@ -138,6 +140,23 @@ class Cluster:
         except ClusterError as exc:
             if exc.status != 404:
                 raise
+
+    # Reads and writes of a benchmark run (a Job and its code's ConfigMap) ------------------
+
+    def list_services(self, namespace: str) -> list[dict[str, Any]]:
+        services = self._json("list services", self.core.list_namespaced_service, namespace)
+        return list(services.get("items") or [])
+
+    def create_job(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self._json("create job", self.batch.create_namespaced_job, namespace, body)
+
+    def read_job(self, namespace: str, name: str) -> dict[str, Any]:
+        return self._json("get job", self.batch.read_namespaced_job, name, namespace)
+
+    def create_config_map(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self._json(
+            "create configmap", self.core.create_namespaced_config_map, namespace, body
+        )
 
     # -------------------------------------------------------------------------------------
 

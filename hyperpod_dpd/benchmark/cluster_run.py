@@ -1,0 +1,260 @@
+"""`benchmark run --stack S` without --target: the run as a Job in the stack's cluster.
+
+1. Checks every flag and finds what the Job needs before creating anything: the stack's
+   endpoint facts, the model bucket (`checkpoint.bucketName`, else `pulumi stack output
+   modelBucket`, else --bucket), the endpoint's in-cluster URL (the DPD router as the operator
+   names it; for a colocated endpoint the Service the operator made for it, else --service).
+2. Creates the Job (hyperpod_dpd/benchmark/job.py) and its code's ConfigMap, owned by the Job.
+3. Follows it: the pod's state while it waits (scheduling, image pull) and its log as it runs.
+4. Copies s3://<bucket>/benchmarks/<run id>/ to --out (the Job uploaded it there).
+
+Ctrl-C stops following, not the run: the Job keeps going and uploads its results; the message
+says where they will be and how to fetch or stop it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.vocabulary import BENCHMARK_LABEL
+from hyperpod_dpd.benchmark.job import (
+    CONTAINER,
+    ClusterRun,
+    code_files,
+    config_map,
+    job,
+    new_run_id,
+    owned_by,
+)
+from hyperpod_dpd.benchmark.run import RunError, endpoint_record, run_plan, summary
+from hyperpod_dpd.benchmark.scenario import BenchmarkArgError, workload_argv
+
+EXIT_INTERRUPTED = 130
+_STUCK = {"ErrImagePull", "ImagePullBackOff", "CreateContainerConfigError", "InvalidImageName"}
+
+
+@dataclass
+class Follow:
+    """What the follower has shown so far."""
+
+    log_chars: int = 0
+    pod_state: str = ""
+
+
+def model_bucket(args: argparse.Namespace, settings: Any, project_dir: Path) -> str:
+    if args.bucket:
+        return args.bucket
+    if settings.checkpoint.bucket_name:
+        return settings.checkpoint.bucket_name
+    fix = "pass --bucket NAME (pulumi stack output modelBucket)"
+    try:
+        proc = subprocess.run(
+            ["pulumi", "stack", "output", "modelBucket", "--stack", args.stack],
+            cwd=project_dir, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BenchmarkArgError(
+            "--bucket", None, f"the model bucket's name (pulumi: {exc})", fix
+        ) from None
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise BenchmarkArgError(
+            "--bucket", None,
+            f"the model bucket's name (`pulumi stack output modelBucket --stack {args.stack}` "
+            f"said: {proc.stderr.strip() or 'nothing'})", fix,
+        )  # fmt: skip
+    return proc.stdout.strip()
+
+
+def in_cluster_target(args: argparse.Namespace, settings: Any, cluster: Any) -> str:
+    """The URL the Job sends the load to."""
+    from specs.endpoint import ClusterFacts, build_endpoint, router_service
+
+    if args.service:
+        if not args.service.startswith(("http://", "https://")):
+            raise BenchmarkArgError(
+                "--service", args.service, "an http:// or https:// in-cluster URL",
+                "for example --service http://<svc>.<namespace>.svc.cluster.local:8080",
+            )  # fmt: skip
+        return args.service
+    e = settings.endpoint
+    iec = build_endpoint(settings, ClusterFacts(model_bucket="", az_name=""))
+    if iec.pd_spec is not None:
+        return router_service(iec)
+    # Colocated: the operator's Service for this endpoint is the one the IEC owns.
+    for svc in cluster.list_services(e.namespace):
+        owners = svc.get("metadata", {}).get("ownerReferences") or []
+        if any(o.get("kind") == "InferenceEndpointConfig" and o.get("name") == e.name
+               for o in owners):  # fmt: skip
+            name, ports = svc["metadata"]["name"], svc.get("spec", {}).get("ports") or []
+            if ports:
+                return f"http://{name}.{e.namespace}.svc.cluster.local:{ports[0]['port']}"
+    raise BenchmarkArgError(
+        "--service", None,
+        f"the in-cluster URL of colocated endpoint {e.namespace}/{e.name} (no Service in "
+        f"{e.namespace} is owned by it)",
+        f"find it with `kubectl -n {e.namespace} get svc` and pass "
+        f"--service http://<svc>.{e.namespace}.svc.cluster.local:<port>",
+    )  # fmt: skip
+
+
+def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.stackfile import load_stack
+    from hyperpod_dpd.verify.cluster import Cluster, ClusterError, KubeconfigError, kubeconfig_path
+    from settings import parse_settings
+    from specs.benchmark import TOKENIZER_FILES, benchmark_access, results_prefix
+
+    plan = run_plan(args)
+    if args.tokenizer is not None:
+        raise BenchmarkArgError(
+            "--tokenizer", str(args.tokenizer), "no --tokenizer for an in-cluster run",
+            "drop it: the Job reads the staged checkpoint's tokenizer from the model bucket",
+        )  # fmt: skip
+    if args.timeout <= 0:
+        raise BenchmarkArgError("--timeout", args.timeout, "minutes > 0", "use --timeout 120")
+    stack = load_stack(project_dir, args.stack)
+    settings = parse_settings(stack.decoded(), stack.secret_keys)
+    endpoint = endpoint_record(args, project_dir)
+    access = benchmark_access("benchmark", settings, "")
+    bucket = model_bucket(args, settings, project_dir)
+    try:
+        cluster = Cluster.from_kubeconfig(kubeconfig_path(args.kubeconfig), args.context, 30.0)
+    except KubeconfigError as exc:
+        raise BenchmarkArgError("--kubeconfig", args.kubeconfig, "a kubeconfig of the stack's "
+                                "cluster", str(exc)) from None  # fmt: skip
+    try:
+        run_id = new_run_id()
+        run = ClusterRun(
+            run_id=run_id, namespace=access.namespace, service_account=access.service_account,
+            region=settings.region, bucket=bucket, tokenizer_prefix=access.tokenizer_prefix,
+            tokenizer_files=TOKENIZER_FILES, results_prefix=results_prefix(run_id),
+            target=in_cluster_target(args, settings, cluster), workload=workload_argv(args),
+            endpoint=endpoint, timeout_seconds=int(args.timeout * 60),
+        )  # fmt: skip
+        start(cluster, run)
+        try:
+            code = follow(cluster, run, args.poll_interval)
+        except KeyboardInterrupt:
+            print(interrupted(run), file=sys.stderr)
+            return EXIT_INTERRUPTED
+    except ClusterError as exc:
+        raise RunError(f"the cluster ({cluster.server}): {exc}") from None
+    finally:
+        cluster.close()
+    fetched = download(run, plan.out)
+    results = plan.out / "results.json"
+    if results.exists():
+        print(summary(json.loads(results.read_text())))
+    print(f"copied {fetched} files from s3://{bucket}/{run.results_prefix}/ to {plan.out}")
+    if code == 0 and not results.exists():
+        raise RunError(f"the Job finished but wrote no results.json; see {plan.out}")
+    return code
+
+
+def start(cluster: Any, run: ClusterRun) -> None:
+    files = code_files()
+    created = cluster.create_job(run.namespace, job(run, files))
+    # The pod waits (ContainerCreating) until its ConfigMap exists; owned by the Job, it is
+    # deleted with it.
+    cluster.create_config_map(run.namespace, owned_by(config_map(run, files), created))
+    print(f"started Job {run.namespace}/{run.name} against {run.target}", file=sys.stderr)
+    print(f"  results: s3://{run.bucket}/{run.results_prefix}/", file=sys.stderr)
+
+
+def follow(
+    cluster: Any, run: ClusterRun, poll_interval: float, sleep: Callable = time.sleep
+) -> int:
+    """Show the run until its Job ends: 0 succeeded, else 1 (with the reason)."""
+    seen = Follow()
+    while True:
+        status = cluster.read_job(run.namespace, run.name).get("status") or {}
+        pod = _pod(cluster, run)
+        if pod is not None:
+            _show_pod(cluster, run, pod, seen)
+        if status.get("succeeded"):
+            return 0
+        if status.get("failed") or _condition(status, "Failed"):
+            reason = _condition(status, "Failed") or "the pod failed"
+            print(f"error: Job {run.namespace}/{run.name} failed: {reason}", file=sys.stderr)
+            return 1
+        sleep(poll_interval)
+
+
+def _pod(cluster: Any, run: ClusterRun) -> dict[str, Any] | None:
+    pods = cluster.list_pods(run.namespace, f"{BENCHMARK_LABEL}={run.run_id}")
+    return pods[-1] if pods else None
+
+
+def _condition(status: dict[str, Any], kind: str) -> str | None:
+    for c in status.get("conditions") or []:
+        if c.get("type") == kind and c.get("status") == "True":
+            return f"{c.get('reason', '')}: {c.get('message', '')}".strip(": ")
+    return None
+
+
+def _show_pod(cluster: Any, run: ClusterRun, pod: dict[str, Any], seen: Follow) -> None:
+    status = pod.get("status") or {}
+    phase = status.get("phase", "Pending")
+    detail = ""
+    for c in status.get("containerStatuses") or []:
+        waiting = (c.get("state") or {}).get("waiting")
+        if waiting:
+            detail = f"{waiting.get('reason', '')} {waiting.get('message', '')}".strip()
+    for c in status.get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            detail = f"{c.get('reason', '')}: {c.get('message', '')}"
+    state = f"{phase} {detail}".strip()
+    if state != seen.pod_state:
+        print(f"  pod {pod['metadata']['name']}: {state}", file=sys.stderr)
+        if any(reason in detail for reason in _STUCK):
+            print(f"  (the Job fails after its {run.timeout_seconds // 60} min deadline; "
+                  f"`kubectl -n {run.namespace} describe pod {pod['metadata']['name']}`)",
+                  file=sys.stderr)  # fmt: skip
+        seen.pod_state = state
+    if phase in ("Running", "Succeeded", "Failed"):
+        log = cluster.read_log(run.namespace, pod["metadata"]["name"], CONTAINER)
+        # Whole lines only while it runs (the rest comes with the next read); all at the end.
+        upto = len(log) if phase != "Running" else log.rfind("\n") + 1
+        for line in log[seen.log_chars : upto].splitlines():
+            print(f"  | {line}", file=sys.stderr)
+        seen.log_chars = max(seen.log_chars, upto)
+
+
+def download(run: ClusterRun, out: Path) -> int:
+    """Every object the Job uploaded, at its relative path under `out`."""
+    import boto3
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    prefix = f"{run.results_prefix}/"
+    s3 = boto3.client("s3", region_name=run.region)
+    count = 0
+    try:
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=run.bucket, Prefix=prefix):
+            for obj in page.get("Contents") or []:
+                target = out / obj["Key"][len(prefix) :]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                s3.download_file(run.bucket, obj["Key"], str(target))
+                count += 1
+    except (BotoCoreError, ClientError) as exc:
+        raise RunError(
+            f"copying s3://{run.bucket}/{prefix} to {out} failed: {exc}; the results stay there "
+            f"(aws s3 cp --recursive s3://{run.bucket}/{prefix} {out})"
+        ) from None
+    return count
+
+
+def interrupted(run: ClusterRun) -> str:
+    return (
+        f"stopped following; Job {run.namespace}/{run.name} keeps running and uploads to "
+        f"s3://{run.bucket}/{run.results_prefix}/.\n"
+        f"  follow:  kubectl -n {run.namespace} logs -f job/{run.name}\n"
+        f"  fetch:   aws s3 cp --recursive s3://{run.bucket}/{run.results_prefix}/ <dir>\n"
+        f"  stop it: kubectl -n {run.namespace} delete job {run.name}"
+    )
