@@ -20,7 +20,7 @@ from infra.observability import Observability, ObservabilityArgs
 from infra.operator import InferenceOperator, InferenceOperatorArgs
 from infra.placement import Placement, PlacementArgs
 from infra.refs import Outputs
-from infra.stack_config import load_stack_config
+from infra.stack_config import deployer_arn, load_stack_config
 from policies.gate import enforce
 from specs import desired as names
 from specs.desired import desired_state
@@ -33,6 +33,7 @@ config = load_stack_config()
 s = config.settings
 desired = desired_state(s, config.project, config.stack, has_hf_token=config.hf_token is not None)
 enforce(desired)
+deployer = deployer_arn(s)  # asks AWS who runs `pulumi up`: still before any registration
 
 # --- Components -----------------------------------------------------------------------------
 tags, partition = desired.tags, desired.partition
@@ -67,7 +68,7 @@ eks = Eks(
         region=s.region,
         outputs=outputs,
         view_role_arns=list(s.eks.view_role_arns),
-        deployer_admin=s.eks.deployer_admin,
+        deployer_arn=deployer,
         protect=s.protect,
         partition=partition,
         tags=tags,

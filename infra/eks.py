@@ -39,7 +39,9 @@ class EksArgs:
     region: str
     outputs: Outputs  # resolves the private subnets; publishes the cluster's ARN and group
     view_role_arns: list[str] = field(default_factory=list)
-    deployer_admin: bool = True
+    # The role running `pulumi up` (infra/stack_config.py:deployer_arn), made a cluster admin;
+    # None: eks.deployerAdmin is false.
+    deployer_arn: str | None = None
     protect: bool = False  # the cluster: deleting or replacing it loses every workload
     partition: str = "aws"
     tags: dict[str, str] = field(default_factory=dict)
@@ -140,31 +142,9 @@ class Eks(pulumi.ComponentResource):
             (f"admin-{access_entry_key(arn)}", arn, ADMIN_POLICY) for arn in a.admin_role_arns
         ]
         entries += [(f"view-{access_entry_key(arn)}", arn, VIEW_POLICY) for arn in a.view_role_arns]
-        if a.deployer_admin:
-            entries.append(("deployer", self._deployer_arn(), ADMIN_POLICY))
+        if a.deployer_arn is not None:
+            entries.append(("deployer", a.deployer_arn, ADMIN_POLICY))
         return [self._access_entry(key, arn, policy) for key, arn, policy in entries]
-
-    def _deployer_arn(self) -> pulumi.Output[str]:
-        """The IAM role (or user) running `pulumi up`: the issuer of its session, so an assumed
-        role's ARN with its path, as terraform-aws-eks does (aws_iam_session_context)."""
-        a = self._args
-        caller = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self))
-        issuer = aws.iam.get_session_context_output(
-            arn=caller.arn, opts=pulumi.InvokeOutputOptions(parent=self)
-        ).issuer_arn
-        listed = {*a.admin_role_arns, *a.view_role_arns}
-
-        def only_once(arn: str) -> str:
-            if arn in listed:
-                raise pulumi.RunError(
-                    f"hyperpod-dpd:eks.deployerAdmin: the role running `pulumi up` ({arn}) is "
-                    "also in eks.adminRoleArns or eks.viewRoleArns, and EKS allows one access "
-                    "entry per role; set hyperpod-dpd:eks.deployerAdmin false, or remove it "
-                    "from the list"
-                )
-            return arn
-
-        return issuer.apply(only_once)
 
     def _access_entry(
         self, key: str, principal_arn: pulumi.Input[str], policy: str

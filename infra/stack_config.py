@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
+import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
 from core.vocabulary import PROJECT
-from settings import ConfigError, StackSettings
+from settings import ConfigError, ConfigProblem, StackSettings
 from settings.parse import decode_runtime_value, parse_settings
 
 
@@ -42,3 +43,30 @@ def load_stack_config() -> StackConfig:
     has_token = raw.get(f"{PROJECT}:hfToken")
     hf_token = pulumi.Config(PROJECT).get_secret("hfToken") if has_token else None
     return StackConfig(settings, hf_token, pulumi.get_project(), pulumi.get_stack())
+
+
+def deployer_arn(s: StackSettings) -> str | None:
+    """The IAM role (or user) running `pulumi up`, when eks.deployerAdmin makes it a cluster
+    admin: the issuer of its session, so an assumed role's ARN with its path, as
+    terraform-aws-eks does (aws_iam_session_context). None when eks.deployerAdmin is false.
+
+    Asked of AWS before anything is registered (both are read-only invokes; the session
+    context is parsed from the ARN by the provider): a deployer that is also listed in
+    eks.adminRoleArns or eks.viewRoleArns would need a second access entry for one principal,
+    which EKS refuses, so the program stops here with the key, not halfway through `pulumi up`.
+    """
+    if not s.eks.deployer_admin:
+        return None
+    caller = aws.get_caller_identity()
+    arn = aws.iam.get_session_context(arn=caller.arn).issuer_arn
+    if arn in {*s.eks.admin_role_arns, *s.eks.view_role_arns}:
+        problem = ConfigProblem(
+            key=f"{PROJECT}:eks.deployerAdmin",
+            value=True,
+            allowed=f"false while the role running `pulumi up` ({arn}) is in eks.adminRoleArns "
+            "or eks.viewRoleArns (EKS allows one access entry per role)",
+            fix=f"set {PROJECT}:eks.deployerAdmin false (the listed entry gives that role its "
+            "access), or remove it from the list",
+        )
+        raise StackConfigError([problem])
+    return arn

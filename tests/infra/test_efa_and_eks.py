@@ -119,16 +119,24 @@ def test_the_deployer_gets_an_explicit_entry_not_the_implicit_creator_admin(prod
 
 
 def test_the_deployer_listed_as_admin_stops_the_program_with_the_key():
-    from tests.conftest import edit
+    from hyperpod_dpd.engine import run_program
+    from infra.stack_config import StackConfigError
+    from tests.conftest import ROOT, as_pulumi_config, edit
 
     raw = edit(
         stack_raw("dev"),
         "hyperpod-dpd:eks.adminRoleArns",
         ["arn:aws:iam::123456789012:role/offline-plan"],
     )
-    # Only AWS knows the deployer: the check runs when the caller's identity is resolved.
-    with pytest.raises(Exception, match=r"hyperpod-dpd:eks\.deployerAdmin: the role running"):
-        run_stack(raw)
+    # Only AWS knows the deployer: it is asked (read-only) after the gate, before anything is
+    # registered, and the error is a config error naming the key.
+    recorded: list = []
+    with pytest.raises(StackConfigError, match=r"hyperpod-dpd:eks\.deployerAdmin: got true") as err:
+        run_program(ROOT / "__main__.py", as_pulumi_config(raw), [], project="hyperpod-dpd",
+                    stack="dev", recorded=recorded)  # fmt: skip
+    assert recorded == []  # not a VPC: the stop comes before the first registration
+    assert "arn:aws:iam::123456789012:role/offline-plan" in str(err.value)
+    assert "set hyperpod-dpd:eks.deployerAdmin false" in str(err.value)
     edit(raw, "hyperpod-dpd:eks.deployerAdmin", False)
     names = [r.name for r in run_stack(raw).of_type("aws:eks/accessEntry:AccessEntry")]
     assert "eks-deployer" not in names and "eks-admin-offline-plan" in names
