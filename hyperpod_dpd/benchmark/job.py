@@ -37,7 +37,11 @@ CODE_FILES = (
     "hyperpod_dpd/benchmark/scenario.py",
     "requirements-benchmark.txt",
 )
-CODE_DIR, APP_DIR, SCRATCH_DIR = "/code", "/app", "/scratch"
+# The pod runs as a non-root user with no privileges: everything it writes (the program, boto3,
+# aiperf's venv, the results) goes to its scratch volume.
+CODE_DIR, SCRATCH_DIR = "/code", "/scratch"
+APP_DIR, HOME_DIR = f"{SCRATCH_DIR}/app", f"{SCRATCH_DIR}/home"
+RUN_AS = 1000  # any non-root uid: the image's files are world-readable
 CONTAINER = "benchmark"
 KEEP_SECONDS = 7 * 24 * 3600  # ttlSecondsAfterFinished: the Job and its pod's log, for a week
 
@@ -95,13 +99,14 @@ def program_argv(run: ClusterRun) -> list[str]:
     return [*argv, *run.workload]
 
 
-def script(run: ClusterRun, code_dir: str = CODE_DIR, app_dir: str = APP_DIR) -> str:
-    """The container's shell command: boto3, the shipped files copied to `app_dir` (the
-    volume's entries are symlinks into its data directory: -L copies the files), the run."""
+def script(run: ClusterRun) -> str:
+    """The container's shell command: boto3 (into the user's site-packages under $HOME), the
+    shipped files copied to APP_DIR (the volume's entries are symlinks into its data directory:
+    -L copies the files), then the run."""
     return (
-        f"pip install --quiet --no-cache-dir --disable-pip-version-check {shlex.quote(JOB_BOTO3)}"
-        f" && mkdir -p {app_dir} && cp -RL {code_dir}/* {app_dir}/ && cd {app_dir}"
-        f" && exec {shlex.join(program_argv(run))}"
+        "pip install --user --quiet --no-cache-dir --disable-pip-version-check "
+        f"{shlex.quote(JOB_BOTO3)} && mkdir -p {APP_DIR} && cp -RL {CODE_DIR}/* {APP_DIR}/"
+        f" && cd {APP_DIR} && exec {shlex.join(program_argv(run))}"
     )
 
 
@@ -145,6 +150,13 @@ def job(run: ClusterRun, files: dict[str, str]) -> dict[str, Any]:
                 "spec": {
                     "serviceAccountName": run.service_account,
                     "restartPolicy": "Never",
+                    "securityContext": {
+                        "runAsNonRoot": True,
+                        "runAsUser": RUN_AS,
+                        "runAsGroup": RUN_AS,
+                        "fsGroup": RUN_AS,
+                        "seccompProfile": {"type": "RuntimeDefault"},
+                    },
                     # The load generator must not compete with the GPUs' pods it measures.
                     "nodeSelector": role_node_selector("system"),
                     "containers": [
@@ -152,13 +164,18 @@ def job(run: ClusterRun, files: dict[str, str]) -> dict[str, Any]:
                             "name": CONTAINER,
                             "image": JOB_PYTHON_IMAGE,
                             "command": ["/bin/sh", "-c", script(run)],
+                            "securityContext": {
+                                "allowPrivilegeEscalation": False,
+                                "capabilities": {"drop": ["ALL"]},
+                            },
                             "env": [
                                 {"name": "AWS_REGION", "value": run.region},
+                                {"name": "HOME", "value": HOME_DIR},
                                 {"name": "PYTHONUNBUFFERED", "value": "1"},  # progress now
                                 {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
                             ],
                             # aiperf's workers: about one core busy at low concurrency, a few
-                            # at 32 streams; the venv (~1.5 GB) is built in the container.
+                            # at 32 streams.
                             "resources": {
                                 "requests": {
                                     "cpu": "4",
@@ -175,7 +192,8 @@ def job(run: ClusterRun, files: dict[str, str]) -> dict[str, Any]:
                     ],
                     "volumes": [
                         {"name": "code", "configMap": {"name": f"{run.name}-code", "items": items}},
-                        {"name": "scratch", "emptyDir": {"sizeLimit": "5Gi"}},
+                        # aiperf's venv (~1.5 GB), the tokenizer and the results.
+                        {"name": "scratch", "emptyDir": {"sizeLimit": "8Gi"}},
                     ],
                 },
             },

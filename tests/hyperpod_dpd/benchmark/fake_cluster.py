@@ -2,8 +2,8 @@
 
 When a benchmark Job and its ConfigMap both exist, `FakeCluster` does what the kubelet would:
 lays the ConfigMap's `items` out as files (the volume), then runs the container's own shell
-command with /code, /app and /scratch moved under a temporary directory, `pip` a no-op (boto3
-is in this venv already) and `python` this venv's. The pod's phase and log come from that
+command with /code and /scratch moved under a temporary directory, `pip` a no-op (boto3 is in
+this venv already) and `python` this venv's. The pod's phase and log come from that
 process; the Job succeeds or fails with its exit code.
 """
 
@@ -72,7 +72,8 @@ class FakeCluster:
         (container,) = pod["containers"]
         (volume,) = [v for v in pod["volumes"] if "configMap" in v]
         assert volume["configMap"]["name"] == config_map["metadata"]["name"]
-        code, app, scratch = self.root / "code", self.root / "app", self.root / "scratch"
+        code, scratch = self.root / "code", self.root / "scratch"
+        app = scratch / APP_DIR.removeprefix(f"{SCRATCH_DIR}/")
         for item in volume["configMap"]["items"]:
             path = code / item["path"]
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -80,7 +81,6 @@ class FakeCluster:
         # aiperf's venv is built once per checkout (tests/hyperpod_dpd/benchmark/conftest.py).
         (app / "build").mkdir(parents=True)
         (app / "build" / "benchmark-venv").symlink_to(VENV)
-        scratch.mkdir()
         shims = self.root / "bin"
         shims.mkdir()
         (shims / "pip").write_text("#!/bin/sh\nexit 0\n")
@@ -88,12 +88,12 @@ class FakeCluster:
         for shim in shims.iterdir():
             shim.chmod(0o755)
         shell, flag, script = container["command"]
-        script = (
-            script.replace(CODE_DIR, str(code))
-            .replace(APP_DIR, str(app))
-            .replace(SCRATCH_DIR, str(scratch))
-        )
-        env = {e["name"]: e["value"] for e in container["env"]}
+
+        def moved(text: str) -> str:
+            return text.replace(CODE_DIR, str(code)).replace(SCRATCH_DIR, str(scratch))
+
+        script = moved(script)
+        env = {e["name"]: moved(e["value"]) for e in container["env"]}
         env |= self.env | {"PATH": f"{shims}:/usr/bin:/bin"}
         with self.log.open("w") as log:
             self.process = subprocess.Popen(

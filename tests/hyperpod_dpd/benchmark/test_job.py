@@ -64,6 +64,7 @@ def test_the_job_runs_the_shipped_program_on_the_system_nodes_as_the_runner():
     assert pod["serviceAccountName"] == "benchmark-runner"
     assert pod["nodeSelector"] == {ROLE_LABEL: "system"}
     assert pod["restartPolicy"] == "Never"
+    assert pod["securityContext"]["runAsNonRoot"] is True
     (container,) = pod["containers"]
     assert container["image"] == JOB_PYTHON_IMAGE
     shell, flag, script = container["command"]
@@ -71,6 +72,14 @@ def test_the_job_runs_the_shipped_program_on_the_system_nodes_as_the_runner():
     assert "exec python -m hyperpod_dpd.benchmark.in_cluster --target" in script
     assert "--scenario 'D(4096,256)' --concurrency 8,16,32" in script
     assert {"name": "AWS_REGION", "value": REGION} in container["env"]
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+    }  # fmt: skip
+    # A non-root pod can write its scratch volume only: the program, boto3 and the venv go there.
+    (scratch,) = [m["mountPath"] for m in container["volumeMounts"] if m["name"] == "scratch"]
+    assert "pip install --user" in script
+    assert f"cd {scratch}/" in script
+    assert {"name": "HOME", "value": f"{scratch}/home"} in container["env"]
     # Every shipped file is laid out at its path; every key is one the API server accepts.
     (code,) = [v for v in pod["volumes"] if v["name"] == "code"]
     items = code["configMap"]["items"]
@@ -274,3 +283,57 @@ def test_no_kubeconfig_is_bad_input_before_anything_is_created(tmp_path, monkeyp
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "--kubeconfig" in err and "aws eks update-kubeconfig" in err
+
+
+class _Scripted:
+    """A cluster whose Job and pod go through the given states, one per poll."""
+
+    def __init__(self, states):
+        self.states, self.i = states, -1
+
+    def read_job(self, namespace, name):
+        self.i = min(self.i + 1, len(self.states) - 1)
+        return {"status": self.states[self.i][0]}
+
+    def list_pods(self, namespace, selector):
+        pod = self.states[self.i][1]
+        return [] if pod is None else [{"metadata": {"name": "p"}, "status": pod}]
+
+    def read_log(self, namespace, pod, container):
+        return self.states[self.i][2]
+
+
+def test_following_shows_why_the_pod_waits_its_log_once_and_why_the_job_failed(capsys):
+    pulling = {"phase": "Pending", "containerStatuses": [{"state": {"waiting": {
+        "reason": "ImagePullBackOff", "message": "pull access denied"}}}]}  # fmt: skip
+    unschedulable = {"phase": "Pending", "conditions": [{"type": "PodScheduled",
+        "status": "False", "reason": "Unschedulable", "message": "0/3 nodes are available"}]}  # fmt: skip
+    failed = {"failed": 1, "conditions": [{"type": "Failed", "status": "True",
+        "reason": "DeadlineExceeded", "message": "Job was active longer than specified"}]}  # fmt: skip
+    cluster = _Scripted([
+        ({}, None, ""),
+        ({}, unschedulable, ""),
+        ({}, pulling, ""),
+        ({}, pulling, ""),
+        ({}, {"phase": "Running"}, "line 1\nline 2\npart"),
+        ({}, {"phase": "Running"}, "line 1\nline 2\npartial line\n"),
+        (failed, {"phase": "Failed"}, "line 1\nline 2\npartial line\nlast"),
+    ])  # fmt: skip
+    code = cluster_run_module.follow(cluster, _run(), 0, sleep=lambda s: None)
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "pod p: Pending Unschedulable: 0/3 nodes are available" in err
+    assert err.count("ImagePullBackOff pull access denied") == 1  # shown when it changes
+    assert "kubectl -n inference describe pod p" in err
+    # Each log line once and whole, the last one too.
+    assert [x for x in err.splitlines() if x.startswith("  | ")] == [
+        "  | line 1", "  | line 2", "  | partial line", "  | last",
+    ]  # fmt: skip
+    assert "failed: DeadlineExceeded: Job was active longer than specified" in err
+
+
+def test_ctrl_c_says_where_the_results_will_be_and_how_to_stop_the_run():
+    message = cluster_run_module.interrupted(_run())
+    assert "keeps running" in message
+    assert "s3://models-bkt/benchmarks/20261202-031500-a1b2/" in message
+    assert "kubectl -n inference delete job benchmark-20261202-031500-a1b2" in message
