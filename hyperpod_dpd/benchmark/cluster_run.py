@@ -138,6 +138,7 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
             target=in_cluster_target(args, settings, cluster), workload=workload_argv(args),
             endpoint=endpoint, timeout_seconds=int(args.timeout * 60),
         )  # fmt: skip
+        runner_exists(cluster, run)
         start(cluster, run)
         try:
             code = follow(cluster, run, args.poll_interval)
@@ -156,6 +157,24 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
     if code == 0 and not results.exists():
         raise RunError(f"the Job finished but wrote no results.json; see {plan.out}")
     return code
+
+
+def runner_exists(cluster: Any, run: ClusterRun) -> None:
+    """The service account the Job runs as: `pulumi up` creates it (workloads/benchmark.py).
+    Without it the Job would never get a pod, and only its deadline would say so."""
+    from hyperpod_dpd.verify.cluster import ClusterError
+
+    try:
+        cluster.read_service_account(run.namespace, run.service_account)
+    except ClusterError as exc:
+        if exc.status != 404:
+            raise
+        raise BenchmarkArgError(
+            "--stack", run.namespace, f"a stack whose cluster has service account "
+            f"{run.namespace}/{run.service_account}",
+            "run `pulumi up` with this version of hyperpod-dpd first (it creates the account "
+            "and its role); is the kubeconfig's context the stack's cluster?",
+        ) from None  # fmt: skip
 
 
 def start(cluster: Any, run: ClusterRun) -> None:

@@ -147,6 +147,11 @@ class Cluster:
         services = self._json("list services", self.core.list_namespaced_service, namespace)
         return list(services.get("items") or [])
 
+    def read_service_account(self, namespace: str, name: str) -> dict[str, Any]:
+        return self._json(
+            "get serviceaccount", self.core.read_namespaced_service_account, name, namespace
+        )
+
     def create_job(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
         return self._json("create job", self.batch.create_namespaced_job, namespace, body)
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from hyperpod_dpd.benchmark.job import APP_DIR, CODE_DIR, SCRATCH_DIR
 from hyperpod_dpd.benchmark.loadgen import VENV
+from hyperpod_dpd.verify.cluster import ClusterError
 
 
 class FakeCluster:
@@ -25,6 +26,7 @@ class FakeCluster:
     def __init__(self, root: Path, env: dict[str, str], services: list[dict] | None = None):
         self.root, self.env = root, env
         self.services = services or []
+        self.service_accounts = {("inference", "benchmark-runner")}  # what `pulumi up` made
         self.jobs: dict[str, dict] = {}
         self.config_maps: dict[str, dict] = {}
         self.process: subprocess.Popen | None = None
@@ -35,6 +37,11 @@ class FakeCluster:
 
     def list_services(self, namespace: str) -> list[dict[str, Any]]:
         return [s for s in self.services if s["metadata"]["namespace"] == namespace]
+
+    def read_service_account(self, namespace: str, name: str) -> dict[str, Any]:
+        if (namespace, name) not in self.service_accounts:
+            raise ClusterError(f'serviceaccounts "{name}" not found', 404)
+        return {"metadata": {"name": name, "namespace": namespace}}
 
     def create_job(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
         created = {**body, "metadata": {**body["metadata"], "uid": str(uuid.uuid4())}}

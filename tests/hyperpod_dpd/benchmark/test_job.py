@@ -337,3 +337,22 @@ def test_ctrl_c_says_where_the_results_will_be_and_how_to_stop_the_run():
     assert "keeps running" in message
     assert "s3://models-bkt/benchmarks/20261202-031500-a1b2/" in message
     assert "kubectl -n inference delete job benchmark-20261202-031500-a1b2" in message
+
+
+def test_a_cluster_without_the_runner_account_is_refused_before_a_job_exists(
+    tmp_path, monkeypatch, capsys
+):
+    cluster = FakeCluster(tmp_path, {})
+    cluster.service_accounts.clear()  # a stack deployed before the benchmark runner existed
+    monkeypatch.setattr(
+        "hyperpod_dpd.verify.cluster.Cluster.from_kubeconfig", lambda *a, **k: cluster
+    )
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\n")
+    argv = ["benchmark", "run", "--stack", "dev", "--project-dir", str(ROOT), "--bucket", "b",
+            "--service", "http://x:1", "--kubeconfig", str(kubeconfig),
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "inference/benchmark-runner" in err and "run `pulumi up`" in err
+    assert cluster.jobs == {} and cluster.closed
