@@ -26,6 +26,7 @@ from specs import desired as names
 from specs.desired import desired_state
 from workloads.benchmark import BenchmarkAccess, BenchmarkAccessArgs
 from workloads.endpoint import EndpointArgs, InferenceEndpoint
+from workloads.service_account import ClusterAccess
 from workloads.staging import CheckpointStaging, StagingArgs
 
 # --- Settings, desired state, gate: nothing is registered before these pass --------------------
@@ -129,6 +130,8 @@ operator = InferenceOperator(
         depends_on=[hyperpod.cluster, dependencies.release],
     ),
 )
+# How the workloads reach the cluster and give their pods AWS credentials (IRSA).
+cluster_access = ClusterAccess(eks.provider, eks.oidc_provider.arn, eks.oidc_issuer)
 staged = []
 if desired.staging is not None:
     staging = CheckpointStaging(
@@ -136,9 +139,7 @@ if desired.staging is not None:
         StagingArgs(
             spec=desired.staging,
             outputs=outputs,
-            provider=eks.provider,
-            oidc_provider_arn=eks.oidc_provider.arn,
-            oidc_issuer_url=eks.oidc_issuer,
+            cluster=cluster_access,
             tags=tags,
             depends_on=[hyperpod.cluster],
         ),
@@ -161,9 +162,7 @@ benchmark = BenchmarkAccess(
     BenchmarkAccessArgs(
         spec=desired.benchmark,
         outputs=outputs,
-        provider=eks.provider,
-        oidc_provider_arn=eks.oidc_provider.arn,
-        oidc_issuer_url=eks.oidc_issuer,
+        cluster=cluster_access,
         tags=tags,
         # The service account lives in the endpoint's namespace (created with the endpoint).
         depends_on=[endpoint.namespace] if endpoint.namespace else [],

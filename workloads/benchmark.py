@@ -9,53 +9,30 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pulumi
-import pulumi_aws as aws
-import pulumi_kubernetes as k8s
 
 from core.vocabulary import BENCHMARK_ACCESS
-from infra.iam import inline_policy, irsa_trust
 from infra.refs import Outputs
 from specs.benchmark import BenchmarkAccessSpec
+from workloads.service_account import AwsServiceAccount, ClusterAccess, aws_service_account
 
 
 @dataclass(frozen=True)
 class BenchmarkAccessArgs:
     spec: BenchmarkAccessSpec
     outputs: Outputs  # resolves the model bucket's ARN and the role's id
-    provider: k8s.Provider
-    oidc_provider_arn: pulumi.Input[str]
-    oidc_issuer_url: pulumi.Input[str]
+    cluster: ClusterAccess
     tags: dict[str, str] = field(default_factory=dict)
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # the endpoint's namespace
 
 
 class BenchmarkAccess(pulumi.ComponentResource):
-    service_account: k8s.core.v1.ServiceAccount
-
     def __init__(
         self, name: str, args: BenchmarkAccessArgs, opts: pulumi.ResourceOptions | None = None
     ):
         super().__init__(BENCHMARK_ACCESS, name, None, opts)
-        spec, out = args.spec, args.outputs
-        role = aws.iam.Role(
-            f"{name}-role",
-            assume_role_policy=irsa_trust(
-                args.oidc_provider_arn, args.oidc_issuer_url, spec.namespace, spec.service_account
-            ),
-            tags=args.tags,
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        out.publish(f"{name}-role", id=role.id)
-        policy = inline_policy(spec.policy, out, self)
-        self.service_account = k8s.core.v1.ServiceAccount(
-            f"{name}-service-account",
-            metadata={
-                "name": spec.service_account,
-                "namespace": spec.namespace,
-                "annotations": {"eks.amazonaws.com/role-arn": role.arn},
-            },
-            opts=pulumi.ResourceOptions(
-                parent=self, provider=args.provider, depends_on=[*args.depends_on, policy]
-            ),
+        spec = args.spec
+        account = AwsServiceAccount(spec.namespace, spec.service_account, spec.policy, args.tags)
+        self.service_account, _ = aws_service_account(
+            name, account, args.cluster, args.outputs, self, args.depends_on
         )
         self.register_outputs({"serviceAccount": spec.service_account, "namespace": spec.namespace})

@@ -8,22 +8,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pulumi
-import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from core.vocabulary import CHECKPOINT_STAGING
-from infra.iam import inline_policy, irsa_trust
 from infra.refs import Outputs
 from specs.staging import NAMESPACE, SERVICE_ACCOUNT, StagingSpec
+from workloads.service_account import AwsServiceAccount, ClusterAccess, aws_service_account
 
 
 @dataclass(frozen=True)
 class StagingArgs:
     spec: StagingSpec
     outputs: Outputs  # resolves the model bucket and the Hugging Face token
-    provider: k8s.Provider
-    oidc_provider_arn: pulumi.Input[str]
-    oidc_issuer_url: pulumi.Input[str]
+    cluster: ClusterAccess
     tags: dict[str, str] = field(default_factory=dict)
     depends_on: list[pulumi.Resource] = field(default_factory=list)  # the system nodes
 
@@ -35,7 +32,7 @@ class CheckpointStaging(pulumi.ComponentResource):
         super().__init__(CHECKPOINT_STAGING, name, None, opts)
         spec, out = args.spec, args.outputs
         self.prefix = spec.prefix
-        k8s_opts = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        k8s_opts = pulumi.ResourceOptions(parent=self, provider=args.cluster.provider)
 
         def after(*resources: pulumi.Resource) -> pulumi.ResourceOptions:
             return pulumi.ResourceOptions.merge(
@@ -45,24 +42,13 @@ class CheckpointStaging(pulumi.ComponentResource):
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace", metadata={"name": NAMESPACE}, opts=k8s_opts
         )
-        role = aws.iam.Role(
-            f"{name}-role",
-            assume_role_policy=irsa_trust(
-                args.oidc_provider_arn, args.oidc_issuer_url, NAMESPACE, SERVICE_ACCOUNT
-            ),
-            tags=args.tags,
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        out.publish(f"{name}-role", id=role.id)
-        self.policy = inline_policy(spec.policy, out, self)
-        account = k8s.core.v1.ServiceAccount(
-            f"{name}-service-account",
-            metadata={
-                "name": SERVICE_ACCOUNT,
-                "namespace": NAMESPACE,
-                "annotations": {"eks.amazonaws.com/role-arn": role.arn},
-            },
-            opts=after(namespace),
+        account, self.policy = aws_service_account(
+            name,
+            AwsServiceAccount(NAMESPACE, SERVICE_ACCOUNT, spec.policy, args.tags),
+            args.cluster,
+            out,
+            self,
+            depends_on=[namespace],
         )
         code = k8s.core.v1.ConfigMap(
             spec.code.name, **out.resolve(spec.code.kwargs()), opts=after(namespace)
