@@ -35,6 +35,30 @@ TIER_TAG = "hyperpod-dpd:tier"  # on subnets: gpu | private | public
 IEC_API_VERSION = "inference.sagemaker.aws.amazon.com/v1"
 IEC_KIND = "InferenceEndpointConfig"
 
+# --- Namespaces and the router --------------------------------------------------------------
+OPERATOR_NAMESPACE = "hyperpod-inference-system"  # the operator and every endpoint's router
+STAGING_NAMESPACE = "hyperpod-dpd-system"  # this stack's (the checkpoint staging Job)
+# Namespaces an endpoint must not use: Kubernetes' own (kube-*), the operator's, HyperPod's and
+# the staging namespace (created and deleted with the staging component).
+RESERVED_NAMESPACES = (
+    OPERATOR_NAMESPACE,
+    STAGING_NAMESPACE,
+    "aws-hyperpod",
+    "hyperpod-observability",
+)
+# The router's Service, as the operator names it (dpd-facts.md); plain HTTP on port 443.
+ROUTER_SERVICE = "{name}-{namespace}-routing-service"
+ROUTER_PORT = 443
+
+
+def router_url(name: str, namespace: str) -> str:
+    """The router's in-cluster chat completions URL for endpoint `namespace`/`name`."""
+    service = ROUTER_SERVICE.format(name=name, namespace=namespace)
+    return (
+        f"http://{service}.{OPERATOR_NAMESPACE}.svc.cluster.local:{ROUTER_PORT}/v1/chat/completions"
+    )
+
+
 # --- Resource type tokens, as the engine names them -----------------------------------------
 IEC_TYPE = f"kubernetes:{IEC_API_VERSION}:{IEC_KIND}"
 HYPERPOD_CLUSTER_TYPE = "aws-native:sagemaker:Cluster"

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from core.versions import ALB_CONTROLLER_POLICY, OPERATOR_DEPENDENCY_ADDONS
-from core.vocabulary import INFERENCE_OPERATOR
+from core.vocabulary import INFERENCE_OPERATOR, OPERATOR_NAMESPACE
 from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.charts import resolve_file
 from infra.iam import document, inline_policy, irsa_statement, irsa_trust, role_with_policies
@@ -24,7 +24,7 @@ from specs.iam import managed_policy, service_statement
 from specs.operator import OperatorSpec
 
 ADDON_NAME = "amazon-sagemaker-hyperpod-inference"
-NAMESPACE = "hyperpod-inference-system"
+NAMESPACE = OPERATOR_NAMESPACE
 OPERATOR_SA = "hyperpod-inference-controller-manager"  # add-on install (Helm: ...-operator-...)
 ALB_SA = "aws-load-balancer-controller"
 KEDA_SA = "keda-operator"

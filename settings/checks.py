@@ -17,7 +17,7 @@ from core.versions import (
     OPERATOR_ADDON_VERSIONS,
     SUPPORTED_KUBERNETES_VERSIONS,
 )
-from core.vocabulary import PROJECT, RULE_NAMES
+from core.vocabulary import PROJECT, ROUTER_SERVICE, RULE_NAMES
 from settings.errors import MISSING, ConfigProblem, full_key, set_fix
 from settings.model import StackSettings
 from settings.sizing import endpoint_sizing
@@ -72,10 +72,6 @@ def _check_colocated(s: StackSettings) -> list[ConfigProblem]:
             "chunked-prefill budget)",
         ))  # fmt: skip
     return problems
-
-
-# The router's Service, as the operator names it (dpd-facts.md): a DNS-1123 label, <= 63.
-ROUTER_SERVICE = "{name}-{namespace}-routing-service"
 
 
 def _check_derived_names(s: StackSettings) -> list[ConfigProblem]:

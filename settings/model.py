@@ -24,7 +24,7 @@ from pydantic.alias_generators import to_camel
 from core.cidrs import parse_cidr
 from core.regions import AZ_ID_PATTERN, REGION_PATTERN
 from core.units import BYTE_SIZE_FORMS, parse_byte_size
-from core.vocabulary import GPU_ROLES, Role
+from core.vocabulary import GPU_ROLES, RESERVED_NAMESPACES, Role
 
 # Patterns and how error messages describe them to users.
 CIDR_PATTERN = r"^[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}$"
@@ -84,16 +84,6 @@ def _bucket_name(value: str) -> str:
         if value.endswith(suffix):
             raise ValueError(f"S3 reserves bucket names ending with '{suffix}'")
     return value
-
-
-# Namespaces the stack must not own: Kubernetes' own, the operator's, HyperPod's and this
-# stack's staging namespace (it is created and deleted with the staging component).
-RESERVED_NAMESPACES = (
-    "hyperpod-inference-system",
-    "hyperpod-dpd-system",
-    "aws-hyperpod",
-    "hyperpod-observability",
-)
 
 
 def _own_namespace(value: str) -> str:

@@ -21,6 +21,7 @@ from core.vocabulary import (
     MODE_LABEL,
     NAMESPACE_TYPE,
     role_node_selector,
+    router_url,
 )
 from settings.model import StackSettings
 from specs.base import Desired
@@ -237,7 +238,4 @@ def endpoint(
 
 def router_service(spec: InferenceEndpointConfig) -> str:
     """The router's in-cluster URL, as the operator names it (dpd-facts.md)."""
-    return (
-        f"http://{spec.name}-{spec.namespace}-routing-service.hyperpod-inference-system"
-        ".svc.cluster.local:443/v1/chat/completions"
-    )
+    return router_url(spec.name, spec.namespace)

@@ -23,6 +23,7 @@ from core.vocabulary import (
     CONFIG_MAP_TYPE,
     JOB_TYPE,
     SECRET_TYPE,
+    STAGING_NAMESPACE,
     role_node_selector,
 )
 from settings.model import StackSettings
@@ -30,7 +31,7 @@ from specs.base import Desired
 from specs.iam import allow, role_policy
 
 ROOT = Path(__file__).resolve().parents[1]
-NAMESPACE = "hyperpod-dpd-system"
+NAMESPACE = STAGING_NAMESPACE
 SERVICE_ACCOUNT = "checkpoint-stager"
 CODE_CONFIG_MAP = "checkpoint-staging-code"
 TOKEN_SECRET = "hf-token"

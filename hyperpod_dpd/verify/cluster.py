@@ -19,10 +19,12 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
+from core.vocabulary import OPERATOR_NAMESPACE
+
 IEC_GROUP = "inference.sagemaker.aws.amazon.com"
 IEC_VERSION = "v1"
 IEC_PLURAL = "inferenceendpointconfigs"
-ROUTER_NAMESPACE = "hyperpod-inference-system"
+ROUTER_NAMESPACE = OPERATOR_NAMESPACE
 DEFAULT_LOG_BYTES = 8 * 1024 * 1024  # cap of one log read
 
 
