@@ -371,9 +371,18 @@ class Fit:
     def possible(self) -> bool:
         return self.lowest <= self.highest
 
-    def works(self, utilization: float) -> bool:
-        share = math.floor(utilization * self.gpu_memory_bytes)
-        return share >= self.need_bytes and share + self.outside_bytes <= self.gpu_memory_bytes
+    def share(self, utilization: float) -> int:
+        """vLLM's share of one GPU at `utilization`, as vLLM computes it
+        (vllm/v1/worker/utils.py, request_memory: ceil(total memory x utilization))."""
+        return math.ceil(utilization * self.gpu_memory_bytes)
+
+    def holds(self, utilization: float) -> bool:
+        """The share holds the worker: vLLM starts."""
+        return self.share(utilization) >= self.need_bytes
+
+    def leaves_room(self, utilization: float) -> bool:
+        """What the share leaves holds the PD buffer and the overhead."""
+        return self.share(utilization) + self.outside_bytes <= self.gpu_memory_bytes
 
 
 def worker_fit(

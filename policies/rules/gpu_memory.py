@@ -51,9 +51,9 @@ def check(resources, limits):
             buffer = buffer if dpd else 0  # colocated workers allocate no PD buffer
             overhead = int(limits.overhead_gib * GIB)
             fit = worker_fit(role, model, instance, tp, max_len, buffer, overhead)
-            share = utilization * fit.gpu_memory_bytes
-            if share >= fit.need_bytes:
-                continue  # the share holds the worker; pd-buffer-fits judges what is beside it
+            if fit.holds(utilization):
+                continue  # pd-buffer-fits judges what is beside the share
+            share = fit.share(utilization)
             name = f"{role} workers" if dpd else "workers"
             yield Finding(
                 iec.urn,

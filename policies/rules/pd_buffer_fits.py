@@ -16,10 +16,9 @@ def check(resources, limits):
         model, instance, tp, utilization, max_len, buffer = inputs
         overhead = int(limits.overhead_gib * GIB)
         fit = worker_fit("decode", model, instance, tp, max_len, buffer, overhead)
-        share = int(utilization * fit.gpu_memory_bytes)
-        if share + fit.outside_bytes <= fit.gpu_memory_bytes:
+        if fit.leaves_room(utilization):
             continue
-        left = (fit.gpu_memory_bytes - share) / GIB
+        left = (fit.gpu_memory_bytes - fit.share(utilization)) / GIB
         yield Finding(
             iec.urn,
             f"PD_BUFFER_SIZE {buffer / GIB:g} GiB + {limits.overhead_gib:g} GiB overhead does "

@@ -9,7 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.catalog import GIB, MIB, ModelSpec, SizingError, instance_spec, load_model
+from core.catalog import (
+    GIB,
+    INSTANCES,
+    MIB,
+    MODELS,
+    ModelSpec,
+    SizingError,
+    instance_spec,
+    load_model,
+)
 from core.sizing import (
     ACTIVATION_RESERVE_BYTES,
     CHUNK_TOKENS,
@@ -25,6 +34,7 @@ from core.sizing import (
     transfers_that_fit,
     transfers_unchunked,
     validate_tp,
+    worker_fit,
 )
 
 LLAMA = load_model("llama-3.3-70b")
@@ -206,3 +216,26 @@ def test_recommended_buffer_holds_the_load_and_is_the_smallest_whole_gib(
     needed = max(in_flight * transfer_bytes(prompt, kv), transfer_bytes(max_len, kv))
     assert rec - GIB < needed <= rec
     assert math.ceil(needed / GIB) * GIB == rec
+
+
+@given(
+    model=st.sampled_from(sorted(MODELS)),
+    instance=st.sampled_from(sorted(INSTANCES)),
+    tp=st.sampled_from([1, 2, 4, 8]),
+    max_len=st.integers(256, 131_072),
+    buffer_gib=st.integers(0, 32),
+    role=st.sampled_from(["prefill", "decode"]),
+)
+def test_the_utilizations_offered_are_ones_the_rules_accept(
+    model, instance, tp, max_len, buffer_gib, role
+):
+    """The gpu-memory and pd-buffer-fits rules advise "a utilization between lowest and highest":
+    both ends must pass both rules' own checks (vLLM's rounding of the share included)."""
+    spec, inst = load_model(model), INSTANCES[instance]
+    if tp > inst.gpu_count:
+        return
+    fit = worker_fit(role, spec, inst, tp, max_len, buffer_gib * GIB)
+    if not fit.possible:
+        return
+    for utilization in (fit.lowest, fit.highest):
+        assert fit.holds(utilization) and fit.leaves_room(utilization), utilization
