@@ -119,6 +119,10 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
         )  # fmt: skip
     if args.timeout <= 0:
         raise BenchmarkArgError("--timeout", args.timeout, "minutes > 0", "use --timeout 120")
+    if args.poll_interval <= 0:
+        raise BenchmarkArgError(
+            "--poll-interval", args.poll_interval, "seconds > 0", "use --poll-interval 5"
+        )
     stack = load_stack(project_dir, args.stack)
     settings = parse_settings(stack.decoded(), stack.secret_keys)
     endpoint = endpoint_record(args, project_dir)

@@ -107,3 +107,22 @@ def test_a_stack_records_the_endpoint_a_comparison_needs(tmp_path):
 def test_a_cost_that_is_not_one_is_refused(tmp_path, tk, capsys):
     assert main(_run(tmp_path, "--target", "http://x", "--hourly-cost", "0", tokenizer=tk)) == 2
     assert "--hourly-cost 0.0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "names"),
+    [
+        (["--timeout", "0"], "--timeout 0.0: minutes > 0"),
+        (["--poll-interval", "-1"], "--poll-interval -1.0: seconds > 0"),
+        (["--concurrency", "0"], "--concurrency '0'"),
+    ],
+)
+def test_bad_in_cluster_flags_exit_2_before_the_cluster_is_asked(tmp_path, capsys, extra, names):
+    from tests.conftest import ROOT
+
+    argv = ["benchmark", "run", "--stack", "dev", "--project-dir", str(ROOT), "--bucket", "b",
+            "--out", str(tmp_path / "out"), *extra]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert names in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
