@@ -28,6 +28,7 @@ from hyperpod_dpd.commands import (
 )
 
 EXIT_CONFIG, EXIT_INTERNAL = 2, 3
+EXIT_INTERRUPTED = 130  # as a shell reports a program stopped by SIGINT
 # In the order `--help` lists them.
 COMMANDS = (
     plan,
@@ -66,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     project_dir = getattr(args, "project_dir", None) or find_project_dir(Path.cwd())
     try:
         return args.handler(args, project_dir)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)  # Ctrl-C is the user's, not a traceback
+        return EXIT_INTERRUPTED
     except Exception as exc:
         from settings.errors import ConfigError  # only on the error path: pydantic is slow
 

@@ -58,6 +58,12 @@ def benchmark_access(name: str, s: StackSettings, model_bucket_arn: str) -> Benc
             "ReadTokenizer",
         ),
         # Only new objects under benchmarks/: a run never reads, lists or deletes another's.
-        allow(["s3:PutObject"], [f"{model_bucket_arn}/{RESULTS_PREFIX}/*"], "WriteResults"),
+        # (PutObject covers multipart uploads, which boto3 uses above 8 MB; aborting a failed one
+        # is its own action.)
+        allow(
+            ["s3:PutObject", "s3:AbortMultipartUpload"],
+            [f"{model_bucket_arn}/{RESULTS_PREFIX}/*"],
+            "WriteResults",
+        ),
     )
     return BenchmarkAccessSpec(name, s.endpoint.namespace, SERVICE_ACCOUNT, prefix, policy)

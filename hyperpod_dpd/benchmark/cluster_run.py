@@ -36,8 +36,11 @@ from hyperpod_dpd.benchmark.job import (
 )
 from hyperpod_dpd.benchmark.run import RunError, endpoint_record, run_plan, summary
 from hyperpod_dpd.benchmark.scenario import BenchmarkArgError, workload_argv
+from hyperpod_dpd.verify.cluster import ClusterError
 
 EXIT_INTERRUPTED = 130
+FOLLOW_RETRIES = 6  # API errors in a row while following before giving up (the run goes on)
+NO_POD_HINT_SECONDS = 60.0
 _STUCK = {"ErrImagePull", "ImagePullBackOff", "CreateContainerConfigError", "InvalidImageName"}
 
 
@@ -47,6 +50,8 @@ class Follow:
 
     log_chars: int = 0
     pod_state: str = ""
+    waited_without_pod: float = 0.0
+    hinted: bool = False
 
 
 def model_bucket(args: argparse.Namespace, settings: Any, project_dir: Path) -> str:
@@ -110,6 +115,7 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
     from hyperpod_dpd.verify.cluster import Cluster, ClusterError, KubeconfigError, kubeconfig_path
     from settings import parse_settings
     from specs.benchmark import TOKENIZER_FILES, benchmark_access, results_prefix
+    from specs.desired import BENCHMARK
 
     plan = run_plan(args)
     if args.tokenizer is not None:
@@ -117,8 +123,8 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
             "--tokenizer", str(args.tokenizer), "no --tokenizer for an in-cluster run",
             "drop it: the Job reads the staged checkpoint's tokenizer from the model bucket",
         )  # fmt: skip
-    if args.timeout <= 0:
-        raise BenchmarkArgError("--timeout", args.timeout, "minutes > 0", "use --timeout 120")
+    if args.timeout < 1:
+        raise BenchmarkArgError("--timeout", args.timeout, "minutes >= 1", "use --timeout 120")
     if args.poll_interval <= 0:
         raise BenchmarkArgError(
             "--poll-interval", args.poll_interval, "seconds > 0", "use --poll-interval 5"
@@ -126,7 +132,7 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
     stack = load_stack(project_dir, args.stack)
     settings = parse_settings(stack.decoded(), stack.secret_keys)
     endpoint = endpoint_record(args, project_dir)
-    access = benchmark_access("benchmark", settings, "")
+    access = benchmark_access(BENCHMARK, settings, "")
     bucket = model_bucket(args, settings, project_dir)
     try:
         cluster = Cluster.from_kubeconfig(kubeconfig_path(args.kubeconfig), args.context, 30.0)
@@ -139,21 +145,37 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
             run_id=run_id, namespace=access.namespace, service_account=access.service_account,
             region=settings.region, bucket=bucket, tokenizer_prefix=access.tokenizer_prefix,
             tokenizer_files=TOKENIZER_FILES, results_prefix=results_prefix(run_id),
-            target=in_cluster_target(args, settings, cluster), workload=workload_argv(args),
+            target=in_cluster_target(args, settings, cluster),
+            # The label as a local run would name it (the --out here, not the pod's directory).
+            workload=workload_argv(argparse.Namespace(**{**vars(args), "label": plan.label})),
             endpoint=endpoint, timeout_seconds=int(args.timeout * 60),
         )  # fmt: skip
         runner_exists(cluster, run)
+    except ClusterError as exc:
+        cluster.close()
+        raise RunError(f"the cluster ({cluster.server}): {exc}") from None
+    except BaseException:
+        cluster.close()
+        raise
+    started = False
+    try:
         start(cluster, run)
-        try:
-            code = follow(cluster, run, args.poll_interval)
-        except KeyboardInterrupt:
-            print(interrupted(run), file=sys.stderr)
-            return EXIT_INTERRUPTED
+        started = True
+        code = follow(cluster, run, args.poll_interval)
+    except KeyboardInterrupt:
+        print(interrupted(run) if started else "stopped before the Job was created",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_INTERRUPTED
     except ClusterError as exc:
         raise RunError(f"the cluster ({cluster.server}): {exc}") from None
     finally:
         cluster.close()
-    fetched = download(run, plan.out)
+    try:
+        fetched = download(run, plan.out)
+    except KeyboardInterrupt:
+        print(f"stopped copying; the results stay in s3://{run.bucket}/{run.results_prefix}/",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_INTERRUPTED
     results = plan.out / "results.json"
     if results.exists():
         print(summary(json.loads(results.read_text())))
@@ -185,8 +207,12 @@ def start(cluster: Any, run: ClusterRun) -> None:
     files = code_files()
     created = cluster.create_job(run.namespace, job(run, files))
     # The pod waits (ContainerCreating) until its ConfigMap exists; owned by the Job, it is
-    # deleted with it.
-    cluster.create_config_map(run.namespace, owned_by(config_map(run, files), created))
+    # deleted with it. Without it the pod would wait (holding its CPUs) until the deadline.
+    try:
+        cluster.create_config_map(run.namespace, owned_by(config_map(run, files), created))
+    except BaseException:
+        cluster.delete_job(run.namespace, run.name)
+        raise
     print(f"started Job {run.namespace}/{run.name} against {run.target}", file=sys.stderr)
     print(f"  results: s3://{run.bucket}/{run.results_prefix}/", file=sys.stderr)
 
@@ -195,12 +221,24 @@ def follow(
     cluster: Any, run: ClusterRun, poll_interval: float, sleep: Callable = time.sleep
 ) -> int:
     """Show the run until its Job ends: 0 succeeded, else 1 (with the reason)."""
-    seen = Follow()
+    seen, failures = Follow(), 0
     while True:
-        status = cluster.read_job(run.namespace, run.name).get("status") or {}
-        pod = _pod(cluster, run)
+        try:
+            status = cluster.read_job(run.namespace, run.name).get("status") or {}
+            pod = _pod(cluster, run)
+        except ClusterError as exc:
+            failures += 1
+            if failures > FOLLOW_RETRIES:
+                raise RunError(f"the API server stopped answering ({exc}); "
+                               + interrupted(run).removeprefix("stopped following; ")) from None  # fmt: skip
+            print(f"  (no answer from the API server: {exc}; retrying)", file=sys.stderr)
+            sleep(poll_interval)
+            continue
+        failures = 0
         if pod is not None:
             _show_pod(cluster, run, pod, seen)
+        else:
+            _no_pod_yet(run, status, seen, poll_interval)
         if status.get("succeeded"):
             return 0
         if status.get("failed") or _condition(status, "Failed"):
@@ -208,6 +246,20 @@ def follow(
             print(f"error: Job {run.namespace}/{run.name} failed: {reason}", file=sys.stderr)
             return 1
         sleep(poll_interval)
+
+
+def _no_pod_yet(run: ClusterRun, status: dict[str, Any], seen: Follow, waited: float) -> None:
+    """A Job without a pod for a minute: quota, an admission webhook or a missing account."""
+    seen.waited_without_pod += waited
+    if seen.hinted or seen.waited_without_pod < NO_POD_HINT_SECONDS:
+        return
+    seen.hinted = True
+    conditions = "; ".join(
+        f"{c.get('type')}: {c.get('reason', '')} {c.get('message', '')}".strip()
+        for c in status.get("conditions") or []
+    )
+    print(f"  no pod yet after {seen.waited_without_pod:.0f} s{f' ({conditions})' if conditions else ''}"
+          f"; `kubectl -n {run.namespace} describe job {run.name}` shows why", file=sys.stderr)  # fmt: skip
 
 
 def _pod(cluster: Any, run: ClusterRun) -> dict[str, Any] | None:
@@ -242,7 +294,10 @@ def _show_pod(cluster: Any, run: ClusterRun, pod: dict[str, Any], seen: Follow) 
                   file=sys.stderr)  # fmt: skip
         seen.pod_state = state
     if phase in ("Running", "Succeeded", "Failed"):
-        log = cluster.read_log(run.namespace, pod["metadata"]["name"], CONTAINER)
+        try:
+            log = cluster.read_log(run.namespace, pod["metadata"]["name"], CONTAINER)
+        except ClusterError:
+            return  # a container that never started has no log; the Job's status says why
         # Whole lines only while it runs (the rest comes with the next read); all at the end.
         upto = len(log) if phase != "Running" else log.rfind("\n") + 1
         for line in log[seen.log_chars : upto].splitlines():

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -60,8 +61,10 @@ def fetch_tokenizer(s3, bucket: str, prefix: str, files: list[str], into: Path) 
     if not any(name in got for name in _REQUIRED_ANY):
         raise BenchmarkArgError(
             "tokenizer", f"s3://{bucket}/{prefix}/", f"a staged checkpoint with one of "
-            f"{', '.join(_REQUIRED_ANY)}", "stage the checkpoint first (checkpoint.staging: job, "
-            "or `hyperpod-dpd checkpoint upload`)",
+            f"{', '.join(_REQUIRED_ANY)} that the runner role may read",
+            "stage the checkpoint first (checkpoint.staging: job, or `hyperpod-dpd checkpoint "
+            "upload`); after changing checkpoint.prefix or revision, `pulumi up` first (the "
+            "role reads the tokenizer files of the stack's prefix only)",
         )  # fmt: skip
     print(f"tokenizer: {', '.join(got)} from s3://{bucket}/{prefix}/", flush=True)
     return into
@@ -77,7 +80,18 @@ def upload_results(s3, out: Path, bucket: str, prefix: str) -> int:
     return len(files)
 
 
+class Terminated(Exception):
+    """SIGTERM: the Job's deadline, or `kubectl delete job`. The container is this program
+    (PID 1 ignores SIGTERM without a handler, and SIGKILL follows the grace period): raised so
+    the results so far are uploaded before the pod goes."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _terminate)
     args = parser().parse_args(argv)
     s3 = boto3.client("s3")
     try:
@@ -98,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         code = execute(plan, target, tokenizer, args.endpoint)
     except RunError as exc:
         print(f"error: {exc}", file=sys.stderr)
+    except Terminated:
+        print("error: stopped (SIGTERM: the Job's deadline or its deletion)", file=sys.stderr)
     finally:
         try:
             upload_results(s3, plan.out, args.bucket, args.results_prefix)

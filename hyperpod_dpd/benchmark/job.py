@@ -37,12 +37,13 @@ CODE_FILES = (
     "hyperpod_dpd/benchmark/scenario.py",
     "requirements-benchmark.txt",
 )
-# The pod runs as a non-root user with no privileges: everything it writes (the program, boto3,
-# aiperf's venv, the results) goes to its scratch volume.
+# The pod runs as a non-root user with no privileges: what it keeps (the program, boto3, aiperf's
+# venv, the results) goes to its scratch volume (aiperf's own IPC files go to the image's /tmp).
 CODE_DIR, SCRATCH_DIR = "/code", "/scratch"
 APP_DIR, HOME_DIR = f"{SCRATCH_DIR}/app", f"{SCRATCH_DIR}/home"
 RUN_AS = 1000  # any non-root uid: the image's files are world-readable
 CONTAINER = "benchmark"
+UPLOAD_GRACE_SECONDS = 120
 KEEP_SECONDS = 7 * 24 * 3600  # ttlSecondsAfterFinished: the Job and its pod's log, for a week
 
 
@@ -148,6 +149,8 @@ def job(run: ClusterRun, files: dict[str, str]) -> dict[str, Any]:
             "template": {
                 "metadata": {"labels": labels(run)},
                 "spec": {
+                    # On the deadline the program uploads what it has (in_cluster.Terminated).
+                    "terminationGracePeriodSeconds": UPLOAD_GRACE_SECONDS,
                     "serviceAccountName": run.service_account,
                     "restartPolicy": "Never",
                     "securityContext": {

@@ -101,8 +101,13 @@ def run_aiperf(run: LoadRun, venv: Path, log: Path) -> subprocess.CompletedProce
             env=env,
         )  # fmt: skip
         assert proc.stdout is not None
-        for line in proc.stdout:
-            out.write(line)
-            if "Concurrency" in line or "complete" in line.lower() or "error" in line.lower():
-                print(f"  aiperf: {line.rstrip()}", file=sys.stderr)
+        try:
+            for line in proc.stdout:
+                out.write(line)
+                if "Concurrency" in line or "complete" in line.lower() or "error" in line.lower():
+                    print(f"  aiperf: {line.rstrip()}", file=sys.stderr)
+        except BaseException:
+            proc.terminate()  # interrupted (Ctrl-C, SIGTERM): aiperf must not run on alone
+            proc.wait(timeout=30)
+            raise
         return subprocess.CompletedProcess(proc.args, proc.wait())

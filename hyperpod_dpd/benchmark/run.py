@@ -1,7 +1,7 @@
 """`benchmark run --target URL`: one run of aiperf from this machine, written as results.json.
 
-The same function runs in the cluster (the Job's command is `hyperpod-dpd benchmark run
---target <router>`), so a local run and an in-cluster run produce the same file.
+`execute` is also what the in-cluster Job runs (hyperpod_dpd/benchmark/in_cluster.py, against
+the router), so a local run and an in-cluster run produce the same file.
 """
 
 from __future__ import annotations

@@ -115,10 +115,11 @@ def add_workload_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def workload_argv(args: argparse.Namespace) -> list[str]:
-    """The workload flags of `args` as a command line (what the in-cluster Job is given)."""
+    """The workload flags of `args` as a command line (what the in-cluster Job is given; the
+    caller passes the run's label, which defaults to the local --out's name)."""
     argv = ["--scenario", args.scenario, "--concurrency", args.concurrency]
     for flag in ("requests", "duration", "label", "model"):
         value = getattr(args, flag)
         if value is not None:
-            argv += [f"--{flag}", f"{value:g}" if isinstance(value, float) else str(value)]
+            argv += [f"--{flag}", repr(value) if isinstance(value, float) else str(value)]
     return argv

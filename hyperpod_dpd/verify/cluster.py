@@ -157,6 +157,17 @@ class Cluster:
     def create_job(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
         return self._json("create job", self.batch.create_namespaced_job, namespace, body)
 
+    def delete_job(self, namespace: str, name: str) -> None:
+        """Delete the Job and, in the background, its pods and owned objects."""
+        try:
+            self._raw(
+                "delete job", self.batch.delete_namespaced_job, name, namespace,
+                propagation_policy="Background",
+            )  # fmt: skip
+        except ClusterError as exc:
+            if exc.status != 404:
+                raise
+
     def read_job(self, namespace: str, name: str) -> dict[str, Any]:
         return self._json("get job", self.batch.read_namespaced_job, name, namespace)
 

@@ -129,3 +129,15 @@ def test_every_command_module_is_on_the_command_line():
         with pytest.raises(SystemExit) as exited:
             main([name.replace("_", "-"), "--help"])
         assert exited.value.code == 0, name
+
+
+def test_ctrl_c_ends_any_command_with_130_and_no_traceback(monkeypatch, capsys, tmp_path):
+    from hyperpod_dpd.commands import benchmark
+
+    def interrupted(args, project_dir):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(benchmark, "compare_runs", interrupted)
+    assert main(["benchmark", "compare", str(tmp_path), str(tmp_path), "--out", "x"]) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "interrupted"

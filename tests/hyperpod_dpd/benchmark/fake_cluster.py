@@ -32,6 +32,8 @@ class FakeCluster:
         self.process: subprocess.Popen | None = None
         self.log = root / "pod.log"
         self.closed = False
+        self.deleted: list[str] = []
+        self.refuse_config_maps = False
 
     # The Cluster methods cluster_run calls ------------------------------------------------
 
@@ -49,10 +51,16 @@ class FakeCluster:
         return created
 
     def create_config_map(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        if self.refuse_config_maps:
+            raise ClusterError('configmaps is forbidden: exceeded quota: "configmaps"', 403)
         self.config_maps[body["metadata"]["name"]] = body
         (job,) = self.jobs.values()
         self._start_pod(job, body)
         return body
+
+    def delete_job(self, namespace: str, name: str) -> None:
+        self.jobs.pop(name, None)
+        self.deleted.append(name)
 
     def read_job(self, namespace: str, name: str) -> dict[str, Any]:
         code = self.process.poll() if self.process else None

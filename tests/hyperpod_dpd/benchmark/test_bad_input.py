@@ -112,7 +112,7 @@ def test_a_cost_that_is_not_one_is_refused(tmp_path, tk, capsys):
 @pytest.mark.parametrize(
     ("extra", "names"),
     [
-        (["--timeout", "0"], "--timeout 0.0: minutes > 0"),
+        (["--timeout", "0.5"], "--timeout 0.5: minutes >= 1"),
         (["--poll-interval", "-1"], "--poll-interval -1.0: seconds > 0"),
         (["--concurrency", "0"], "--concurrency '0'"),
     ],

@@ -18,8 +18,10 @@ from core.versions import JOB_PYTHON_IMAGE
 from core.vocabulary import ROLE_LABEL
 from hyperpod_dpd.benchmark import cluster_run as cluster_run_module
 from hyperpod_dpd.benchmark import job as job_module
+from hyperpod_dpd.benchmark.run import RunError
 from hyperpod_dpd.benchmark.scenario import add_workload_flags, workload_argv
 from hyperpod_dpd.cli import main
+from hyperpod_dpd.verify.cluster import ClusterError
 from settings import parse_settings
 from specs.benchmark import TOKENIZER_FILES, benchmark_access, results_prefix
 from tests.checkpoint.s3server import RecordingMotoServer
@@ -45,8 +47,8 @@ def _run(**overrides) -> job_module.ClusterRun:
     return job_module.ClusterRun(**(fields | overrides))
 
 
-def _statements() -> dict[str, dict]:
-    access = benchmark_access("benchmark", parse_settings(stack_raw("dev")), BUCKET_ARN)
+def _statements(bucket_arn: str = BUCKET_ARN) -> dict[str, dict]:
+    access = benchmark_access("benchmark", parse_settings(stack_raw("dev")), bucket_arn)
     return {s["Sid"]: s for s in json.loads(access.policy.props["policy"])["Statement"]}
 
 
@@ -95,7 +97,7 @@ def test_the_job_writes_and_reads_only_what_its_role_allows():
     statements = _statements()
     assert set(statements) == {"ReadTokenizer", "WriteResults"}
     (put,) = statements["WriteResults"]["Resource"]
-    assert statements["WriteResults"]["Action"] == ["s3:PutObject"]
+    assert statements["WriteResults"]["Action"] == ["s3:PutObject", "s3:AbortMultipartUpload"]
     # Every object the Job uploads (results_prefix/...) is inside its one PutObject resource.
     assert fnmatch.fnmatch(f"{BUCKET_ARN}/{run.results_prefix}/results.json", put)
     assert not fnmatch.fnmatch(f"{BUCKET_ARN}/{run.tokenizer_prefix}/config.json", put)
@@ -127,16 +129,22 @@ def test_the_owner_reference_makes_the_code_go_with_the_job():
 
 
 @pytest.fixture(scope="module")
-def s3_env():
+def s3_server():
     server = RecordingMotoServer()
     server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def s3_env(s3_server):
+    server = s3_server
     env = {
         "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_ENDPOINT_URL_S3": server.endpoint, "AWS_EC2_METADATA_DISABLED": "true",
         "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
     }  # fmt: skip
-    yield env
-    server.stop()
+    return env
 
 
 @pytest.fixture
@@ -159,7 +167,7 @@ def _stage_tokenizer(bucket: str, prefix: str) -> None:
 @pytest.mark.long
 @pytest.mark.xdist_group("aiperf")
 def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
-    bucket, s3_env, fake_server, tmp_path, monkeypatch, capsys
+    bucket, s3_env, s3_server, fake_server, tmp_path, monkeypatch, capsys
 ):
     prefix = parse_settings(stack_raw("dev")).checkpoint.effective_prefix
     _stage_tokenizer(bucket, prefix)
@@ -172,6 +180,7 @@ def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text("apiVersion: v1\n")
     out = tmp_path / "run"
+    mark = s3_server.recorder.mark()
     code = main([
         "benchmark", "run", "--stack", "dev", "--project-dir", str(ROOT), "--bucket", bucket,
         "--service", server.url, "--kubeconfig", str(kubeconfig), "--poll-interval", "0.2",
@@ -187,6 +196,7 @@ def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
     assert "  | uploaded" in err
     # The results, as a local run writes them, with the stack's endpoint recorded ...
     results = results_of(out)
+    assert results["label"] == "run"  # named after --out here, as a local run is
     assert results["scenario"] == "D(64,8)" and results["target"] == server.url
     assert results["endpoint"]["mode"] == "dpd" and results["endpoint"]["stack"] == "dev"
     assert results["endpoint"]["hourlyCostUsd"] > 0
@@ -198,6 +208,21 @@ def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
     assert f"benchmarks/{run_id}/aiperf.log" in keys
     assert (out / "aiperf.log").exists()
     assert cluster.closed
+    # What the pod did to S3 is what its role allows (moto does not enforce IAM): until the
+    # command starts copying (its first list), only the tokenizer reads and the results' writes.
+    requests = s3_server.recorder.since(mark, bucket)
+    first_list = next(i for i, r in enumerate(requests) if r.op == "ListObjects")
+    statements = _statements(f"arn:aws:s3:::{bucket}")
+    for r in requests[:first_list]:
+        arn = f"arn:aws:s3:::{bucket}/{r.key}"
+        if r.op == "GetObject":
+            assert arn in statements["ReadTokenizer"]["Resource"], r
+        else:
+            assert r.op in ("PutObject", "CreateMultipartUpload", "UploadPart",
+                            "CompleteMultipartUpload"), r  # fmt: skip
+            (allowed,) = statements["WriteResults"]["Resource"]
+            assert fnmatch.fnmatch(arn, allowed) and r.key.startswith(f"benchmarks/{run_id}/"), r
+    assert {r.op for r in requests[first_list:]} <= {"ListObjects", "HeadObject", "GetObject"}
 
 
 def test_without_a_staged_tokenizer_the_job_says_so_and_sends_nothing(bucket, tmp_path):
@@ -356,3 +381,97 @@ def test_a_cluster_without_the_runner_account_is_refused_before_a_job_exists(
     err = capsys.readouterr().err
     assert "inference/benchmark-runner" in err and "run `pulumi up`" in err
     assert cluster.jobs == {} and cluster.closed
+
+
+def test_api_errors_while_following_are_retried_then_say_the_run_goes_on(capsys):
+    class Flaky(_Scripted):
+        def __init__(self, states, failures):
+            super().__init__(states)
+            self.failures = failures
+
+        def read_job(self, namespace, name):
+            if self.failures:
+                self.failures -= 1
+                raise ClusterError("no answer from https://eks: timed out")
+            return super().read_job(namespace, name)
+
+    done = [({"succeeded": 1}, {"phase": "Succeeded"}, "ok\n")]
+    assert cluster_run_module.follow(Flaky(done, 3), _run(), 0, sleep=lambda s: None) == 0
+    assert capsys.readouterr().err.count("retrying") == 3
+    with pytest.raises(RunError) as err:
+        cluster_run_module.follow(Flaky(done, 100), _run(), 0, sleep=lambda s: None)
+    assert "the API server stopped answering" in str(err.value)
+    assert "kubectl -n inference logs -f job/benchmark-20261202-031500-a1b2" in str(err.value)
+
+
+def test_a_pod_that_never_started_still_reports_why_the_job_failed(capsys):
+    class NoLog(_Scripted):
+        def read_log(self, namespace, pod, container):
+            raise ClusterError('container "benchmark" is waiting to start', 400)
+
+    failed = {"failed": 1, "conditions": [{"type": "Failed", "status": "True",
+              "reason": "DeadlineExceeded", "message": "too long"}]}  # fmt: skip
+    cluster = NoLog([(failed, {"phase": "Failed"}, "")])
+    assert cluster_run_module.follow(cluster, _run(), 0, sleep=lambda s: None) == 1
+    assert "failed: DeadlineExceeded: too long" in capsys.readouterr().err
+
+
+def test_a_job_without_a_pod_for_a_minute_says_where_to_look(capsys):
+    waiting = [({"conditions": []}, None, "")] * 30 + [({"succeeded": 1}, None, "")]
+    assert cluster_run_module.follow(_Scripted(waiting), _run(), 5, sleep=lambda s: None) == 0
+    err = capsys.readouterr().err
+    assert err.count("no pod yet after 60 s") == 1
+    assert "kubectl -n inference describe job benchmark-20261202-031500-a1b2" in err
+
+
+def test_a_refused_config_map_takes_its_job_away(tmp_path):
+    cluster = FakeCluster(tmp_path, {})
+    cluster.refuse_config_maps = True
+    with pytest.raises(ClusterError, match="exceeded quota"):
+        cluster_run_module.start(cluster, _run())
+    assert cluster.jobs == {} and cluster.deleted == ["benchmark-20261202-031500-a1b2"]
+
+
+@pytest.mark.xdist_group("aiperf")  # it starts aiperf: not beside a measuring test
+def test_on_its_deadline_the_job_uploads_what_it_has(bucket, bench_venv, tmp_path):
+    """SIGTERM (the Job's deadline or deletion) reaches the program as PID 1 would get it: it
+    stops aiperf and uploads the log, then exits non-zero."""
+    import os
+    import signal
+    import threading
+    import time
+
+    app = tmp_path / "app"
+    for path, text in job_module.code_files().items():
+        (app / path).parent.mkdir(parents=True, exist_ok=True)
+        (app / path).write_text(text)
+    (app / "build").mkdir()
+    (app / "build" / "benchmark-venv").symlink_to(bench_venv)
+    _stage_tokenizer(bucket, "models/t")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hyperpod_dpd.benchmark.in_cluster", "--target",
+         "http://127.0.0.1:9", "--model", "m", "--bucket", bucket, "--tokenizer-prefix",
+         "models/t", "--tokenizer-file", "tokenizer.json", "--tokenizer-file",
+         "tokenizer_config.json", "--results-prefix", "benchmarks/r2",
+         "--out", str(tmp_path / "o"), "--duration", "600", "--concurrency", "1"],
+        cwd=app, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={"PATH": "/usr/bin:/bin", "AWS_REGION": REGION, "PYTHONUNBUFFERED": "1",
+             **_aws_env()},
+    )  # fmt: skip
+    watchdog = threading.Timer(120, proc.kill)  # a hung start fails the test, not the suite
+    watchdog.start()
+    lines = []
+    for line in proc.stdout:  # until aiperf has started
+        lines.append(line)
+        if line.startswith("benchmark D("):
+            break
+    watchdog.cancel()
+    time.sleep(1)
+    os.kill(proc.pid, signal.SIGTERM)
+    rest, _ = proc.communicate(timeout=60)
+    output = "".join(lines) + rest
+    assert proc.returncode == 1, output
+    assert "stopped (SIGTERM" in output and "uploaded" in output and "Traceback" not in output
+    s3 = boto3.client("s3", region_name=REGION)
+    keys = {o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]}
+    assert "benchmarks/r2/aiperf.log" in keys
