@@ -83,6 +83,22 @@ def pod_name(pod: dict[str, Any]) -> str:
     return str((pod.get("metadata") or {}).get("name", "?"))
 
 
+def pod_container(pod: dict[str, Any], name: str) -> dict[str, Any]:
+    """The pod's container `name` ({} when it has none of that name)."""
+    return next(
+        (c for c in (pod.get("spec") or {}).get("containers") or [] if c.get("name") == name), {}
+    )
+
+
+def container_env(container: dict[str, Any]) -> dict[str, str | None]:
+    """Name -> value of the container's env; None for a variable set from a Secret or field."""
+    return {
+        str(e["name"]): (None if e.get("value") is None else str(e["value"]))
+        for e in container.get("env") or []
+        if e.get("name")
+    }
+
+
 def _ready_text(pod: dict[str, Any]) -> str:
     ready, total = _containers_ready(pod)
     return f"{ready}/{total}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from hyperpod_dpd.verify import causes, logs
-from hyperpod_dpd.verify.endpoint import pod_name
+from hyperpod_dpd.verify.endpoint import container_env, pod_container, pod_name
 from hyperpod_dpd.verify.results import Check, Target
 
 MIN_THROUGHPUT_GBPS = 1.0  # below: TCP, not EFA (field-problems #13)
@@ -81,19 +81,11 @@ def judge_buffer(decoder_log: str, context: dict[str, Any]) -> Check:
     return Check.ok(name, f"no '{logs.BUFFER_FULL}' since the prompts")
 
 
-def _worker_container(pod: dict[str, Any], container: str) -> dict[str, Any]:
-    for c in (pod.get("spec") or {}).get("containers") or []:
-        if c.get("name") == container:
-            return c
-    return {}
-
-
-def _env(container: dict[str, Any]) -> dict[str, str]:
-    return {
-        str(e["name"]): str(e["value"])
-        for e in container.get("env") or []
-        if e.get("name") and e.get("value") is not None
-    }
+def _seed(env: dict[str, str | None]) -> str:
+    if "PYTHONHASHSEED" not in env:
+        return "unset"
+    value = env["PYTHONHASHSEED"]
+    return "from a Secret or field" if value is None else value
 
 
 def kv_diagnostics(pods: dict[str, list[dict[str, Any]]], target: Target) -> dict[str, str]:
@@ -101,8 +93,8 @@ def kv_diagnostics(pods: dict[str, list[dict[str, Any]]], target: Target) -> dic
     each role runs with (field-problems #8), the EFA devices each requests (#13)."""
     seeds, images, efa = [], [], []
     for role, ps in pods.items():
-        containers = [(p, _worker_container(p, target.container(role))) for p in ps]
-        role_seeds = sorted({_env(c).get("PYTHONHASHSEED", "unset") for _, c in containers})
+        containers = [(p, pod_container(p, target.container(role))) for p in ps]
+        role_seeds = sorted({_seed(container_env(c)) for _, c in containers})
         seeds.append(f"{role} {'/'.join(role_seeds) or '?'}")
         images.append((role, sorted({str(c.get("image", "?")) for _, c in containers})))
         for p, c in containers:

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from hyperpod_dpd.verify import causes
-from hyperpod_dpd.verify.endpoint import pod_name
+from hyperpod_dpd.verify.endpoint import container_env, pod_container, pod_name
 from hyperpod_dpd.verify.results import Check, Target
 
 RENDERED_ENV = "rendered worker env"
@@ -19,16 +19,6 @@ DECODER_FRESH = "decoders newer than prefillers"
 # Without these as asked, transfers silently degrade: the buffer size, decode-side caching off,
 # one hash seed for both roles.
 DPD_VARIABLES = ("PD_BUFFER_SIZE", "LMCACHE_SAVE_DECODE_CACHE", "PYTHONHASHSEED")
-
-
-def _container(pod: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(
-        (c for c in (pod.get("spec") or {}).get("containers") or [] if c.get("name") == name), {}
-    )
-
-
-def _env(container: dict[str, Any]) -> dict[str, str | None]:
-    return {str(e.get("name")): e.get("value") for e in container.get("env") or []}
 
 
 def judge_rendered_env(
@@ -45,7 +35,7 @@ def judge_rendered_env(
     problems = []
     for role, role_pods in pods.items():
         for pod in role_pods:
-            rendered = _env(_container(pod, target.container(role)))
+            rendered = container_env(pod_container(pod, target.container(role)))
             for key, value in wanted.items():
                 if key not in rendered:
                     problems.append(f"{pod_name(pod)} lacks {key}")

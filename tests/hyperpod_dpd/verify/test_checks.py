@@ -87,3 +87,24 @@ def test_partial_retrieval_passes_with_a_note_and_zero_fails():
     assert (
         received.detail == "Retrieved 0 out of 6035 required tokens on 1 of 1 TP ranks; seed unset"
     )
+
+
+def test_a_hash_seed_from_a_secret_is_not_reported_as_unset():
+    from hyperpod_dpd.verify.kv_transfer import kv_diagnostics
+    from hyperpod_dpd.verify.results import Target
+
+    target = Target("llama", "inference", None)
+
+    def pod(name: str, role: str, env: list[dict]) -> dict:
+        container = {"name": target.container(role), "image": "img", "env": env}
+        return {"metadata": {"name": name}, "spec": {"containers": [container]}}
+
+    secret = {"name": "PYTHONHASHSEED", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}
+    pods = {
+        "prefill": [pod("p", "prefill", [{"name": "PYTHONHASHSEED", "value": "0"}])],
+        "decode": [pod("d", "decode", [secret]), pod("d2", "decode", [])],
+    }
+    recompute = kv_diagnostics(pods, target)["recompute"]
+    assert recompute.startswith(
+        "PYTHONHASHSEED prefill 0, decode from a Secret or field/unset; one image"
+    )
