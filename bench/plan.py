@@ -141,12 +141,22 @@ def interleaved(
     return samples
 
 
-def report(samples: dict[str, list[tuple[float, float]]], stack: str, runs: int) -> None:
+BUSY_LOAD = 0.5  # per core: above it, something else competes for the cores being measured
+
+
+def report(
+    samples: dict[str, list[tuple[float, float]]], stack: str, runs: int, load: float
+) -> None:
     """Print the table, the ratios and the targets, met or missed."""
     median = {name: statistics.median(w for w, _ in s) for name, s in samples.items()}
+    cores = os.cpu_count() or 1
     print(
-        f"medians of {runs} runs, interleaved; {os.cpu_count()} cores; Python {sys.version.split()[0]}"
+        f"medians of {runs} runs, interleaved; {cores} cores; Python {sys.version.split()[0]}; "
+        f"load average before measuring {load:.2f}"
     )
+    if load > BUSY_LOAD * cores:
+        print(f"warning: the host was busy (load {load:.2f} on {cores} cores): every number "
+              "below is inflated; rerun on a quiet machine before quoting them")  # fmt: skip
     print(f"{'command':<28} {'median s':>9} {'min s':>7} {'max s':>7} {'CPU s':>7}")
     for name, s in samples.items():
         walls = [w for w, _ in s]
@@ -178,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--runs: {args.runs} is not a positive number of runs")
     for package in PACKAGES:
         compileall.compile_dir(ROOT / package, quiet=2)
+    load = os.getloadavg()[0]  # the last minute's, before our first run: what else is running
     with tempfile.TemporaryDirectory(prefix="bench-plan-") as out:
         plan = Command(f"plan {args.stack}", plan_argv(args.stack, Path(out)))
         run_once(plan)  # its warm-up round, and the resource types the classes floor loads
@@ -185,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         cmds = commands(args.stack, Path(out), sdk_classes({r["type"] for r in resources}))
         samples = interleaved(cmds, args.runs, warm={plan.name})
     # Numbers, not a verdict: a missed target is printed, and `make bench` goes on to the next.
-    report(samples, args.stack, args.runs)
+    report(samples, args.stack, args.runs, load)
     return 0
 
 
