@@ -1,8 +1,8 @@
 """`benchmark run --stack S` without --target: the run as a Job in the stack's cluster.
 
 1. Checks every flag and finds what the Job needs before creating anything: the stack's
-   endpoint facts, the model bucket (`checkpoint.bucketName`, else `pulumi stack output
-   modelBucket`, else --bucket), the endpoint's in-cluster URL (the DPD router as the operator
+   endpoint facts, the model bucket (--bucket, else `checkpoint.bucketName`, else `pulumi
+   stack output modelBucket`), the endpoint's in-cluster URL (the DPD router as the operator
    names it; for a colocated endpoint the Service the operator made for it, else --service).
 2. Creates the Job (hyperpod_dpd/benchmark/job.py) and its code's ConfigMap, owned by the Job.
 3. Follows it: the pod's state while it waits (scheduling, image pull) and its log as it runs.

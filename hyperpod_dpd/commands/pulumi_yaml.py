@@ -10,9 +10,12 @@ from pathlib import Path
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     gen = subparsers.add_parser(
-        "pulumi-yaml", help="regenerate Pulumi.yaml's config block from the model"
+        "pulumi-yaml",
+        help="regenerate Pulumi.yaml's config block and README.md's config table from the model",
     )
-    gen.add_argument("--check", action="store_true", help="exit 1 if Pulumi.yaml is out of date")
+    gen.add_argument(
+        "--check", action="store_true", help="exit 1 if either is out of date (nothing written)"
+    )
     gen.add_argument("--project-dir", type=Path)
     gen.set_defaults(handler=run)
 
