@@ -112,7 +112,7 @@ def in_cluster_target(args: argparse.Namespace, settings: Any, cluster: Any) -> 
 
 def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
     from hyperpod_dpd.stackfile import load_stack
-    from hyperpod_dpd.verify.cluster import Cluster, ClusterError, KubeconfigError, kubeconfig_path
+    from hyperpod_dpd.verify.cluster import Cluster, KubeconfigError, kubeconfig_path
     from settings import parse_settings
     from specs.benchmark import TOKENIZER_FILES, benchmark_access, results_prefix
     from specs.desired import BENCHMARK
@@ -188,8 +188,6 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
 def runner_exists(cluster: Any, run: ClusterRun) -> None:
     """The service account the Job runs as: `pulumi up` creates it (workloads/benchmark.py).
     Without it the Job would never get a pod, and only its deadline would say so."""
-    from hyperpod_dpd.verify.cluster import ClusterError
-
     try:
         cluster.read_service_account(run.namespace, run.service_account)
     except ClusterError as exc:
