@@ -9,9 +9,10 @@ takes the duration in seconds and counts input tokens exactly with a local token
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hyperpod_dpd.benchmark.scenario import Scenario, StopRule
@@ -87,9 +88,47 @@ def export_of(artifacts: Path, level: int, levels: list[int]) -> Path:
     return artifacts / "profile_export_aiperf.json"
 
 
+_LEVEL_DIR = re.compile(r"/concurrency_(\d+)/")
+_PHASE_DONE = re.compile(
+    r"Phase profiling \(profiling\) complete \| completed=(\d+), cancelled=(\d+), "
+    r"errors=(\d+).*elapsed=([\d.]+)s"
+)
+_PROBLEM = re.compile(r"^\S+\s+(WARNING|ERROR|CRITICAL)\s+(.*?)(?:\s+\(\S+\.py:\d+\))?$")
+
+
+@dataclass
+class Progress:
+    """What of aiperf's console a user follows (the rest is in aiperf.log): each level's start
+    and end with its counts, and each distinct warning or error once. aiperf's own tables are
+    left out: the summary of results.json follows the run."""
+
+    levels: list[int]
+    level: int | None = None
+    started: set[int] = field(default_factory=set)
+    seen: set[str] = field(default_factory=set)
+
+    def line(self, text: str) -> str | None:
+        # Each level's exports are named on its start, and all of them again in the summary.
+        if (m := _LEVEL_DIR.search(text)) and int(m[1]) not in self.started:
+            self.level = int(m[1])
+            self.started.add(self.level)
+            return f"concurrency {self.level}: started"
+        if self.level is None and "Phase profiling (profiling) started" in text:
+            self.level = self.levels[0]  # a single level: aiperf names no directory for it
+            self.started.add(self.level)
+            return f"concurrency {self.level}: started"
+        if m := _PHASE_DONE.search(text):
+            completed, cancelled, errors, elapsed = m.groups()
+            return (f"concurrency {self.level}: {completed} requests in {float(elapsed):g} s, "
+                    f"{errors} errors, {cancelled} cancelled")  # fmt: skip
+        if (m := _PROBLEM.match(text.strip())) and m[2] not in self.seen:
+            self.seen.add(m[2])
+            return f"{m[1].lower()}: {m[2]}"
+        return None
+
+
 def run_aiperf(run: LoadRun, venv: Path, log: Path) -> subprocess.CompletedProcess:
-    """Run aiperf; its console (the progress and the tables) goes to `log` and, line by line,
-    to our stderr so the user sees progress."""
+    """Run aiperf; its console goes to `log`, and its progress (Progress) to our stderr."""
     env = foreign_env()
     # Not HF_HUB_OFFLINE: with it aiperf 0.13 looks a tokenizer up only in the hub's cache and
     # fails on a local directory (aiperf/common/tokenizer.py, _from_pretrained_local). Without
@@ -101,11 +140,12 @@ def run_aiperf(run: LoadRun, venv: Path, log: Path) -> subprocess.CompletedProce
             env=env,
         )  # fmt: skip
         assert proc.stdout is not None
+        progress = Progress(run.levels)
         try:
             for line in proc.stdout:
                 out.write(line)
-                if "Concurrency" in line or "complete" in line.lower() or "error" in line.lower():
-                    print(f"  aiperf: {line.rstrip()}", file=sys.stderr)
+                if shown := progress.line(line):
+                    print(f"  aiperf: {shown}", file=sys.stderr)
         except BaseException:
             proc.terminate()  # interrupted (Ctrl-C, SIGTERM): aiperf must not run on alone
             proc.wait(timeout=30)
