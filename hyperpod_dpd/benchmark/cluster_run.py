@@ -4,7 +4,8 @@
    endpoint facts, the model bucket (--bucket, else `checkpoint.bucketName`, else `pulumi
    stack output modelBucket`), the endpoint's in-cluster URL (the DPD router as the operator
    names it; for a colocated endpoint the Service the operator made for it, else --service).
-2. Creates the Job (hyperpod_dpd/benchmark/job.py) and its code's ConfigMap, owned by the Job.
+2. Creates the Job (hyperpod_dpd/benchmark/job.py) and its code's ConfigMap, owned by the Job
+   (`--dry-run`: prints them as YAML instead, after every check, and creates nothing).
 3. Follows it: the pod's state while it waits (scheduling, image pull) and its log as it runs.
 4. Copies s3://<bucket>/benchmarks/<run id>/ to --out (the Job uploaded it there).
 
@@ -157,6 +158,10 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
     except BaseException:
         cluster.close()
         raise
+    if args.dry_run:
+        cluster.close()
+        print(manifests_yaml(run))
+        return 0
     started = False
     try:
         start(cluster, run)
@@ -199,6 +204,16 @@ def runner_exists(cluster: Any, run: ClusterRun) -> None:
             "run `pulumi up` with this version of hyperpod-dpd first (it creates the account "
             "and its role); is the kubeconfig's context the stack's cluster?",
         ) from None  # fmt: skip
+
+
+def manifests_yaml(run: ClusterRun) -> str:
+    """What `start` would create, as YAML documents (the ConfigMap without its owner reference:
+    the Job's uid exists only once the Job does)."""
+    import yaml
+
+    files = code_files()
+    docs = [job(run, files), config_map(run, files)]
+    return yaml.safe_dump_all(docs, sort_keys=False, width=10**9)
 
 
 def start(cluster: Any, run: ClusterRun) -> None:

@@ -62,6 +62,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     job.add_argument("--timeout", type=float, default=240.0,
                      help="minutes the Job may take, venv build included (240)")  # fmt: skip
     job.add_argument("--poll-interval", type=float, default=5.0, help="seconds (5)")
+    job.add_argument("--dry-run", action="store_true", help="check everything, print the Job and "
+                     "its ConfigMap as YAML, create nothing")  # fmt: skip
     run.set_defaults(handler=run_benchmark)
 
     compare = sub.add_parser("compare", help="report.md and charts: each run against the first")

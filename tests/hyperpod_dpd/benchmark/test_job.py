@@ -475,3 +475,28 @@ def test_on_its_deadline_the_job_uploads_what_it_has(bucket, bench_venv, tmp_pat
     s3 = boto3.client("s3", region_name=REGION)
     keys = {o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]}
     assert "benchmarks/r2/aiperf.log" in keys
+
+
+def test_a_dry_run_checks_everything_prints_the_job_and_creates_nothing(
+    tmp_path, monkeypatch, capsys
+):
+    import yaml
+
+    cluster = FakeCluster(tmp_path, {})
+    monkeypatch.setattr(
+        "hyperpod_dpd.verify.cluster.Cluster.from_kubeconfig", lambda *a, **k: cluster
+    )
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\n")
+    argv = ["benchmark", "run", "--stack", "dev", "--project-dir", str(ROOT), "--bucket", "b",
+            "--kubeconfig", str(kubeconfig), "--out", str(tmp_path / "out"), "--dry-run"]  # fmt: skip
+    assert main(argv) == 0
+    job, config_map = yaml.safe_load_all(capsys.readouterr().out)
+    assert job["kind"] == "Job" and config_map["kind"] == "ConfigMap"
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    # The DPD router, as the operator names it: the Job's target with no --service given.
+    assert "--target http://llama-3-3-70b-inference-routing-service." in container["command"][2]
+    assert cluster.jobs == {} and cluster.config_maps == {} and cluster.closed
+    assert not (tmp_path / "out").exists()
+    cluster.service_accounts.clear()  # and the checks still run: no runner, no dry run
+    assert main(argv) == 2
