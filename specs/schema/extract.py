@@ -19,7 +19,8 @@ _CLI_CRD = (
     "aws/sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart/charts/inference-operator/"
     "config/crd/inference.sagemaker.aws.amazon.com_inferenceendpointconfigs.yaml"
 )
-# Operator version -> (file name in ../shared/reference/hyperpod/, source named in its README).
+# Operator version -> (file name of the CRD, as in ../shared/reference/hyperpod/ and, gzipped, in
+# tests/specs/crds/; the source named in that README).
 # v3.2's commit is given abbreviated there (aws/sagemaker-hyperpod-cli, 2026-06-22).
 KNOWN_CRDS = {
     "3.2": (
