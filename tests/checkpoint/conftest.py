@@ -67,10 +67,8 @@ def checksum_cache_dir(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture(scope="package")
 def s3(aws_env):
-    server = RecordingMotoServer()
-    server.start()
-    yield server
-    server.stop()
+    with RecordingMotoServer() as server:
+        yield server
 
 
 @pytest.fixture(scope="package")

@@ -212,3 +212,10 @@ class RecordingMotoServer(ThreadedMotoServer):
     def endpoint(self) -> str:
         host, port = self.get_host_and_port()
         return f"http://{host}:{port}"
+
+    def __enter__(self) -> RecordingMotoServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

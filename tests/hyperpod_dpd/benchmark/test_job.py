@@ -130,21 +130,18 @@ def test_the_owner_reference_makes_the_code_go_with_the_job():
 
 @pytest.fixture(scope="module")
 def s3_server():
-    server = RecordingMotoServer()
-    server.start()
-    yield server
-    server.stop()
+    with RecordingMotoServer() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
 def s3_env(s3_server):
-    server = s3_server
-    env = {
+    """What a process needs to reach the local S3 with dummy credentials (and nothing else)."""
+    return {
         "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_ENDPOINT_URL_S3": server.endpoint, "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_ENDPOINT_URL_S3": s3_server.endpoint, "AWS_EC2_METADATA_DISABLED": "true",
         "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
     }  # fmt: skip
-    return env
 
 
 @pytest.fixture
@@ -225,32 +222,29 @@ def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
     assert {r.op for r in requests[first_list:]} <= {"ListObjects", "HeadObject", "GetObject"}
 
 
-def test_without_a_staged_tokenizer_the_job_says_so_and_sends_nothing(bucket, tmp_path):
-    """The Job's program from its shipped files alone (no repository on the path)."""
-    app = tmp_path / "app"
+def _shipped(app):
+    """The Job's program as its ConfigMap ships it, and nothing else, under `app`."""
     for path, text in job_module.code_files().items():
         (app / path).parent.mkdir(parents=True, exist_ok=True)
         (app / path).write_text(text)
+    return app
+
+
+def test_without_a_staged_tokenizer_the_job_says_so_and_sends_nothing(bucket, s3_env, tmp_path):
+    """The Job's program from its shipped files alone (no repository on the path)."""
+    app = _shipped(tmp_path / "app")
     proc = subprocess.run(
         [sys.executable, "-m", "hyperpod_dpd.benchmark.in_cluster", "--target", "http://x:1",
          "--bucket", bucket, "--tokenizer-prefix", "models/none", "--tokenizer-file",
          "tokenizer.json", "--results-prefix", "benchmarks/r1", "--out", str(tmp_path / "o")],
         cwd=app, capture_output=True, text=True, check=False,
-        env={"PATH": "/usr/bin:/bin", "AWS_REGION": REGION, **_aws_env()},
+        env={"PATH": "/usr/bin:/bin", "AWS_REGION": REGION, **s3_env},
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     assert f"s3://{bucket}/models/none/" in proc.stderr and "stage the checkpoint" in proc.stderr
     assert "Traceback" not in proc.stderr
     s3 = boto3.client("s3", region_name=REGION)
     assert "Contents" not in s3.list_objects_v2(Bucket=bucket)
-
-
-def _aws_env() -> dict[str, str]:
-    import os
-
-    keys = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL_S3",
-            "AWS_EC2_METADATA_DISABLED", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE")  # fmt: skip
-    return {k: os.environ[k] for k in keys}
 
 
 # --- What the command finds before it creates anything -----------------------------------
@@ -433,7 +427,7 @@ def test_a_refused_config_map_takes_its_job_away(tmp_path):
 
 
 @pytest.mark.xdist_group("aiperf")  # it starts aiperf: not beside a measuring test
-def test_on_its_deadline_the_job_uploads_what_it_has(bucket, bench_venv, tmp_path):
+def test_on_its_deadline_the_job_uploads_what_it_has(bucket, s3_env, bench_venv, tmp_path):
     """SIGTERM (the Job's deadline or deletion) reaches the program as PID 1 would get it: it
     stops aiperf and uploads the log, then exits non-zero."""
     import os
@@ -441,10 +435,7 @@ def test_on_its_deadline_the_job_uploads_what_it_has(bucket, bench_venv, tmp_pat
     import threading
     import time
 
-    app = tmp_path / "app"
-    for path, text in job_module.code_files().items():
-        (app / path).parent.mkdir(parents=True, exist_ok=True)
-        (app / path).write_text(text)
+    app = _shipped(tmp_path / "app")
     (app / "build").mkdir()
     (app / "build" / "benchmark-venv").symlink_to(bench_venv)
     _stage_tokenizer(bucket, "models/t")
@@ -456,7 +447,7 @@ def test_on_its_deadline_the_job_uploads_what_it_has(bucket, bench_venv, tmp_pat
          "--out", str(tmp_path / "o"), "--duration", "600", "--concurrency", "1"],
         cwd=app, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env={"PATH": "/usr/bin:/bin", "AWS_REGION": REGION, "PYTHONUNBUFFERED": "1",
-             **_aws_env()},
+             **s3_env},
     )  # fmt: skip
     watchdog = threading.Timer(120, proc.kill)  # a hung start fails the test, not the suite
     watchdog.start()
