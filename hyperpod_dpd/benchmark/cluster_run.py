@@ -35,7 +35,13 @@ from hyperpod_dpd.benchmark.job import (
     new_run_id,
     owned_by,
 )
-from hyperpod_dpd.benchmark.run import RunError, endpoint_record, run_plan, summary
+from hyperpod_dpd.benchmark.run import (
+    RunError,
+    endpoint_record,
+    run_plan,
+    stack_settings,
+    summary,
+)
 from hyperpod_dpd.benchmark.scenario import BenchmarkArgError, workload_argv
 from hyperpod_dpd.verify.cluster import ClusterError
 
@@ -112,9 +118,7 @@ def in_cluster_target(args: argparse.Namespace, settings: Any, cluster: Any) -> 
 
 
 def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
-    from hyperpod_dpd.stackfile import load_stack
     from hyperpod_dpd.verify.cluster import Cluster, KubeconfigError, kubeconfig_path
-    from settings import parse_settings
     from specs.benchmark import TOKENIZER_FILES, benchmark_access, results_prefix
     from specs.desired import BENCHMARK
 
@@ -130,9 +134,8 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
         raise BenchmarkArgError(
             "--poll-interval", args.poll_interval, "seconds > 0", "use --poll-interval 5"
         )
-    stack = load_stack(project_dir, args.stack)
-    settings = parse_settings(stack.decoded(), stack.secret_keys)
-    endpoint = endpoint_record(args, project_dir)
+    settings = stack_settings(project_dir, args.stack)
+    endpoint = endpoint_record(args, settings)
     access = benchmark_access(BENCHMARK, settings, "")
     bucket = model_bucket(args, settings, project_dir)
     try:
@@ -148,7 +151,7 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
             tokenizer_files=TOKENIZER_FILES, results_prefix=results_prefix(run_id),
             target=in_cluster_target(args, settings, cluster),
             # The label as a local run would name it (the --out here, not the pod's directory).
-            workload=workload_argv(argparse.Namespace(**{**vars(args), "label": plan.label})),
+            workload=workload_argv(args, label=plan.label),
             endpoint=endpoint, timeout_seconds=int(args.timeout * 60),
         )  # fmt: skip
         runner_exists(cluster, run)

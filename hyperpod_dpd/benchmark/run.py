@@ -80,15 +80,20 @@ def served_model(base_url: str, timeout: float = 10.0) -> str:
     return str(listed[0]["id"])
 
 
-def endpoint_facts(project_dir: Path, stack_name: str) -> dict[str, Any]:
-    """The IEC fields a comparison needs, from the stack's settings (as the program sees them)."""
-    from hyperpod_dpd.cost import hourly_cost, total
+def stack_settings(project_dir: Path, stack_name: str) -> Any:
+    """The stack's typed settings, as the program sees them (read once per command)."""
     from hyperpod_dpd.stackfile import load_stack
     from settings import parse_settings
-    from specs.endpoint import ClusterFacts, build_endpoint
 
     stack = load_stack(project_dir, stack_name)
-    settings = parse_settings(stack.decoded(), stack.secret_keys)
+    return parse_settings(stack.decoded(), stack.secret_keys)
+
+
+def endpoint_facts(settings: Any, stack_name: str) -> dict[str, Any]:
+    """The IEC fields a comparison needs, from the stack's settings."""
+    from hyperpod_dpd.cost import hourly_cost, total
+    from specs.endpoint import ClusterFacts, build_endpoint
+
     e = settings.endpoint
     facts: dict[str, Any] = {
         # What the whole stack bills per hour (the plan's estimate): the price of these tokens.
@@ -153,10 +158,10 @@ def run_plan(args: argparse.Namespace) -> RunPlan:
     return RunPlan(scenario, levels, stop, out, args.label or out.resolve().name, args.model)
 
 
-def endpoint_record(args: argparse.Namespace, project_dir: Path) -> dict[str, Any] | None:
-    """What results.json records about the endpoint: the stack's facts (--stack) and the hourly
-    cost (the stack's estimate, or --hourly-cost)."""
-    endpoint = endpoint_facts(project_dir, args.stack) if args.stack else None
+def endpoint_record(args: argparse.Namespace, settings: Any | None) -> dict[str, Any] | None:
+    """What results.json records about the endpoint: the stack's facts (`settings`, None
+    without --stack) and the hourly cost (the stack's estimate, or --hourly-cost)."""
+    endpoint = endpoint_facts(settings, args.stack) if settings is not None else None
     if args.hourly_cost is not None:
         if args.hourly_cost <= 0:
             raise BenchmarkArgError(
@@ -171,7 +176,8 @@ def local_run(args: argparse.Namespace, project_dir: Path) -> int:
     plan = run_plan(args)
     target = check_target(args.target)
     tokenizer = tokenizer_dir(args.tokenizer)
-    return execute(plan, target, tokenizer, endpoint_record(args, project_dir))
+    settings = stack_settings(project_dir, args.stack) if args.stack else None
+    return execute(plan, target, tokenizer, endpoint_record(args, settings))
 
 
 def execute(plan: RunPlan, target: str, tokenizer: Path, endpoint: dict[str, Any] | None) -> int:

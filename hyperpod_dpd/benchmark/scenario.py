@@ -114,12 +114,13 @@ def add_workload_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def workload_argv(args: argparse.Namespace) -> list[str]:
-    """The workload flags of `args` as a command line (what the in-cluster Job is given; the
-    caller passes the run's label, which defaults to the local --out's name)."""
+def workload_argv(args: argparse.Namespace, label: str | None = None) -> list[str]:
+    """The workload flags of `args` as a command line (what the in-cluster Job is given);
+    `label` replaces args.label (the run's label defaults to the local --out's name)."""
     argv = ["--scenario", args.scenario, "--concurrency", args.concurrency]
+    values = {**vars(args), "label": label or args.label}
     for flag in ("requests", "duration", "label", "model"):
-        value = getattr(args, flag)
+        value = values[flag]
         if value is not None:
             argv += [f"--{flag}", repr(value) if isinstance(value, float) else str(value)]
     return argv

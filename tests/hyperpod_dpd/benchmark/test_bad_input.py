@@ -88,8 +88,13 @@ def test_compare_needs_a_shared_level(tmp_path, capsys):
 
 
 def test_a_stack_records_the_endpoint_a_comparison_needs(tmp_path):
-    from hyperpod_dpd.benchmark.run import endpoint_facts
+    from hyperpod_dpd.benchmark.run import stack_settings
     from tests.conftest import ROOT, edit, stack_raw, write_project
+
+    def endpoint_facts(project, stack):
+        from hyperpod_dpd.benchmark.run import endpoint_facts
+
+        return endpoint_facts(stack_settings(project, stack), stack)
 
     dev = endpoint_facts(ROOT, "dev")
     assert dev["mode"] == "dpd" and dev["replicas"] == "1/1"
