@@ -43,6 +43,12 @@ def kv_bytes_per_token_per_rank(model: ModelSpec, tp: int) -> int:
     return 2 * model.num_layers * heads_per_rank * model.head_dim * model.bytes_per_element
 
 
+def vllm_share_bytes(gpu_memory_bytes: int, utilization: float) -> int:
+    """vLLM's share of one GPU at --gpu-memory-utilization, as vLLM computes it
+    (vllm/v1/worker/utils.py, request_memory: ceil(total memory x utilization))."""
+    return math.ceil(utilization * gpu_memory_bytes)
+
+
 def weights_bytes_per_rank(model: ModelSpec, tp: int) -> int:
     """The model's weights on one of `tp` ranks (vLLM shards them evenly)."""
     return math.ceil(model.num_params * model.bytes_per_element / tp)
@@ -150,7 +156,7 @@ def role_budget(
     """Where one GPU's memory goes. The PD buffer is the decoder's receive buffer (per rank),
     allocated by LMCache outside vLLM's share; the prefiller gets none here."""
     gpu = instance.gpu_memory_bytes
-    share = math.floor(gpu_memory_utilization * gpu)
+    share = vllm_share_bytes(gpu, gpu_memory_utilization)
     weights = weights_bytes_per_rank(model, tp)
     activations = ACTIVATION_RESERVE_BYTES[role]
     kv_room = share - weights - activations
@@ -372,9 +378,7 @@ class Fit:
         return self.lowest <= self.highest
 
     def share(self, utilization: float) -> int:
-        """vLLM's share of one GPU at `utilization`, as vLLM computes it
-        (vllm/v1/worker/utils.py, request_memory: ceil(total memory x utilization))."""
-        return math.ceil(utilization * self.gpu_memory_bytes)
+        return vllm_share_bytes(self.gpu_memory_bytes, utilization)
 
     def holds(self, utilization: float) -> bool:
         """The share holds the worker: vLLM starts."""

@@ -43,9 +43,9 @@ from hyperpod_dpd.benchmark.run import (
     summary,
 )
 from hyperpod_dpd.benchmark.scenario import BenchmarkArgError, workload_argv
+from hyperpod_dpd.cli import EXIT_INTERRUPTED
 from hyperpod_dpd.verify.cluster import ClusterError
 
-EXIT_INTERRUPTED = 130
 FOLLOW_RETRIES = 6  # API errors in a row while following before giving up (the run goes on)
 NO_POD_HINT_SECONDS = 60.0
 _STUCK = {"ErrImagePull", "ImagePullBackOff", "CreateContainerConfigError", "InvalidImageName"}
@@ -87,7 +87,7 @@ def model_bucket(args: argparse.Namespace, settings: Any, project_dir: Path) -> 
 
 def in_cluster_target(args: argparse.Namespace, settings: Any, cluster: Any) -> str:
     """The URL the Job sends the load to."""
-    from specs.endpoint import ClusterFacts, build_endpoint, router_service
+    from core.vocabulary import router_url
 
     if args.service:
         if not args.service.startswith(("http://", "https://")):
@@ -97,9 +97,8 @@ def in_cluster_target(args: argparse.Namespace, settings: Any, cluster: Any) -> 
             )  # fmt: skip
         return args.service
     e = settings.endpoint
-    iec = build_endpoint(settings, ClusterFacts(model_bucket="", az_name=""))
-    if iec.pd_spec is not None:
-        return router_service(iec)
+    if e.mode == "dpd":
+        return router_url(e.name, e.namespace)
     # Colocated: the operator's Service for this endpoint is the one the IEC owns.
     for svc in cluster.list_services(e.namespace):
         owners = svc.get("metadata", {}).get("ownerReferences") or []

@@ -22,14 +22,18 @@ from pathlib import Path
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
-from hyperpod_dpd.benchmark.run import RunError, check_target, execute, run_plan
+from hyperpod_dpd.benchmark.run import (
+    TOKENIZER_REQUIRED_ANY,
+    RunError,
+    check_target,
+    execute,
+    run_plan,
+)
 from hyperpod_dpd.benchmark.scenario import BenchmarkArgError, add_workload_flags
 
 # What GetObject answers for a key the role may not read or that is absent. The role reads the
 # tokenizer files by exact key and cannot list, so S3 answers AccessDenied for a missing one.
 _ABSENT = {"NoSuchKey", "404", "AccessDenied", "403"}
-# The files without which no tokenizer loads (fast tokenizer or SentencePiece model).
-_REQUIRED_ANY = ("tokenizer.json", "tokenizer.model")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -58,10 +62,10 @@ def fetch_tokenizer(s3, bucket: str, prefix: str, files: list[str], into: Path) 
             raise
         (into / name).write_bytes(body)
         got.append(name)
-    if not any(name in got for name in _REQUIRED_ANY):
+    if not any(name in got for name in TOKENIZER_REQUIRED_ANY):
         raise BenchmarkArgError(
             "tokenizer", f"s3://{bucket}/{prefix}/", f"a staged checkpoint with one of "
-            f"{', '.join(_REQUIRED_ANY)} that the runner role may read",
+            f"{', '.join(TOKENIZER_REQUIRED_ANY)} that the runner role may read",
             "stage the checkpoint first (checkpoint.staging: job, or `hyperpod-dpd checkpoint "
             "upload`); after changing checkpoint.prefix or revision, `pulumi up` first (the "
             "role reads the tokenizer files of the stack's prefix only)",

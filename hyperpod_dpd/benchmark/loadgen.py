@@ -39,7 +39,6 @@ class LoadRun:
     levels: list[int]
     stop: StopRule
     artifacts: Path
-    api_key: str | None = None
 
     def base_url(self) -> str:
         return base_url(self.target)
@@ -76,8 +75,6 @@ def aiperf_argv(run: LoadRun, venv: Path) -> list[str]:
         argv += ["--benchmark-duration", f"{run.stop.duration:g}"]
     else:
         argv += ["--request-count", str(run.stop.requests)]
-    if run.api_key:
-        argv += ["--api-key", run.api_key]
     return argv
 
 

@@ -39,6 +39,10 @@ class RunError(RuntimeError):
     """The load generator or the endpoint failed; the message says where to look."""
 
 
+# The files without which no tokenizer loads (a fast tokenizer, or a SentencePiece model).
+TOKENIZER_REQUIRED_ANY = ("tokenizer.json", "tokenizer.model")
+
+
 def tokenizer_dir(path: Path | None) -> Path:
     """The directory a tokenizer loads from: `path` itself, or the directory of a tokenizer.json."""
     if path is None:
@@ -49,7 +53,7 @@ def tokenizer_dir(path: Path | None) -> Path:
         )  # fmt: skip
     if path.is_file() and path.name == "tokenizer.json":
         return path.parent.resolve()
-    if path.is_dir() and any((path / f).exists() for f in ("tokenizer.json", "tokenizer.model")):
+    if path.is_dir() and any((path / f).exists() for f in TOKENIZER_REQUIRED_ANY):
         return path.resolve()
     raise BenchmarkArgError(
         "--tokenizer", str(path), "a directory holding tokenizer.json (or tokenizer.model), or "

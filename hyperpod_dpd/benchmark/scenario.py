@@ -19,7 +19,6 @@ class BenchmarkArgError(ValueError):
     """A bad benchmark flag: names the flag, the value, what is allowed and how to fix it."""
 
     def __init__(self, flag: str, value: object, allowed: str, fix: str):
-        self.flag, self.value = flag, value
         super().__init__(f"{flag} {value!r}: {allowed}; {fix}")
 
 

@@ -125,9 +125,10 @@ def fake_server(args: argparse.Namespace, project_dir: Path) -> int:
 
     from hyperpod_dpd.benchmark.fake_timings import argv_of
     from hyperpod_dpd.benchmark.loadgen import ROOT, benchmark_venv
+    from hyperpod_dpd.venvs import foreign_env
 
     python = str(benchmark_venv() / "bin" / "python")
     # The server runs where aiohttp is; our package comes from this checkout.
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = foreign_env(PYTHONPATH=str(ROOT))
     os.execve(python, [python, "-m", "hyperpod_dpd.benchmark.fake_server", *argv_of(args)], env)
     return 0  # not reached

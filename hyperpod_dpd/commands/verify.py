@@ -140,13 +140,12 @@ def resolve_target(args: argparse.Namespace, project_dir: Path) -> Any:
 
 
 def prompt_client(args: argparse.Namespace, cluster: Any, target: Any) -> Any:
+    from core.vocabulary import router_url
     from hyperpod_dpd.verify.prompts import HttpPromptClient, PodPromptClient
-    from specs.endpoint import router_service
 
     if args.router_url:
         return HttpPromptClient(args.router_url, args.timeout, args.insecure)
-    # router_service reads only .name and .namespace of the spec.
-    url = router_service(target)  # type: ignore[arg-type]
+    url = router_url(target.name, target.namespace)
     return PodPromptClient(
         cluster,
         args.prompt_namespace or target.namespace,
