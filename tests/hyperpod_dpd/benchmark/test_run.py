@@ -4,33 +4,27 @@ from __future__ import annotations
 
 import pytest
 
-from hyperpod_dpd.cli import main
-from tests.hyperpod_dpd.benchmark.conftest import results_of
+from tests.hyperpod_dpd.benchmark.conftest import (
+    FIRST_MS,
+    IN,
+    OUT,
+    PER_TOKEN_MS,
+    SCENARIO,
+    TPOT_MS,
+    TRANSFER_MS,
+    results_of,
+)
 
-# Time to first token = FIRST + PER_TOKEN x prompt tokens; every later token TPOT after the last.
-# A prefill of realistic size (a 70B model's TTFT for 1k tokens is a few hundred ms) keeps the
-# client's and server's own few ms per request, on 2 shared cores, well inside 10%.
-FIRST_MS, PER_TOKEN_MS, TPOT_MS = 100.0, 0.3, 20.0
-IN, OUT = 1024, 32
-TTFT_MS = FIRST_MS + PER_TOKEN_MS * IN  # 407.2 ms
+TTFT_MS = FIRST_MS + PER_TOKEN_MS * IN + TRANSFER_MS  # 437.2 ms
 
 
-# Serial with the other aiperf test (one worker): two load generators at once on two cores
+# Serial with the other aiperf tests (one worker): two load generators at once on two cores
 # would measure each other.
 @pytest.mark.long
 @pytest.mark.xdist_group("aiperf")
-def test_measured_ttft_and_tpot_are_what_the_server_was_set_to(fake_server, tokenizer, tmp_path):
-    server = fake_server(first_token_ms=FIRST_MS, prefill_ms_per_token=PER_TOKEN_MS,
-                         tpot_ms=TPOT_MS)  # fmt: skip
-    out = tmp_path / "run"
-    code = main([
-        "benchmark", "run", "--target", server.url, "--tokenizer", str(tokenizer),
-        "--scenario", f"D({IN},{OUT})", "--concurrency", "1,16", "--duration", "4",
-        "--out", str(out), "--label", "fake",
-    ])  # fmt: skip
-    assert code == 0
-    results = results_of(out)
-    assert results["scenario"] == f"D({IN},{OUT})" and results["label"] == "fake"
+def test_measured_ttft_and_tpot_are_what_the_server_was_set_to(measured_runs):
+    results = results_of(measured_runs.dpd)
+    assert results["scenario"] == SCENARIO and results["label"] == "dpd"
     assert results["model"] == "fake-llm" and results["loadGenerator"]["name"] == "aiperf"
     for level in ("1", "16"):
         r = results["levels"][level]
