@@ -55,8 +55,11 @@ benchmark-venv: $(STAMP)
 tools:
 	@for tool in sh curl git node npm; do command -v $$tool >/dev/null || { echo "make test needs $$tool on PATH (e.g. apt-get install $$tool)"; exit 1; }; done
 
+# With bytecode caches (__pycache__/, git-ignored) even where PYTHONDONTWRITEBYTECODE is set, as
+# in some sandboxes and CI images: without them each of the suite's processes (two workers, the
+# plans and programs it starts) compiles the project and rewrites the tests from source again.
 test: tools lint policy-pack benchmark-venv
-	$(BIN)/pytest
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest
 
 # On demand, never in `make test`: numbers, not assertions. The plan and command start-up against
 # the SDK's floor (PLAN_BENCH_ARGS="--runs 5"), then the checkpoint upload against its peers
