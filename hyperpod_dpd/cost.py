@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from settings.model import StackSettings
+from specs.yaml_load import safe_load
 
 PRICE_TABLE = Path(__file__).with_name("prices.yaml")
 
@@ -27,7 +26,7 @@ class CostLine:
 
 
 def load_prices(path: Path = PRICE_TABLE) -> dict[str, dict[str, Any]]:
-    return yaml.safe_load(path.read_text())["prices"]
+    return safe_load(path.read_text())["prices"]
 
 
 def hourly_cost(

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from settings import PROJECT, ConfigError, ConfigProblem
+from specs.yaml_load import SafeLoader
 
 SECRET_PLACEHOLDER = "[secret]"
 
@@ -43,12 +44,12 @@ def available_stacks(project_dir: Path) -> list[str]:
     return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A SafeLoader that refuses a key given twice in one mapping, as the Pulumi CLI's YAML
-    parser does (PyYAML would silently keep the last value)."""
+class _UniqueKeyLoader(SafeLoader):
+    """A SafeLoader (libyaml's when available) that refuses a key given twice in one mapping,
+    as the Pulumi CLI's YAML parser does (PyYAML would silently keep the last value)."""
 
 
-def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+def _unique_mapping(loader: SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=True)

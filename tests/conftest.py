@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import fcntl
+import functools
 import gc
 import hashlib
 import json
@@ -17,6 +18,8 @@ from typing import Any
 
 import pytest
 import yaml
+
+from specs.yaml_load import safe_load
 
 ROOT = Path(__file__).resolve().parents[1]
 # The suite keeps a large, long-lived heap (the SDKs' classes, program runs kept for reuse):
@@ -58,8 +61,14 @@ def pytest_unconfigure(config):
 
 
 def stack_raw(stack: str = "dev") -> dict[str, Any]:
-    """The `config:` map of Pulumi.<stack>.yaml (full keys -> decoded values)."""
-    return copy.deepcopy(yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"])
+    """The `config:` map of Pulumi.<stack>.yaml (full keys -> decoded values), a fresh copy
+    each time (tests edit it)."""
+    return copy.deepcopy(_stack_config(stack))
+
+
+@functools.cache
+def _stack_config(stack: str) -> dict[str, Any]:
+    return safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
 
 
 def edit(raw: dict[str, Any], path: str, value: Any = _MISSING) -> dict[str, Any]:

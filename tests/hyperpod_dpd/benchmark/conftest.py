@@ -90,7 +90,7 @@ def fake_server(bench_venv) -> Iterator:
 # INTERFERENCE times that while a prompt prefills on the colocated one. A prefill of realistic
 # size (a 70B model's TTFT for 1k tokens is a few hundred ms) keeps the client's and server's own
 # few ms per request, on 2 shared cores, well inside 10%.
-FIRST_MS, PER_TOKEN_MS, TPOT_MS, TRANSFER_MS, INTERFERENCE = 100.0, 0.3, 20.0, 30.0, 3.0
+FIRST_MS, PER_TOKEN_MS, TPOT_MS, TRANSFER_MS, INTERFERENCE = 100.0, 0.3, 20.0, 30.0, 5.0
 IN, OUT = 1024, 32
 SCENARIO = f"D({IN},{OUT})"
 
@@ -118,8 +118,8 @@ def measured_runs(bench_venv, tokenizer, tmp_path_factory) -> Iterator[MeasuredR
     colocated = FakeServer(bench_venv, **timings, interference=INTERFERENCE)
     try:
         for server, tokenizer_arg, levels, seconds, label in (
-            (dpd, tokenizer, "1,16", "4", "dpd"),
-            (colocated, tokenizer / "tokenizer.json", "16", "3", "colocated"),
+            (dpd, tokenizer, "1,16", "3", "dpd"),
+            (colocated, tokenizer / "tokenizer.json", "16", "2", "colocated"),
         ):
             code = main([
                 "benchmark", "run", "--target", server.url, "--tokenizer", str(tokenizer_arg),
