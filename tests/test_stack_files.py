@@ -186,7 +186,7 @@ BROKEN_TEXT: dict[str, tuple[str, str]] = {
         "given twice",
     ),
     "config as a list": ("config:\n  - aws:region\n  - us-east-2\n", "a mapping of keys"),
-    "an unclosed quote": ("config:\n  aws:region: \"us-east-2\n", "invalid YAML at line 3"),
+    "an unclosed quote": ('config:\n  aws:region: "us-east-2\n', "invalid YAML at line 3"),
     "an object as a list": (
         (ROOT / "Pulumi.dev.yaml").read_text() + "  hyperpod-dpd:cost: [1, 2]\n",
         f"{NS}:cost",
