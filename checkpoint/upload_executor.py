@@ -54,6 +54,10 @@ from checkpoint.upload_result import UploadResult
 # before the transfers and after them, failed or not): one small JSON file per interval at most.
 CACHE_SAVE_SECONDS = 10.0
 
+# A failed file is tried again after 0.25 s, then 0.5 s, ... (what a blip of throttling or a
+# torn download needs; botocore's own retries already covered each request).
+RETRY_DELAY_SECONDS = 0.25
+
 
 @dataclass(eq=False)
 class Executor:
@@ -199,7 +203,7 @@ class Executor:
                 if attempt == attempts:
                     raise
                 self.log(f"retrying {f.path} (attempt {attempt + 1} of {attempts}): {exc}")
-                time.sleep(0.25 * 2 ** (attempt - 1))
+                time.sleep(RETRY_DELAY_SECONDS * 2 ** (attempt - 1))
         raise AssertionError("unreachable")
 
     def _remember_hashes(self) -> None:
