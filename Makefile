@@ -16,6 +16,10 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -r requirements.txt -r requirements-dev.txt
 	$(PIP) install --no-deps -e .
+	@# Byte-compiled as pip compiles what it installs (an editable install is not): the first plan
+	@# and test run would otherwise compile every module, in each process, even where
+	@# PYTHONDONTWRITEBYTECODE forbids writing the result.
+	$(BIN)/python -m compileall -q -x '/(build|\.venv|node_modules)/' .
 	touch $@
 
 install: $(STAMP)
