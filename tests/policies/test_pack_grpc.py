@@ -29,7 +29,7 @@ from pulumi.runtime.proto import analyzer_pb2_grpc
 from core.vocabulary import RULE_NAMES, SECRET_TYPE
 from hyperpod_dpd.policy_pack import assemble, build_venv
 from hyperpod_dpd.venvs import foreign_env
-from policies.pack import build_policies, pack_config
+from policies.pack import UNCHECKED_POLICY, build_policies, pack_config
 from policies.rules import Limits, ResourceView
 from tests.conftest import ROOT, exclusive, run_stack, stack_raw
 from tests.policies import test_rules
@@ -143,7 +143,8 @@ def _struct(props: dict) -> struct_pb2.Struct:
 
 def direct(views, config=None) -> list[tuple[str, str, str, str]]:
     """The same policies called in-process with plain dicts (tests/policies/test_pack.py), at
-    the levels and with the properties of a `--policy-pack-config` document."""
+    the levels and with the properties of a `--policy-pack-config` document; a policy it
+    disables is not run, as pulumi-policy's AnalyzeStack skips it."""
     config = config or {}
     levels = {p.name: p.enforcement_level.value for p in build_policies()}
     levels.update({name: value["enforcementLevel"] for name, value in config.items()})
@@ -151,6 +152,7 @@ def direct(views, config=None) -> list[tuple[str, str, str, str]]:
     return sorted(
         (policy, levels[policy], urn or "", message)
         for policy, found in run_pack(views, props or None).items()
+        if levels[policy] != "disabled"
         for urn, message in found
     )
 
@@ -264,21 +266,33 @@ def test_the_rule_cases_cover_every_rule():
     ("name", "kwargs"), RULE_CASES, ids=[f"{n}{sorted(k.values())}" for n, k in RULE_CASES]
 )
 def test_each_rule_test_case_finds_the_same_over_grpc(analyzer, name, kwargs):
-    for _, views, limits in _captured(name, kwargs):
-        config = {}
-        if limits is not None and limits != Limits():
-            config = {
-                p.name: {
-                    "enforcementLevel": p.enforcement_level.value,
-                    "minRoutingThreshold": limits.min_routing_threshold,
-                    "overheadGiB": limits.overhead_gib,
-                    "minDenseParamsBillion": limits.min_dense_params_billion,
-                    "extraDpdImages": list(limits.extra_dpd_images),
-                }
-                for p in build_policies()
-            }
+    for rule, views, limits in _captured(name, kwargs):
+        config = _only(rule, limits)
         analyzer.configure(config)
         try:
             assert analyzer.analyze(views) == direct(views, config)
         finally:
             analyzer.configure(pack_config({}, advisories_mandatory=False))
+
+
+def _only(rule: str, limits: Limits | None) -> dict:
+    """A `--policy-pack-config` document that runs `rule` (its advisory companion and the
+    preview check too) at its own level, with `limits` as the properties, and disables the rest:
+    each case checks its rule over the wire, the repo-stack cases above run them all."""
+    properties = {}
+    if limits is not None and limits != Limits():
+        properties = {
+            "minRoutingThreshold": limits.min_routing_threshold,
+            "overheadGiB": limits.overhead_gib,
+            "minDenseParamsBillion": limits.min_dense_params_billion,
+            "extraDpdImages": list(limits.extra_dpd_images),
+        }
+    kept = {rule, f"{rule}-advisory", UNCHECKED_POLICY}
+    assert rule in {p.name for p in build_policies()}, f"{rule} is no policy of the pack"
+    return {
+        p.name: {
+            "enforcementLevel": p.enforcement_level.value if p.name in kept else "disabled",
+            **properties,
+        }
+        for p in build_policies()
+    }
