@@ -36,6 +36,11 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
     try:
         plan = make_plan(project_dir, args.stack, args.out, preview=args.preview)
     finally:
+        # What the plan allocated sits in the youngest generation, which the collector scans
+        # whole on the next allocation once enabled (0.4 s on 2 cores, for nothing): move it to
+        # the oldest instead, collected there as anything long-lived is.
+        gc.freeze()
+        gc.unfreeze()
         gc.enable()
     print(json.dumps(plan_json(plan), indent=2) if args.format == "json" else render_text(plan))
     return plan.exit_code
