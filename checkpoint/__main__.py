@@ -10,11 +10,10 @@ down does not scan everything once more.
 import gc
 import sys
 
-gc.disable()
-from checkpoint.cli import main  # noqa: E402
+from core.collector import collector_paused
 
-gc.freeze()
-gc.enable()
+with collector_paused(frozen=True):
+    from checkpoint.cli import main
 code = main()
 gc.freeze()
 sys.exit(code)
