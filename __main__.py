@@ -21,9 +21,8 @@ from infra.operator import InferenceOperator, InferenceOperatorArgs
 from infra.placement import Placement, PlacementArgs
 from infra.refs import Outputs
 from infra.stack_config import deployer_arn, load_stack_config
-from policies.gate import enforce
+from policies.gate import enforce, judgement
 from specs import desired as names
-from specs.desired import desired_state
 from workloads.benchmark import BenchmarkAccess, BenchmarkAccessArgs
 from workloads.endpoint import EndpointArgs, InferenceEndpoint
 from workloads.service_account import ClusterAccess
@@ -32,8 +31,9 @@ from workloads.staging import CheckpointStaging, StagingArgs
 # --- Settings, desired state, gate: nothing is registered before these pass --------------------
 config = load_stack_config()
 s = config.settings
-desired = desired_state(s, config.project, config.stack, has_hf_token=config.hf_token is not None)
-enforce(desired)
+verdict = judgement(s, config.project, config.stack, has_hf_token=config.hf_token is not None)
+enforce(verdict)
+desired = verdict.desired
 deployer = deployer_arn(s)  # asks AWS who runs `pulumi up`: still before any registration
 
 # --- Components -----------------------------------------------------------------------------

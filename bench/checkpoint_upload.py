@@ -24,7 +24,7 @@ rerun would. Our modules are byte-compiled first (`compileall`), as an installed
 the peers' venv was byte-compiled by pip, and PYTHONDONTWRITEBYTECODE, set in some sandboxes,
 would otherwise make every run of ours compile its own modules from source.
 
-The peers come from requirements-bench.txt and requirements-bench-crt.txt, installed into
+The peers come from bench/requirements.txt and bench/requirements-crt.txt, installed into
 build/bench-venv and build/bench-venv-crt on first use.
 Nothing here is a test: numbers depend on the machine, and moto (one Python process) is the
 bottleneck for wall time on a small machine; CPU per GiB is the client's own cost.

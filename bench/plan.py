@@ -92,7 +92,7 @@ class Command:
 
 def _bare(code: str) -> str:
     """`code` as the console script runs a plan: the cyclic collector off, no interpreter
-    teardown (hyperpod_dpd/cli.py), so a floor never pays what the plan does not."""
+    teardown (hyperpod_dpd/cli/__init__.py), so a floor never pays what the plan does not."""
     return f"import gc, os\ngc.disable()\n{code}\nos._exit(0)"
 
 

@@ -21,8 +21,8 @@ from local_s3 import CREDENTIALS, REGION
 ROOT = Path(__file__).resolve().parents[1]
 # The peers' venvs: requirements file -> venv (each file says why it is a venv of its own).
 PEER_VENVS = {
-    ROOT / "requirements-bench.txt": ROOT / "build" / "bench-venv",
-    ROOT / "requirements-bench-crt.txt": ROOT / "build" / "bench-venv-crt",
+    ROOT / "bench" / "requirements.txt": ROOT / "build" / "bench-venv",
+    ROOT / "bench" / "requirements-crt.txt": ROOT / "build" / "bench-venv-crt",
 }
 SAME_CHECKSUM = ("--checksum-algorithm", "CRC64NVME")
 AWS_SAME_CHECKSUM = "aws s3 sync " + " ".join(SAME_CHECKSUM)

@@ -6,6 +6,7 @@ settings (settings/) and the secrets as Pulumi secret Outputs.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import pulumi
@@ -14,7 +15,7 @@ from pulumi.runtime import config as runtime_config
 
 from core.vocabulary import PROJECT
 from settings import ConfigError, ConfigProblem, StackSettings
-from settings.parse import decode_runtime_value, parse_settings
+from settings.parse import parse_settings
 
 
 class StackConfigError(ConfigError, pulumi.RunError):
@@ -31,16 +32,25 @@ class StackConfig:
     stack: str
 
 
+# The settings of a stack already read and validated by the command that runs the program (the
+# offline plan reads the stack file once, then runs the program with its config): set inside
+# that run's own context, so the program does not decode and validate the same values again.
+HANDED_SETTINGS: ContextVar[StackSettings | None] = ContextVar("handed_settings", default=None)
+
+
 def load_stack_config() -> StackConfig:
-    """Read and validate all config of the running Pulumi program (real engine or mocks)."""
+    """Read and validate all config of the running Pulumi program (real engine or mocks), or
+    take the settings the command running it has read from the same config (HANDED_SETTINGS)."""
     keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
-    try:
-        raw = {k: decode_runtime_value(k, runtime_config.get_config(k)) for k in sorted(keys)}
-        secret = {k for k in keys if runtime_config.is_config_secret(k)}
-        settings = parse_settings(raw, secret)
-    except ConfigError as exc:
-        raise StackConfigError(exc.problems, exc.source) from None
-    has_token = raw.get(f"{PROJECT}:hfToken")
+    settings = HANDED_SETTINGS.get()
+    if settings is None:
+        try:
+            raw = {k: runtime_config.get_config(k) for k in sorted(keys)}
+            secret = {k for k in keys if runtime_config.is_config_secret(k)}
+            settings = parse_settings(raw, secret)
+        except ConfigError as exc:
+            raise StackConfigError(exc.problems, exc.source) from None
+    has_token = runtime_config.get_config(f"{PROJECT}:hfToken")
     hf_token = pulumi.Config(PROJECT).get_secret("hfToken") if has_token else None
     return StackConfig(settings, hf_token, pulumi.get_project(), pulumi.get_stack())
 

@@ -1,18 +1,24 @@
 """The policy gate: every rule, once, on the desired state, before the first resource exists.
 
-`__main__.py` calls `enforce` after reading the config and before creating any component: a
-mandatory violation stops `pulumi up` (and the offline plan) with the rules' messages and
-nothing registered, so a typo in an endpoint field never leaves a half-created stack. The
-stack's `hyperpod-dpd:policy` (per-rule levels, advisoriesMandatory) decides what is mandatory.
+`__main__.py` calls `judgement` (the desired state and the rules' verdict on it) and `enforce`
+after reading the config and before creating any component: a mandatory violation stops
+`pulumi up` (and the offline plan) with the rules' messages and nothing registered, so a typo in
+an endpoint field never leaves a half-created stack. The stack's `hyperpod-dpd:policy`
+(per-rule levels, advisoriesMandatory) decides what is mandatory. The offline plan judges once,
+before it runs the program, and hands its judgement over (HANDED_JUDGEMENT).
 """
 
 from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 import pulumi
 
 from core.refs import fill, refs_in
 from policies.rules import Limits, ResourceView, Violation, evaluate
-from specs.desired import DesiredState
+from settings import StackSettings
+from specs.desired import DesiredState, desired_state
 
 
 class PolicyStop(pulumi.RunError):
@@ -57,10 +63,35 @@ def judge(desired: DesiredState, limits: Limits | None = None) -> list[Violation
     )
 
 
-def enforce(desired: DesiredState) -> list[Violation]:
-    """Judge; raise PolicyStop on any mandatory violation, else warn of the advisory ones (they
-    show in `pulumi up`'s diagnostics) and return them."""
-    violations = judge(desired)
+@dataclass(frozen=True)
+class Judgement:
+    """A stack's desired state and every rule's verdict on it."""
+
+    desired: DesiredState
+    violations: list[Violation]
+
+
+# The judgement of the command running the program (the offline plan), made before the run from
+# the very settings it hands the program (infra/stack_config.py HANDED_SETTINGS).
+HANDED_JUDGEMENT: ContextVar[Judgement | None] = ContextVar("handed_judgement", default=None)
+
+
+def judgement(
+    settings: StackSettings, project: str, stack: str, *, has_hf_token: bool = False
+) -> Judgement:
+    """The desired state of `settings` and the rules' verdict: made here, once, or taken from
+    the command that made it for these same settings before running the program."""
+    handed = HANDED_JUDGEMENT.get()
+    if handed is not None and handed.desired.settings is settings:
+        return handed
+    desired = desired_state(settings, project, stack, has_hf_token=has_hf_token)
+    return Judgement(desired, judge(desired))
+
+
+def enforce(verdict: Judgement) -> list[Violation]:
+    """Raise PolicyStop on any mandatory violation, else warn of the advisory ones (they show in
+    `pulumi up`'s diagnostics) and return them."""
+    violations = verdict.violations
     mandatory = [v for v in violations if v.enforcement == "mandatory"]
     if mandatory:
         raise PolicyStop(mandatory)

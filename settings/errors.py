@@ -9,6 +9,7 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from core.exits import UsageProblem
 from core.vocabulary import PROJECT
 from settings.model import PATTERN_HINTS, StackSettings
 
@@ -33,7 +34,7 @@ class _Missing:
 MISSING: Any = _Missing()
 
 
-class ConfigError(Exception):
+class ConfigError(UsageProblem):
     """Bad stack configuration: every problem at once. The program raises it as a RunError
     (infra/stack_config.py), so `pulumi up` prints the message without a traceback."""
 

@@ -422,7 +422,7 @@ class CostConfig(_Model):
     hourly_prices: dict[str, Annotated[float, Field(ge=0)]] = Field(
         default_factory=dict,
         description="Hourly USD price overrides for the plan's cost estimate, keyed like "
-        "hyperpod_dpd/prices.yaml (instance types, eks-control-plane, nat-gateway).",
+        "hyperpod_dpd/shared/prices.yaml (instance types, eks-control-plane, nat-gateway).",
     )
 
 

@@ -1,7 +1,9 @@
 """From the config values Pulumi hands a program to the typed StackSettings (pure: no Pulumi).
 
-The running program reads its config through infra/stack_config.py, the offline plan and the
-tests straight from stack files; both end here, so every path validates alike."""
+The one decoder and validator of a stack's config: the running program reads its config through
+infra/stack_config.py, every command through settings/stack_file.py `read_stack` (the stack file
+as the Pulumi CLI would hand it to the program); both end in `parse_settings`, so every path
+decodes with the same rules (`decode_config_value`) and validates alike."""
 
 from __future__ import annotations
 
@@ -21,11 +23,13 @@ _FIELD_KEYS = frozenset(f.alias for f in StackSettings.model_fields.values()) - 
 
 
 def parse_settings(raw: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> StackSettings:
-    """Validate full-key config values (objects already decoded) into StackSettings.
+    """Decode and validate full-key config values into StackSettings: values as Pulumi hands
+    them to a program (text, objects as JSON) or already decoded (decoding is idempotent).
 
-    Pure: the plan, the tests and the program all go through here. Raises ConfigError listing
+    Pure: the commands, the tests and the program all go through here. Raises ConfigError listing
     every problem at once, so a user fixes the stack file in one pass.
     """
+    raw = {key: decode_config_value(key, value) for key, value in raw.items()}
     problems: list[ConfigProblem] = []
     values: dict[str, Any] = {}
     if "aws:region" in raw:
@@ -73,9 +77,10 @@ def _unknown_key(key: str, name: str, value: Any) -> ConfigProblem:
     )
 
 
-def decode_runtime_value(key: str, text: Any) -> Any:
+def decode_config_value(key: str, text: Any) -> Any:
     """Pulumi hands every config value to the program as text; objects arrive as JSON and
-    booleans as "true" / "false" (what the CLI accepts for `type: boolean`)."""
+    booleans as "true" / "false" (what the CLI accepts for `type: boolean`). Values that are
+    already decoded pass unchanged."""
     name = key.partition(":")[2]
     if key.startswith(f"{PROJECT}:") and name in BOOL_KEYS and text in ("true", "false"):
         return text == "true"

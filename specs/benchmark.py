@@ -1,7 +1,7 @@
 """What an in-cluster benchmark run may do, created by `pulumi up` so a run needs no AWS admin.
 
 `hyperpod-dpd benchmark run --stack S` (without --target) starts a Kubernetes Job beside the
-endpoint (hyperpod_dpd/benchmark/job.py renders it). The Job runs as the service account
+endpoint (hyperpod_dpd/loadtest/job.py renders it). The Job runs as the service account
 declared here, whose IRSA role can read the staged checkpoint's tokenizer files, by exact key,
 and write under the bucket's `benchmarks/` prefix; nothing else. The service account lives in
 the endpoint's namespace, so the run sits next to what it measures.

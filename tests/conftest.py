@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from specs.yaml_load import safe_load
+from settings.yaml_files import safe_load
 
 ROOT = Path(__file__).resolve().parents[1]
 # The suite keeps a large, long-lived heap (the SDKs' classes, program runs kept for reuse):
@@ -51,7 +51,7 @@ def pytest_runtest_setup(item):
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
-    """An xdist worker ends here, as the console script does (hyperpod_dpd/cli.py): its results
+    """An xdist worker ends here, as the console script does (hyperpod_dpd/cli/__init__.py): its results
     went to the controller at session finish, and tearing its heap down (the SDKs' classes,
     the shared program runs) object by object costs the controller seconds of waiting."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -136,7 +136,7 @@ def run_stack(
     A run is a pure function of its config: the same config is run once per test session and
     every caller gets its own deep copy (tests may change what they get). A run that raises is
     not kept, so each caller meets the error."""
-    from hyperpod_dpd.engine import run_program
+    from hyperpod_dpd.offline.engine import run_program
 
     key = (json.dumps(raw, sort_keys=True), tuple(secret_keys or ()), stack, preview)
 
@@ -189,12 +189,14 @@ def write_project(directory: Path, raw: dict[str, Any], stack: str = "dev") -> P
 def _plans_reuse_program_runs():
     """`make_plan` runs the program through the engine; within the suite, the same program and
     config give the same run (see run_stack), so a run is kept and each plan gets a copy."""
-    import hyperpod_dpd.plan as plan_module
-    from hyperpod_dpd.engine import run_program
+    import hyperpod_dpd.offline.planner as plan_module
+    from hyperpod_dpd.offline.engine import run_program
 
     runs: dict[tuple, Any] = {}
 
-    def reused(program, config, secret_keys, *, project, stack, recorded=None, preview=False):
+    def reused(
+        program, config, secret_keys, *, project, stack, recorded=None, preview=False, handed=None
+    ):
         key = (
             Path(program).read_text(),
             json.dumps(config, sort_keys=True),
@@ -214,6 +216,7 @@ def _plans_reuse_program_runs():
                 stack=stack,
                 recorded=recorded,
                 preview=preview,
+                handed=handed,
             )
         return copy.deepcopy(runs[key])
 

@@ -1,9 +1,9 @@
 """`hyperpod-dpd verify`: post-deploy checks of a DPD endpoint (dpd-facts.md, "Verifying").
-The command itself is hyperpod_dpd/commands/verify.py.
+Its parser is hyperpod_dpd/cli/verify.py; the run, `command`.
 
 - `logs`: pure parsers of the router, LMCache and worker log lines;
 - `causes`: the likely cause and fix of each failure (field-problems.md);
-- `cluster`: the Kubernetes reads/writes, through the `kubernetes` client;
+- the Kubernetes reads/writes: hyperpod_dpd/shared/kube.py (shared with the load test);
 - `prompts`: the short/long prompts and the `PromptClient` seam (one-shot pod or direct HTTP);
 - `results`: the check results (`Check`, `Target`, `Report`);
 - `endpoint`, `routing`, `kv_transfer`, `matching`: the checks, as pure judgements;

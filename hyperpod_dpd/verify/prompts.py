@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from core.versions import VERIFY_CURL_IMAGE as DEFAULT_CURL_IMAGE
-from hyperpod_dpd.verify.cluster import Cluster, ClusterError
+from hyperpod_dpd.shared.kube import Cluster, ClusterError
 
 SHORT_SENTENCE = "What is disaggregated prefill-decode in one sentence?"
 LONG_SENTENCE = "The quick brown fox jumps over the lazy dog. "

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from hyperpod_dpd.shared.kube import ROUTER_NAMESPACE, Cluster, ClusterError
 from hyperpod_dpd.verify import causes, logs
-from hyperpod_dpd.verify.cluster import ROUTER_NAMESPACE, Cluster, ClusterError
 from hyperpod_dpd.verify.endpoint import (
     EXPECTED_ROLE,
     endpoint_facts,

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from specs.yaml_load import safe_load
+from settings.yaml_files import safe_load
 
 CRD_NAME = "inferenceendpointconfigs.inference.sagemaker.aws.amazon.com"
 VERSION = "v1"

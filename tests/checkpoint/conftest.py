@@ -14,7 +14,7 @@ import pytest
 
 from checkpoint.checksum_cache import CACHE_ENV
 from hyperpod_dpd import cli
-from hyperpod_dpd.commands import checkpoint as checkpoint_cmd
+from hyperpod_dpd.cli import checkpoint as checkpoint_cmd
 from tests.checkpoint.fakehub import FakeHub, HubFile, HubRepo
 from tests.checkpoint.s3server import RecordingMotoServer
 

@@ -27,8 +27,8 @@ from pulumi.runtime.proto import analyzer_pb2 as proto
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
 from core.vocabulary import RULE_NAMES, SECRET_TYPE
-from hyperpod_dpd.policy_pack import assemble, build_venv
-from hyperpod_dpd.venvs import foreign_env
+from hyperpod_dpd.crossguard.assemble import assemble, build_venv
+from hyperpod_dpd.shared.venvs import foreign_env
 from policies.pack import UNCHECKED_POLICY, build_policies, pack_config
 from policies.rules import Limits, ResourceView
 from tests.conftest import ROOT, exclusive, run_stack, stack_raw

@@ -15,6 +15,7 @@ import sys
 
 import pytest
 
+from settings.yaml_files import safe_load
 from specs.schema.extract import (
     CRD_NAME,
     KNOWN_CRDS,
@@ -23,7 +24,6 @@ from specs.schema.extract import (
     schema_file,
     strip_descriptions,
 )
-from specs.yaml_load import safe_load
 from tests.conftest import ROOT
 
 SCRIPT = ROOT / "scripts" / "extract_crd_schema.py"

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from core.catalog import DPD_INSTANCE_TYPES
-from hyperpod_dpd.plan import kubernetes_manifests, render_manifest
+from hyperpod_dpd.offline.planner import kubernetes_manifests, render_manifest
 from specs.schema import validate_manifest
 from tests.conftest import edit, run_stack, stack_raw
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hyperpod_dpd.commands.verify import register, run
+from hyperpod_dpd.cli.verify import register, run
 from hyperpod_dpd.verify.prompts import SHORT_SENTENCE
 from hyperpod_dpd.verify.results import FAIL, PASS, SKIP
 from tests.hyperpod_dpd.verify.fake_kube import (

@@ -1,0 +1,100 @@
+"""`hyperpod-dpd`: the project's command line.
+
+This package parses arguments and dispatches, nothing else: one module per command, each with
+`register(subparsers)` (its parser; the parser's defaults set `handler`) and handlers
+`(args, project_dir) -> exit code` that call into the command's room (hyperpod_dpd/offline,
+verify, loadtest, preflight, fetch, size, crossguard, project_files) or into checkpoint/.
+A command module imports only the standard library at the top: what a handler needs (Pulumi
+SDKs, boto3, kubernetes, pydantic models) is imported when it runs, so `hyperpod-dpd --help`
+and every `<command> --help` start without loading them.
+
+Exit codes: core/exits.py (0 fine, 1 a check or policy failed, 2 bad input naming the key or
+flag, 3 an internal error: rerun with --debug for the traceback, 130 interrupted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from core.exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, UsageProblem
+from hyperpod_dpd.cli import (
+    benchmark,
+    checkpoint,
+    diff,
+    fetch,
+    plan,
+    policy_config,
+    policy_pack,
+    preflight,
+    pulumi_yaml,
+    size,
+    verify,
+)
+
+# In the order `--help` lists them.
+COMMANDS = (
+    plan,
+    size,
+    preflight,
+    fetch,
+    policy_config,
+    policy_pack,
+    checkpoint,
+    diff,
+    verify,
+    benchmark,
+    pulumi_yaml,
+)
+
+
+def find_project_dir(start: Path) -> Path:
+    """The nearest directory holding Pulumi.yaml, as the Pulumi CLI finds it."""
+    for directory in (start, *start.parents):
+        if (directory / "Pulumi.yaml").exists():
+            return directory
+    return Path(__file__).resolve().parents[1]  # the checkout this package runs from
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="hyperpod-dpd", description=__doc__.split("\n")[0])
+    root.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    sub = root.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.register(sub)
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    project_dir = getattr(args, "project_dir", None) or find_project_dir(Path.cwd())
+    try:
+        return args.handler(args, project_dir)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)  # Ctrl-C is the user's, not a traceback
+        return EXIT_INTERRUPTED
+    except UsageProblem as exc:  # a stack file's ConfigError among them
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def entry() -> None:
+    """The console script: `main`, then exit without tearing the interpreter down. A plan leaves
+    a heap of SDK classes and objects whose teardown costs a second and more, and nothing is
+    left to do by then (output flushed, files closed, temporary directories removed)."""
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,95 @@
+"""`hyperpod-dpd benchmark run|compare|fake-server`: is DPD worth it on my traffic?
+
+  hyperpod-dpd benchmark run --target URL --tokenizer PATH --scenario 'D(4096,256)'
+      --concurrency 8,16,32 --out DIR [--requests N | --duration S] [--label TEXT]
+      [--model NAME] [--stack S]
+  hyperpod-dpd benchmark run --stack S --scenario ... --concurrency ... --out DIR
+      [--bucket B] [--service URL] [--kubeconfig K] [--context C] [--timeout MIN]
+  hyperpod-dpd benchmark compare BASE HEAD [RUN ...] --out DIR
+  hyperpod-dpd benchmark fake-server [--port 8000] [--interference 3] ...
+
+`run` drives aiperf (build/loadtest-venv, from requirements-loadtest.txt) against an
+OpenAI-compatible chat completions endpoint with streaming and writes DIR/results.json (plus
+aiperf's own exports under DIR/aiperf/). With `--stack`, results.json also records the stack's
+endpoint (mode, replicas, TP, threshold, buffer, image, chunked-prefill flags); with `--stack`
+and no `--target` the same run happens in the stack's cluster, as a Job on the system group
+against the router (hyperpod_dpd/loadtest/cluster_run.py), and its results are copied from
+s3://<model bucket>/benchmarks/<run id>/ to DIR. `compare` writes DIR/report.md and PNG charts.
+Exit codes: 0 done, 1 the load generator or a request failed, 2 bad input, 3 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "benchmark",
+        help="DPD against colocated on your endpoint: run a load, compare runs, charts",
+        description=__doc__.split("\n")[0],
+    )
+    from hyperpod_dpd.loadtest.scenario import add_workload_flags
+
+    sub = p.add_subparsers(dest="benchmark_command", required=True)
+
+    run = sub.add_parser("run", help="run aiperf against an endpoint; writes DIR/results.json")
+    run.add_argument("--target", help="OpenAI-compatible base URL, e.g. http://localhost:8000")
+    run.add_argument(
+        "--tokenizer", type=Path, help="local tokenizer: a directory or its tokenizer.json"
+    )
+    add_workload_flags(run)
+    run.add_argument("--out", type=Path, required=True, help="results directory (created)")
+    run.add_argument(
+        "--stack", help="record this stack's endpoint; without --target, run in-cluster"
+    )
+    run.add_argument(
+        "--hourly-cost", type=float,
+        help="USD per hour of the endpoint, for cost per 1M output tokens (default: the stack's)",
+    )  # fmt: skip
+    run.add_argument("--project-dir", type=Path, help="directory of Pulumi.yaml (default: found)")
+    job = run.add_argument_group("in-cluster run (--stack without --target)")
+    job.add_argument("--bucket", help="model bucket (default: checkpoint.bucketName, else "
+                     "`pulumi stack output modelBucket`)")  # fmt: skip
+    job.add_argument("--service", help="in-cluster URL to load (default: the DPD router; for "
+                     "colocated, the Service the endpoint owns)")  # fmt: skip
+    job.add_argument("--kubeconfig", type=Path, help="default: $KUBECONFIG or ~/.kube/config")
+    job.add_argument("--context", help="kubeconfig context (default: the current one)")
+    job.add_argument("--timeout", type=float, default=240.0,
+                     help="minutes the Job may take, venv build included (240)")  # fmt: skip
+    job.add_argument("--poll-interval", type=float, default=5.0, help="seconds (5)")
+    job.add_argument("--dry-run", action="store_true", help="check everything, print the Job and "
+                     "its ConfigMap as YAML, create nothing")  # fmt: skip
+    run.set_defaults(handler=run_benchmark)
+
+    compare = sub.add_parser("compare", help="report.md and charts: each run against the first")
+    compare.add_argument("runs", nargs="+", type=Path, help="BASE HEAD [RUN ...]: run directories")
+    compare.add_argument("--out", type=Path, required=True, help="report directory (created)")
+    compare.set_defaults(handler=compare_runs)
+
+    fake = sub.add_parser(
+        "fake-server", help="a local OpenAI-compatible server with known timings, to try it out"
+    )
+    from hyperpod_dpd.loadtest.fake_timings import add_arguments
+
+    add_arguments(fake)
+    fake.set_defaults(handler=fake_server)
+
+
+def run_benchmark(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.loadtest.command import run_benchmark as run
+
+    return run(args, project_dir)
+
+
+def compare_runs(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.loadtest.command import compare_runs as compare
+
+    return compare(args, project_dir)
+
+
+def fake_server(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.loadtest.command import fake_server as serve
+
+    return serve(args, project_dir)

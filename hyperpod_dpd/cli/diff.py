@@ -1,0 +1,25 @@
+"""`hyperpod-dpd diff BASE HEAD [--stack S] [--format markdown|text|json] [--out F]`: what a
+change does, from two offline plans (directories, or git refs planned each with its own code).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("diff", help="compare two plans (directories or git refs)")
+    parser.add_argument("base")
+    parser.add_argument("head")
+    parser.add_argument("--stack", help="with git refs: the stack to plan at each ref")
+    parser.add_argument("--format", choices=["markdown", "text", "json"], default="markdown")
+    parser.add_argument("--out", type=Path, help="also write the output to this file")
+    parser.add_argument("--project-dir", type=Path)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.offline.command import diff
+
+    return diff(args, project_dir)

@@ -1,0 +1,22 @@
+"""`hyperpod-dpd fetch`: download the pinned third-party artifacts the stack deploys (the
+HyperPod dependencies chart with its sub-charts, the ALB controller's IAM policy) into the
+project's `.hyperpod-dpd/`, once, before `pulumi preview` or `pulumi up` (which fetch nothing)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "fetch", help="download the pinned chart and policy the stack deploys (.hyperpod-dpd/)"
+    )
+    parser.add_argument("--project-dir", type=Path)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.fetch.command import run as fetch
+
+    return fetch(args, project_dir)

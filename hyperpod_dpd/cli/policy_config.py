@@ -1,0 +1,25 @@
+"""`hyperpod-dpd policy-config --stack prod`: the CrossGuard pack's config for a stack.
+
+The stack's `hyperpod-dpd:policy` (per-rule enforcement, advisoriesMandatory) is what the offline
+plan and the components apply; `pulumi preview --policy-pack policies --policy-pack-config F`
+applies it in the real preview when F is this command's output.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("policy-config", help="CrossGuard pack config of a stack")
+    parser.add_argument("--stack", required=True)
+    parser.add_argument("--out", type=Path, help="write here instead of stdout")
+    parser.add_argument("--project-dir", type=Path)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.crossguard.config import run as policy_config
+
+    return policy_config(args, project_dir)

@@ -1,0 +1,23 @@
+"""`hyperpod-dpd policy-pack [--out build/policy-pack] [--no-venv]`: assemble the CrossGuard pack
+directory that `pulumi preview --policy-pack <dir>` runs and `pulumi policy publish` uploads."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "policy-pack", help="assemble the self-contained CrossGuard pack (and its venv)"
+    )
+    parser.add_argument("--out", type=Path, help="pack directory (default build/policy-pack)")
+    parser.add_argument("--no-venv", action="store_true", help="do not build the pack's venv")
+    parser.add_argument("--project-dir", type=Path)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.crossguard.command import run as policy_pack
+
+    return policy_pack(args, project_dir)

@@ -1,0 +1,22 @@
+"""`hyperpod-dpd preflight --stack S [--format text|json]`: before the first `pulumi up`, ask
+AWS whether the stack can work (GPU types offered in the AZ, HyperPod quotas, training plans,
+pinned add-on versions). Exit 1 on any FAIL."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("preflight", help="check AWS capacity, quotas, plans (boto3)")
+    parser.add_argument("--stack", required=True)
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--project-dir", type=Path)
+    parser.set_defaults(handler=run, client_factory=None)
+
+
+def run(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.preflight.command import run as preflight
+
+    return preflight(args, project_dir)

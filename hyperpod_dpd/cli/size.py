@@ -1,0 +1,45 @@
+"""`hyperpod-dpd size`: PD buffer and GPU memory sizing of a DPD endpoint, without any cloud.
+
+  hyperpod-dpd size [--model llama-3.3-70b|PATH/config.json] [--instance-type ml.p5.48xlarge]
+                    [--tp 8] [--prompt-tokens 6035] [--pd-buffer 8GiB] [--in-flight N]
+                    [--gpu-memory-utilization 0.75] [--max-model-len 16384] [--format text|json]
+
+Defaults are the AWS DPD docs' example (Llama 3.3 70B, TP 8, 8 GiB buffer, the decoder log line's
+6,035-token prompt). Exit codes: 0 printed, 2 bad input (the message names the flag).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from core.catalog import MODELS
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `size` to the hyperpod-dpd command line."""
+    p = subparsers.add_parser("size", help="PD buffer and GPU memory sizing (offline)")
+    p.add_argument(
+        "--model",
+        default="llama-3.3-70b",
+        help=f"catalog name ({', '.join(MODELS)}) or path to a Hugging Face config.json",
+    )
+    p.add_argument("--instance-type", default="ml.p5.48xlarge", help="a DPD instance type")
+    p.add_argument("--tp", type=int, default=8, help="vLLM --tensor-parallel-size")
+    p.add_argument(
+        "--prompt-tokens", type=int, default=6035, help="typical prompt length in tokens"
+    )
+    p.add_argument("--pd-buffer", default="8GiB", help="PD_BUFFER_SIZE per TP rank, e.g. 16GiB")
+    p.add_argument("--gpu-memory-utilization", type=float, default=0.75)
+    p.add_argument("--max-model-len", type=int, default=16384)
+    p.add_argument(
+        "--in-flight", type=int, help="KV transfers expected at once: adds a buffer size advice"
+    )
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, project_dir: Path | None) -> int:
+    from hyperpod_dpd.size.command import run as size
+
+    return size(args, project_dir)

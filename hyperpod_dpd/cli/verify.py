@@ -1,0 +1,70 @@
+"""`hyperpod-dpd verify`: check a deployed DPD endpoint the way the docs do by hand.
+
+  hyperpod-dpd verify --stack dev [--kubeconfig K] [--router-url URL] [--format json]
+  hyperpod-dpd verify --name N --namespace NS [--routing-threshold T] [--kubeconfig K]
+
+Exit codes: 0 every check passed (skipped ones allowed), 1 a check failed, 2 bad input (unknown
+stack, no kubeconfig, unreachable API server, endpoint not found).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from core.versions import VERIFY_CURL_IMAGE
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help="check a deployed DPD endpoint: pods, roles, routing, KV transfer (kubernetes API)",
+        description=__doc__.split("\n")[0],
+    )
+    where = parser.add_argument_group("endpoint (--stack, or --name and --namespace)")
+    where.add_argument("--stack", help="stack name: reads the endpoint from Pulumi.<stack>.yaml")
+    where.add_argument("--name", help="InferenceEndpointConfig name (overrides the stack's)")
+    where.add_argument("--namespace", help="endpoint namespace (default: the stack's, or default)")
+    where.add_argument(
+        "--routing-threshold",
+        type=int,
+        help="expected router threshold in tokens (default: the IEC's pdSpec.routingThreshold)",
+    )
+    parser.add_argument("--kubeconfig", type=Path, help="default: $KUBECONFIG or ~/.kube/config")
+    parser.add_argument("--context", help="kubeconfig context (default: the current one)")
+    prompts = parser.add_argument_group("prompts")
+    prompts.add_argument(
+        "--router-url",
+        help="POST prompts here directly (e.g. http://127.0.0.1:8443/v1/chat/completions after "
+        "`kubectl port-forward`) instead of from a one-shot curl pod in the cluster",
+    )
+    prompts.add_argument(
+        "--insecure", action="store_true", help="with an https --router-url: skip TLS verification"
+    )
+    prompts.add_argument(
+        "--prompt-namespace", help="namespace of the curl pod (default: endpoint's)"
+    )
+    prompts.add_argument("--curl-image", default=VERIFY_CURL_IMAGE, help="image of the curl pod")
+    prompts.add_argument("--model", help="model name in requests (default: the IEC's --model)")
+    prompts.add_argument(
+        "--no-prompts",
+        action="store_true",
+        help="read-only: skip prompts and log checks after them",
+    )
+    limits = parser.add_argument_group("time limits (seconds)")
+    limits.add_argument("--timeout", type=float, default=300.0, help="per prompt (default 300)")
+    limits.add_argument(
+        "--api-timeout", type=float, default=30.0, help="per Kubernetes request (default 30)"
+    )
+    limits.add_argument(
+        "--poll-interval", type=float, default=2.0, help="between pod/log polls (default 2)"
+    )
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--project-dir", type=Path)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.verify.command import run as verify
+
+    return verify(args, project_dir)

@@ -1,0 +1,65 @@
+"""`hyperpod-dpd benchmark run|compare|fake-server`, run (the user's load test): a run here or in
+the cluster, a comparison report, the fake server. The parser is hyperpod_dpd/cli/benchmark.py.
+What each needs is imported when it runs: aiperf's side lives in build/loadtest-venv."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from core.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+
+
+def _bad(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def run_benchmark(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.loadtest.run import RunError, local_run
+    from hyperpod_dpd.loadtest.scenario import BenchmarkArgError
+
+    try:
+        if args.target is None and args.stack is None:
+            return _bad("--target: say where the endpoint is (--target URL), or --stack S to "
+                        "run in the cluster")  # fmt: skip
+        if args.target is None:
+            from hyperpod_dpd.loadtest.cluster_run import cluster_run
+
+            return cluster_run(args, project_dir)
+        return local_run(args, project_dir)
+    except BenchmarkArgError as exc:
+        return _bad(str(exc))
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def compare_runs(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.loadtest.compare import CompareError
+    from hyperpod_dpd.loadtest.report import write_report
+    from hyperpod_dpd.loadtest.results import ExportError
+
+    if len(args.runs) < 2:
+        return _bad("compare: give BASE and at least one more run directory")
+    try:
+        report = write_report(args.runs, args.out)
+    except (CompareError, ExportError) as exc:
+        return _bad(str(exc))
+    print(f"wrote {report}")
+    return EXIT_OK
+
+
+def fake_server(args: argparse.Namespace, project_dir: Path) -> int:
+    import os
+
+    from hyperpod_dpd.loadtest.fake_timings import argv_of
+    from hyperpod_dpd.loadtest.loadgen import ROOT, loadtest_venv
+    from hyperpod_dpd.shared.venvs import foreign_env
+
+    python = str(loadtest_venv() / "bin" / "python")
+    # The server runs where aiohttp is; our package comes from this checkout.
+    env = foreign_env(PYTHONPATH=str(ROOT))
+    os.execve(python, [python, "-m", "hyperpod_dpd.loadtest.fake_server", *argv_of(args)], env)
+    return 0  # not reached

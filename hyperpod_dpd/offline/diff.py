@@ -1,0 +1,224 @@
+"""`hyperpod-dpd diff BASE HEAD`: what a change does, from two offline plans.
+
+BASE and HEAD are plan directories (written by `hyperpod-dpd plan`) or git refs (each is then
+planned in a temporary worktree, with that ref's own code). The markdown is made for a pull
+request comment: resources added, removed and changed (with the changed input paths and the
+changes that force a replacement), unified diffs of the Kubernetes manifests, policy violations
+new and fixed, sizing changes and the hourly cost delta. Plans hold no secret values, so
+neither does the diff.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from settings import ConfigError, ConfigProblem
+
+PLAN_FILES = ("resources.json", "policy-report.json", "plan.json")
+# Inputs whose change replaces the resource (provider schemas: CloudFormation createOnly
+# properties of AWS::SageMaker::Cluster; ForceNew fields of the aws provider; Kubernetes names).
+REPLACE_ON = {
+    "aws-native:sagemaker:Cluster": ("clusterName", "orchestrator.eks", "vpcConfig"),
+    "aws:eks/cluster:Cluster": ("name", "vpcConfig.subnetIds", "encryptionConfig"),
+    "aws:ec2/vpc:Vpc": ("cidrBlock",),
+    "aws:ec2/subnet:Subnet": ("cidrBlock", "availabilityZoneId", "vpcId"),
+    "aws:s3/bucket:Bucket": ("bucket", "bucketPrefix"),
+    "aws:iam/role:Role": ("name", "namePrefix"),
+    "aws:amp/workspace:Workspace": (),
+    "kubernetes:batch/v1:Job": ("metadata.name", "spec"),
+}
+K8S_NAME_PATHS = ("metadata.name", "metadata.namespace")
+
+
+class PlanDirError(ConfigError):
+    pass
+
+
+@dataclass
+class PlanData:
+    label: str
+    stack: str
+    resources: dict[str, dict[str, Any]]
+    manifests: dict[str, str]
+    violations: list[dict[str, str]]
+    facts: dict[str, Any]
+
+
+@dataclass
+class ResourceChange:
+    urn: str
+    type: str
+    name: str
+    paths: list[str] = field(default_factory=list)
+    replace: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PlanDiff:
+    base: PlanData
+    head: PlanData
+    added: list[dict[str, Any]]
+    removed: list[dict[str, Any]]
+    changed: list[ResourceChange]
+    manifests: dict[str, str]  # file -> unified diff
+    new_violations: list[dict[str, str]]
+    fixed_violations: list[dict[str, str]]
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.added or self.removed or self.changed or self.manifests
+            or self.new_violations or self.fixed_violations or self.cost_delta
+            or self.sizing_changes
+        )  # fmt: skip
+
+    @property
+    def cost_delta(self) -> float:
+        return round(plan_cost(self.head) - plan_cost(self.base), 4)
+
+    @property
+    def sizing_changes(self) -> dict[str, tuple[Any, Any]]:
+        a = self.base.facts.get("sizing") or {}
+        b = self.head.facts.get("sizing") or {}
+        return {
+            k: (a.get(k), b.get(k)) for k in sorted(a.keys() | b.keys()) if a.get(k) != b.get(k)
+        }
+
+
+def plan_cost(plan: PlanData) -> float:
+    return float(plan.facts.get("costPerHour", {}).get("total", 0.0))
+
+
+def load_plan(directory: Path, label: str | None = None) -> PlanData:
+    problems = [name for name in PLAN_FILES if not (directory / name).is_file()]
+    if problems:
+        raise PlanDirError(
+            [
+                ConfigProblem(
+                    str(directory),
+                    f"missing {', '.join(problems)}",
+                    "a directory written by `hyperpod-dpd plan`",
+                    f"run `hyperpod-dpd plan --stack <stack> --out {directory}`",
+                )
+            ],
+            source="plan directory",
+        )
+    try:
+        resources = json.loads((directory / "resources.json").read_text())
+        report = json.loads((directory / "policy-report.json").read_text())
+        facts = json.loads((directory / "plan.json").read_text())
+    except json.JSONDecodeError as exc:
+        raise PlanDirError(
+            [
+                ConfigProblem(
+                    str(directory), f"corrupt JSON ({exc})", "a plan directory", "plan again"
+                )
+            ],
+            source="plan directory",
+        ) from None
+    manifests_dir = directory / "manifests"
+    manifests = (
+        {p.name: p.read_text() for p in sorted(manifests_dir.glob("*.yaml"))}
+        if manifests_dir.is_dir()
+        else {}
+    )
+    return PlanData(
+        label or str(directory),
+        facts.get("stack", "?"),
+        {r["urn"]: r for r in resources},
+        manifests,
+        report.get("violations", []),
+        facts,
+    )
+
+
+def changed_paths(a: Any, b: Any, prefix: str = "") -> list[str]:
+    """Dotted paths where `a` and `b` differ (lists compared by index)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        paths = []
+        for key in sorted(a.keys() | b.keys()):
+            sep = "" if str(key).startswith("[") else "."
+            where = f"{prefix}{sep}{key}" if prefix else str(key)
+            if key not in a or key not in b:
+                paths.append(where)
+            else:
+                paths += changed_paths(a[key], b[key], where)
+        return paths
+    keyed = _keyed(a), _keyed(b)
+    if keyed[0] is not None and keyed[1] is not None:
+        # Lists of named things (instance groups, env vars): compare by name, not position.
+        return changed_paths(keyed[0], keyed[1], prefix)
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        paths = []
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            paths += changed_paths(x, y, f"{prefix}[{i}]")
+        return paths
+    return [] if a == b else [prefix or "(value)"]
+
+
+NAME_KEYS = ("instanceGroupName", "name")
+
+
+def _keyed(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
+        return None
+    for key in NAME_KEYS:
+        names = [v.get(key) for v in value]
+        if all(isinstance(n, str) for n in names) and len(set(names)) == len(names):
+            return {f"[{n}]": v for n, v in zip(names, value, strict=True)}
+    return None
+
+
+def _forces_replacement(type_: str, path: str) -> bool:
+    prefixes = REPLACE_ON.get(type_, K8S_NAME_PATHS if type_.startswith("kubernetes:") else ())
+    return any(path == p or path.startswith(p + ".") or path.startswith(p + "[") for p in prefixes)
+
+
+def diff_plans(base: PlanData, head: PlanData) -> PlanDiff:
+    if base.stack != head.stack:
+        raise PlanDirError(
+            [
+                ConfigProblem(
+                    "HEAD",
+                    f"stack {head.stack}",
+                    f"the same stack as BASE ({base.stack})",
+                    "compare plans of one stack: plan both with the same --stack",
+                )
+            ],
+            source="diff",
+        )
+    changed = []
+    for urn in sorted(base.resources.keys() & head.resources.keys()):
+        a, b = base.resources[urn], head.resources[urn]
+        paths = changed_paths(a.get("inputs"), b.get("inputs"))
+        if paths:
+            replace = [p for p in paths if _forces_replacement(b["type"], p)]
+            changed.append(ResourceChange(urn, b["type"], b["name"], paths, replace))
+    manifests = {}
+    for name in sorted(base.manifests.keys() | head.manifests.keys()):
+        before, after = base.manifests.get(name, ""), head.manifests.get(name, "")
+        if before != after:
+            manifests[name] = "".join(
+                difflib.unified_diff(
+                    before.splitlines(keepends=True),
+                    after.splitlines(keepends=True),
+                    f"base/{name}" if before else "/dev/null",
+                    f"head/{name}" if after else "/dev/null",
+                )
+            )
+    key = lambda v: (v["policy"], v["urn"], v["message"])  # noqa: E731
+    base_v, head_v = {key(v): v for v in base.violations}, {key(v): v for v in head.violations}
+    return PlanDiff(
+        base,
+        head,
+        added=[head.resources[u] for u in sorted(head.resources.keys() - base.resources.keys())],
+        removed=[base.resources[u] for u in sorted(base.resources.keys() - head.resources.keys())],
+        changed=changed,
+        manifests=manifests,
+        new_violations=[head_v[k] for k in sorted(head_v.keys() - base_v.keys())],
+        fixed_violations=[base_v[k] for k in sorted(base_v.keys() - head_v.keys())],
+    )

@@ -1,0 +1,103 @@
+"""`hyperpod-dpd diff`'s three outputs of one PlanDiff: markdown (a pull request comment), text
+and JSON. Plans hold no secret values, so neither does any of them."""
+
+from __future__ import annotations
+
+import json
+
+from hyperpod_dpd.offline.diff import PlanDiff, plan_cost
+
+
+def _money(delta: float) -> str:
+    return f"{'+' if delta >= 0 else '-'}${abs(delta):,.2f}"
+
+
+def _short(urn: str) -> str:
+    return urn.rsplit("::", 1)[-1]
+
+
+def render_markdown(d: PlanDiff) -> str:
+    title = f"### hyperpod-dpd plan diff: stack `{d.head.stack}` ({d.base.label} → {d.head.label})"
+    if d.empty:
+        return f"{title}\n\nNo changes.\n"
+    lines = [title, ""]
+    replacing = [c for c in d.changed if c.replace]
+    lines.append(
+        f"**Resources:** {len(d.added)} to add, {len(d.changed)} to change "
+        f"({len(replacing)} replaced), {len(d.removed)} to delete. "
+        f"**Cost:** ${plan_cost(d.base):,.2f}/h → ${plan_cost(d.head):,.2f}/h ({_money(d.cost_delta)}/h)."
+    )
+    if replacing:
+        lines += ["", "> [!WARNING]", "> These changes **replace** resources (delete and create):"]
+        lines += [f"> - `{_short(c.urn)}` ({c.type}): {', '.join(c.replace)}" for c in replacing]
+    if d.added or d.removed or d.changed:
+        lines += ["", "| | resource | type | changed inputs |", "|---|---|---|---|"]
+        lines += [f"| + | `{r['name']}` | `{r['type']}` | |" for r in d.added]
+        lines += [f"| - | `{r['name']}` | `{r['type']}` | |" for r in d.removed]
+        for c in d.changed:
+            mark = "±" if c.replace else "~"
+            shown = ", ".join(f"`{p}`" for p in c.paths[:8]) + (" …" if len(c.paths) > 8 else "")
+            lines.append(f"| {mark} | `{c.name}` | `{c.type}` | {shown} |")
+    if d.manifests:
+        lines += ["", "#### Kubernetes manifests"]
+        for name, text in d.manifests.items():
+            lines += [
+                "",
+                f"<details><summary><code>{name}</code></summary>",
+                "",
+                "```diff",
+                text.rstrip(),
+                "```",
+                "</details>",
+            ]
+    if d.new_violations or d.fixed_violations:
+        lines += ["", "#### Policy"]
+        lines += [
+            f"- 🔴 new ({v['enforcement']}) `{v['policy']}` on `{_short(v['urn'])}`: {v['message']}"
+            for v in d.new_violations
+        ]
+        lines += [f"- ✅ fixed `{v['policy']}` on `{_short(v['urn'])}`" for v in d.fixed_violations]
+    if d.sizing_changes:
+        lines += ["", "#### Sizing", "", "| | base | head |", "|---|---|---|"]
+        lines += [f"| {k} | {a} | {b} |" for k, (a, b) in d.sizing_changes.items()]
+    return "\n".join(lines) + "\n"
+
+
+def render_text(d: PlanDiff) -> str:
+    if d.empty:
+        return f"{d.head.stack}: no changes"
+    out = [f"{d.head.stack}: {d.base.label} -> {d.head.label}"]
+    out += [f"  + {r['type']} {r['name']}" for r in d.added]
+    out += [f"  - {r['type']} {r['name']}" for r in d.removed]
+    for c in d.changed:
+        flag = " (REPLACE: " + ", ".join(c.replace) + ")" if c.replace else ""
+        out.append(f"  ~ {c.type} {c.name}: {', '.join(c.paths)}{flag}")
+    out += [f"  manifest {name} changed" for name in d.manifests]
+    out += [f"  NEW {v['policy']}: {_short(v['urn'])}: {v['message']}" for v in d.new_violations]
+    out += [f"  FIXED {v['policy']}: {_short(v['urn'])}" for v in d.fixed_violations]
+    out += [f"  sizing {k}: {a} -> {b}" for k, (a, b) in d.sizing_changes.items()]
+    out.append(
+        f"  cost per hour: {plan_cost(d.base):.2f} -> {plan_cost(d.head):.2f} ({d.cost_delta:+.2f})"
+    )
+    return "\n".join(out)
+
+
+def render_json(d: PlanDiff) -> str:
+    return json.dumps(
+        {
+            "stack": d.head.stack,
+            "added": [r["urn"] for r in d.added],
+            "removed": [r["urn"] for r in d.removed],
+            "changed": [{"urn": c.urn, "paths": c.paths, "replace": c.replace} for c in d.changed],
+            "manifests": d.manifests,
+            "newViolations": d.new_violations,
+            "fixedViolations": d.fixed_violations,
+            "sizing": {k: {"base": a, "head": b} for k, (a, b) in d.sizing_changes.items()},
+            "costPerHour": {
+                "base": plan_cost(d.base),
+                "head": plan_cost(d.head),
+                "delta": d.cost_delta,
+            },
+        },
+        indent=2,
+    )

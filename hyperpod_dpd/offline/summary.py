@@ -1,0 +1,159 @@
+"""What a plan says to a person: the text `hyperpod-dpd plan` prints (or its JSON), and
+summary.md (the endpoint at a glance, sizing, resources, violations, the hourly cost, the stack
+outputs)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from core.units import format_gib
+from hyperpod_dpd.shared.cost import hourly_cost, total
+from settings import StackSettings
+from settings.sizing import endpoint_sizing
+
+
+def resource_counts(resources: Iterable[Any]) -> list[tuple[str, int]]:
+    """(type, count) of the plan's resources, by type."""
+    return sorted(Counter(r.type for r in resources).items())
+
+
+def endpoint_facts(settings: StackSettings) -> list[tuple[str, str]]:
+    e = settings.endpoint
+    groups = ", ".join(
+        f"{name}: {g.instance_count} x {g.instance_type} ({g.role})"
+        for name, g in settings.instance_groups.items()
+    )
+    facts = [
+        ("Endpoint", f"{e.name} in namespace {e.namespace}, mode {e.mode}"),
+        ("Model", f"{e.model} from {settings.checkpoint.source}@{settings.checkpoint.revision}"),
+        ("Image", e.image),
+        (
+            "Inference operator",
+            f"{settings.inference_operator.version} (EKS add-on "
+            f"{settings.inference_operator.addon_version})",
+        ),
+        ("Region / GPU AZ", f"{settings.region} / {settings.availability_zone_id}"),
+        ("Instance groups", groups),
+        (
+            "vLLM",
+            f"TP {e.tensor_parallel_size}, max-model-len {e.max_model_len}, "
+            f"gpu-memory-utilization {e.gpu_memory_utilization}",
+        ),
+    ]
+    if e.mode == "dpd":
+        facts += [
+            ("Replicas", f"prefill {e.prefill.replicas}, decode {e.decode.replicas}"),
+            ("Routing", f"threshold {e.routing_threshold} tokens, {e.routing_strategy}"),
+            ("PD buffer", f"{format_gib(e.pd_buffer_size)} per TP rank"),
+        ]
+    return facts
+
+
+def render_sizing(settings: StackSettings) -> list[str]:
+    r = endpoint_sizing(settings)
+    if r is None:
+        return ["", "## Sizing", "", "Not sized: the decode instance type is not a DPD type."]
+    gib = 2**30
+    lines = [
+        "",
+        f"## Sizing ({r.model} on {r.instance_type}, TP {r.tensor_parallel_size})",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| KV per token per rank | {r.kv_bytes_per_token_per_rank:,} B |",
+        f"| LMCache chunk | {r.chunk_tokens} tokens = {r.chunk_bytes / 2**20:g} MiB |",
+        f"| Transfer of {r.prompt_tokens:,} tokens | {r.prompt_chunks} chunks, "
+        f"{r.transfer_gib} GiB |",
+        f"| PD buffer | {format_gib(r.pd_buffer_bytes)} = {r.pd_buffer_chunks} chunks |",
+        f"| Transfers in flight | {r.transfers_in_flight} |",
+        f"| Headroom per GPU | prefill {r.prefill.headroom_bytes / gib:.2f} GiB, "
+        f"decode {r.decode.headroom_bytes / gib:.2f} GiB |",
+    ]
+    if r.recommended_pd_buffer_bytes:
+        lines.append(
+            f"| Recommended PD buffer for {r.expected_in_flight} in flight | "
+            f"{format_gib(r.recommended_pd_buffer_bytes)} |"
+        )
+    lines += [f"\n- {w}" for w in r.warnings]
+    return lines
+
+
+def render_cost(settings: StackSettings) -> list[str]:
+    lines = hourly_cost(settings)
+    out = ["", f"## Cost per hour: ${total(lines):,.2f} (estimate)", ""]
+    out += ["| item | quantity | hourly | source |", "|---|---|---|---|"]
+    for c in lines:
+        price = "unknown" if c.hourly is None else f"${c.hourly:,.3f}"
+        out.append(f"| {c.item} | {c.quantity} | {price} | {c.source} |")
+    return out
+
+
+def render_summary(plan: Any) -> str:
+    lines = [f"# Offline plan: stack `{plan.stack.stack}`", ""]
+    lines += ["## Endpoint", "", "| | |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in endpoint_facts(plan.settings)]
+    lines += render_sizing(plan.settings)
+    lines += ["", f"## Resources ({len(plan.run.resources)})", "", "| type | count |", "|---|---|"]
+    lines += [f"| `{t}` | {n} |" for t, n in resource_counts(plan.run.resources)]
+    if plan.stopped:
+        lines += ["", plan.stopped_text]
+    lines += ["", f"## Policy violations ({len(plan.violations)})", ""]
+    if plan.violations:
+        lines += ["| policy | enforcement | resource | message |", "|---|---|---|---|"]
+        lines += [
+            f"| {v.policy} | {v.enforcement} | `{v.urn.rsplit('::', 1)[-1]}` | {v.message} |"
+            for v in plan.violations
+        ]
+    else:
+        lines.append("None.")
+    lines += render_cost(plan.settings)
+    lines += ["", "## Stack outputs", "", "| output | value |", "|---|---|"]
+    lines += [f"| {k} | `{json.dumps(v)}` |" for k, v in sorted(plan.run.outputs.items())]
+    return "\n".join(lines) + "\n"
+
+
+def plan_json(plan: Any) -> dict:
+    return {
+        "stack": plan.stack.stack,
+        "exitCode": plan.exit_code,
+        "resources": len(plan.run.resources),
+        "stopped": plan.stopped,
+        "registeredBeforeStop": plan.registered_before_stop,
+        "byType": dict(resource_counts(plan.run.resources)),
+        "manifests": sorted(plan.manifests),
+        "violations": [v.to_json() for v in plan.violations],
+        "outDir": str(plan.out_dir),
+    }
+
+
+def render_text(plan: Any) -> str:
+    s = plan.settings
+    counts = resource_counts(plan.run.resources)
+    width = max((len(t) for t, _ in counts), default=4)
+    lines = [
+        f"Offline plan of stack '{plan.stack.stack}': {s.region}, GPU AZ {s.availability_zone_id}, "
+        f"endpoint {s.endpoint.name} ({s.endpoint.mode})",
+        "",
+        f"  {'TYPE'.ljust(width)}  COUNT",
+        *(f"  {t.ljust(width)}  {n:>5}" for t, n in counts),
+        f"  {'total'.ljust(width)}  {len(plan.run.resources):>5}",
+        "",
+    ]
+    if plan.stopped:
+        lines = [lines[0], "", plan.stopped_text, ""]
+    if plan.violations:
+        for level in ("mandatory", "advisory"):
+            found = [v for v in plan.violations if v.enforcement == level]
+            if found:
+                lines.append(f"Policy violations, {level} ({len(found)}):")
+                lines += [f"  {v.policy}: {v.urn.rsplit('::', 1)[-1]}: {v.message}" for v in found]
+    else:
+        lines.append("Policy violations: none")
+    lines.append(
+        f"Wrote {plan.out_dir}/: resources.json, manifests/ ({len(plan.manifests)}), "
+        "policy-report.json, summary.md"
+    )
+    return "\n".join(lines)

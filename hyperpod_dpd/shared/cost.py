@@ -1,0 +1,66 @@
+"""The hourly cost estimate of a stack, from the repo's price table (prices.yaml) and the
+stack's overrides (hyperpod-dpd:cost.hourlyPrices). Only what bills by the hour is counted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from settings.model import StackSettings
+from settings.yaml_files import safe_load
+
+PRICE_TABLE = Path(__file__).with_name("prices.yaml")
+
+
+@dataclass(frozen=True)
+class CostLine:
+    item: str
+    quantity: int
+    hourly: float | None  # None: no price known (the line is listed, not added)
+    source: str
+
+    @property
+    def total(self) -> float:
+        return (self.hourly or 0.0) * self.quantity
+
+
+def load_prices(path: Path = PRICE_TABLE) -> dict[str, dict[str, Any]]:
+    return safe_load(path.read_text())["prices"]
+
+
+def hourly_cost(
+    s: StackSettings, prices: dict[str, dict[str, Any]] | None = None
+) -> list[CostLine]:
+    table = dict(prices or load_prices())
+    for item, hourly in s.cost.hourly_prices.items():
+        table[item] = {
+            "hourly": hourly,
+            "source": "stack override (hyperpod-dpd:cost.hourlyPrices)",
+        }
+    counts: dict[str, int] = {}
+    for group in s.instance_groups.values():
+        counts[group.instance_type] = counts.get(group.instance_type, 0) + group.instance_count
+    nats = (
+        1
+        if s.network.nat_gateways == "single"
+        else len({s.availability_zone_id, *s.network.control_plane_az_ids})
+    )
+    counts["eks-control-plane"] = 1
+    counts["nat-gateway"] = nats
+    lines = []
+    for item, quantity in counts.items():
+        price = table.get(item)
+        lines.append(
+            CostLine(
+                item,
+                quantity,
+                price["hourly"] if price else None,
+                price["source"] if price else "no price in hyperpod_dpd/shared/prices.yaml",
+            )
+        )
+    return lines
+
+
+def total(lines: list[CostLine]) -> float:
+    return round(sum(line.total for line in lines), 4)

@@ -1,0 +1,102 @@
+"""`hyperpod-dpd verify`, run: the endpoint to check (from the stack, read once, or the flags),
+the cluster, the prompt client, the checks (runner.py) and the report. The parser is
+hyperpod_dpd/cli/verify.py."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from core.exits import EXIT_BAD_INPUT, UsageProblem
+from core.vocabulary import router_url
+from hyperpod_dpd.shared.kube import Cluster, ClusterError, KubeconfigError, kubeconfig_path
+from hyperpod_dpd.verify.prompts import HttpPromptClient, PodPromptClient
+from hyperpod_dpd.verify.report import render_text, report_json
+from hyperpod_dpd.verify.results import Target
+from hyperpod_dpd.verify.runner import EndpointNotFound, Options, verify
+from settings.stack_file import read_stack
+
+
+def run(args: argparse.Namespace, project_dir: Path) -> int:
+    try:
+        target = resolve_target(args, project_dir)
+        for flag in ("timeout", "api_timeout", "poll_interval"):
+            if getattr(args, flag) <= 0:
+                raise UsageProblem(f"--{flag.replace('_', '-')} must be > 0")
+        cluster = Cluster.from_kubeconfig(
+            kubeconfig_path(args.kubeconfig), args.context, args.api_timeout
+        )
+    except (UsageProblem, KubeconfigError) as exc:  # a stack file's ConfigError among them
+        return _bad_input(args, str(exc))
+    try:
+        client = prompt_client(args, cluster, target)
+        options = Options(
+            send_prompts=not args.no_prompts, model=args.model, poll_interval=args.poll_interval
+        )
+        try:
+            report = verify(cluster, target, client, options, _progress(args))
+        except EndpointNotFound as exc:
+            return _bad_input(args, str(exc))
+        except ClusterError as exc:
+            return _bad_input(args, f"cannot read the endpoint: {exc}")
+    finally:
+        cluster.close()
+    for warning in client.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(report_json(report), indent=2))
+    else:
+        print(render_text(report))
+    return report.exit_code
+
+
+def resolve_target(args: argparse.Namespace, project_dir: Path) -> Any:
+
+    if args.stack:
+        endpoint = read_stack(project_dir, args.stack).settings.endpoint
+        if endpoint.mode != "dpd" and not args.name:
+            raise UsageProblem(
+                f"stack {args.stack}'s endpoint {endpoint.name} is colocated (endpoint.mode "
+                f"{endpoint.mode}); verify checks DPD endpoints"
+            )
+        return Target(
+            name=args.name or endpoint.name,
+            namespace=args.namespace or endpoint.namespace,
+            routing_threshold=args.routing_threshold,
+            fallback_threshold=endpoint.routing_threshold,
+        )
+    if not args.name:
+        raise UsageProblem("say which endpoint: --stack STACK, or --name NAME [--namespace NS]")
+    if args.routing_threshold is not None and args.routing_threshold < 0:
+        raise UsageProblem("--routing-threshold must be >= 0")
+    return Target(args.name, args.namespace or "default", args.routing_threshold)
+
+
+def prompt_client(args: argparse.Namespace, cluster: Any, target: Any) -> Any:
+    if args.router_url:
+        return HttpPromptClient(args.router_url, args.timeout, args.insecure)
+    url = router_url(target.name, target.namespace)
+    return PodPromptClient(
+        cluster,
+        args.prompt_namespace or target.namespace,
+        url,
+        args.timeout,
+        args.poll_interval,
+        args.curl_image,
+    )
+
+
+def _progress(args: argparse.Namespace) -> Any:
+    if args.format != "text" or not sys.stderr.isatty():
+        return None
+    return lambda c: print(f"  {c.result:<4}  {c.name}", file=sys.stderr)
+
+
+def _bad_input(args: argparse.Namespace, message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    if getattr(args, "format", "text") == "json":
+        print(json.dumps({"error": message, "exitCode": EXIT_BAD_INPUT}, indent=2))
+    return EXIT_BAD_INPUT

@@ -1,0 +1,86 @@
+"""`hyperpod-dpd size` through the real CLI entry point (registered for the test only)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.catalog import GIB, instance_spec, load_model
+from core.sizing import size
+from hyperpod_dpd import cli
+from hyperpod_dpd.cli import size as size_cmd
+from tests.core.test_catalog import LLAMA_70B_CONFIG
+
+
+def test_size_is_a_registered_command():
+    assert size_cmd in cli.COMMANDS
+
+
+def test_text_output_shows_the_docs_numbers(capsys):
+    assert cli.main(["size"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "llama-3.3-70b (meta-llama/Llama-3.3-70B-Instruct) on ml.p5.48xlarge (8 x H100), TP 8"
+        in out
+    )
+    assert "KV per token               40,960 B" in out
+    assert "256 tokens = 10,485,760 B (10 MiB)" in out
+    assert "prompt of 6,035 tokens     24 chunks = 251,658,240 B (0.2344 GiB)" in out
+    assert "8,589,934,592 B = 819 chunks (rounded down)" in out
+    assert "34 in whole chunks" in out and "= 34.75 ~ 35" in out
+    assert "headroom                   18.00 GiB   10.00 GiB" in out
+
+
+def test_json_output_equals_the_report(capsys):
+    argv = ["size", "--format", "json", "--instance-type", "ml.p5en.48xlarge", "--tp", "4"]
+    argv += ["--prompt-tokens", "8000", "--pd-buffer", "16GiB", "--in-flight", "20"]
+    argv += ["--gpu-memory-utilization", "0.8", "--max-model-len", "32768"]
+    assert cli.main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    expected = size(
+        load_model("llama-3.3-70b"),
+        instance_spec("ml.p5en.48xlarge"),
+        tp=4,
+        prompt_tokens=8000,
+        pd_buffer_bytes=16 * GIB,
+        gpu_memory_utilization=0.8,
+        max_model_len=32768,
+        in_flight=20,
+    )
+    assert doc == expected.to_json()
+    # TP 4: two KV heads per rank, 20 MiB chunks; 20 x 32 chunks x 20 MiB = 12.5 GiB -> 13 GiB.
+    assert doc["kvBytesPerTokenPerRank"] == 81_920 and doc["recommendedPdBufferBytes"] == 13 * GIB
+
+
+def test_model_from_a_config_json(tmp_path, capsys):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(LLAMA_70B_CONFIG))
+    assert cli.main(["size", "--model", str(path), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["kvBytesPerTokenPerRank"] == 40_960
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--tp", "3"], "endpoint.tensorParallelSize (--tp) = 3: does not divide"),
+        (["--tp", "16"], "(--tp) = 16: must be between 1 and the 8 GPUs"),
+        (["--model", "gpt-5"], "(--model) = 'gpt-5': not a catalog model"),
+        (["--instance-type", "ml.g6e.48xlarge"], "(--instance-type) = 'ml.g6e.48xlarge'"),
+        (["--pd-buffer", "8 gigs"], "(--pd-buffer) = '8 gigs': not a valid byte size"),
+        (["--gpu-memory-utilization", "1.2"], "(--gpu-memory-utilization) = 1.2"),
+        (["--prompt-tokens", "20000"], "(--prompt-tokens) = 20000: must be between 1 and"),
+    ],
+)
+def test_bad_input_exits_2_naming_the_flag(capsys, argv, expected):
+    assert cli.main(["size", *argv]) == 2
+    captured = capsys.readouterr()
+    assert expected in captured.err
+    assert captured.out == "" and "Traceback" not in captured.err
+
+
+def test_a_non_number_is_refused_by_argparse_with_exit_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["size", "--tp", "eight"])
+    assert exc.value.code == 2
+    assert "--tp: invalid int value: 'eight'" in capsys.readouterr().err
