@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from hyperpod_dpd.offline import diff_sides as diff_module
 from hyperpod_dpd.cli import main
+from hyperpod_dpd.offline import diff_sides as diff_module
 from hyperpod_dpd.offline.diff import diff_plans, load_plan
 from hyperpod_dpd.offline.diff_render import render_markdown, render_text
 from hyperpod_dpd.offline.planner import make_plan
