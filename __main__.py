@@ -18,13 +18,13 @@ from infra.lifecycle import LifecycleScripts, LifecycleScriptsArgs
 from infra.network import Network, NetworkArgs
 from infra.observability import Observability, ObservabilityArgs
 from infra.operator import InferenceOperator, InferenceOperatorArgs
+from infra.outputs import Outputs
 from infra.placement import Placement, PlacementArgs
-from infra.refs import Outputs
 from infra.stack_config import deployer_arn, load_stack_config
 from policies.gate import enforce, judgement
 from specs import desired as names
-from workloads.benchmark import BenchmarkAccess, BenchmarkAccessArgs
 from workloads.endpoint import EndpointArgs, InferenceEndpoint
+from workloads.loadtest import BenchmarkAccess, BenchmarkAccessArgs
 from workloads.service_account import ClusterAccess
 from workloads.staging import CheckpointStaging, StagingArgs
 

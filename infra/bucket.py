@@ -16,7 +16,7 @@ from core.vocabulary import (
     BUCKET_VERSIONING_TYPE,
     SECURE_BUCKET,
 )
-from infra.refs import Outputs
+from infra.outputs import Outputs
 from specs.buckets import BucketSpec
 
 _GUARDS = {

@@ -18,7 +18,7 @@ import pulumi_kubernetes as k8s
 from core.versions import EKS_ADDON_VERSIONS
 from core.vocabulary import EKS
 from infra.iam import role_with_policies, service_trust
-from infra.refs import Outputs
+from infra.outputs import Outputs
 from settings.checks import access_entry_key
 from specs.base import Desired
 from specs.iam import managed_policy
@@ -74,14 +74,8 @@ class Eks(pulumi.ComponentResource):
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.access_entries)),
         )
-        self.register_outputs(
-            {
-                "clusterName": self.cluster.name,
-                "clusterArn": self.cluster.arn,
-                "oidcProviderArn": self.oidc_provider.arn,
-                "kubeconfig": self.kubeconfig,
-            }
-        )
+        # Not complete yet: its last child, coredns, needs the nodes of a HyperPod cluster that
+        # needs this one. create_node_addons adds it and registers the outputs.
 
     def _opts(self, **kwargs) -> pulumi.ResourceOptions:
         return pulumi.ResourceOptions(parent=self, **kwargs)
@@ -180,8 +174,17 @@ class Eks(pulumi.ComponentResource):
         )
 
     def create_node_addons(self, nodes: pulumi.Resource) -> None:
-        """Add-ons that need running nodes (coredns), after the HyperPod cluster exists."""
+        """Add-ons that need running nodes (coredns), after the HyperPod cluster exists; then the
+        component is complete and registers its outputs (call it once, last)."""
         self.addons["coredns"] = self._create_addon("coredns", depends_on=[nodes])
+        self.register_outputs(
+            {
+                "clusterName": self.cluster.name,
+                "clusterArn": self.cluster.arn,
+                "oidcProviderArn": self.oidc_provider.arn,
+                "kubeconfig": self.kubeconfig,
+            }
+        )
 
 
 def render_kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:

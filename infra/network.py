@@ -13,7 +13,7 @@ import pulumi
 import pulumi_aws as aws
 
 from core.vocabulary import NETWORK
-from infra.refs import Outputs
+from infra.outputs import Outputs
 from specs.network import SubnetSpec
 
 

@@ -14,7 +14,7 @@ import pulumi_aws as aws
 from core.versions import OBSERVABILITY_ADDON_VERSION
 from core.vocabulary import OBSERVABILITY
 from infra.iam import inline_policy, pod_identity_trust, role_with_policies, service_trust
-from infra.refs import Outputs
+from infra.outputs import Outputs
 from specs.base import Desired
 from specs.iam import managed_policy
 

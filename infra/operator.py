@@ -19,7 +19,7 @@ from core.vocabulary import INFERENCE_OPERATOR, OPERATOR_NAMESPACE
 from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.charts import resolve_file
 from infra.iam import document, inline_policy, irsa_statement, irsa_trust, role_with_policies
-from infra.refs import Outputs
+from infra.outputs import Outputs
 from specs.iam import managed_policy, service_statement
 from specs.operator import OperatorSpec
 

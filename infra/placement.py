@@ -13,7 +13,7 @@ import pulumi
 import pulumi_aws as aws
 
 from core.vocabulary import PLACEMENT
-from infra.refs import Outputs
+from infra.outputs import Outputs
 
 
 @dataclass(frozen=True)

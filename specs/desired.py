@@ -14,12 +14,12 @@ from core.refs import ref
 from core.regions import partition_of
 from settings.model import StackSettings
 from specs.base import Desired
-from specs.benchmark import BenchmarkAccessSpec, benchmark_access
 from specs.buckets import BucketSpec, secure_bucket
 from specs.eks import eks_cluster
 from specs.endpoint import ClusterFacts, EndpointSpec, endpoint
 from specs.hyperpod import HyperPodRefs, HyperPodSpec, hyperpod_cluster
 from specs.lifecycle import ON_CREATE, scripts_bucket, source_s3_uri
+from specs.loadtest import BenchmarkAccessSpec, benchmark_access
 from specs.network import SubnetSpec, subnet_specs
 from specs.nodes import NodeSecurityGroupSpec, node_security_group
 from specs.observability import collector_policy

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pulumi
 import pytest
 
 from tests.conftest import run_stack, stack_raw
@@ -51,3 +52,33 @@ def test_resource_counts_of_the_repo_stacks(dev):
     # Prod: a third AZ (+1 private, +1 public subnet and their route-table links), a NAT
     # gateway, EIP and private route table per AZ (+2 each), a second admin role (+2).
     assert len(prod.resources) - len(dev.resources) == 12
+
+
+def test_every_component_registers_its_outputs_after_its_last_child(monkeypatch):
+    """`register_outputs` says a component is complete; a child constructed after it (the EKS
+    add-on that waits for nodes once was) is one its registered outputs cannot include. The
+    order is the program's own (the engine sees registrations in whatever order they resolve)."""
+    events: list[tuple[str, str]] = []  # ("child", parent name) / ("complete", component name)
+    resource_init = pulumi.Resource.__init__
+    register_outputs = pulumi.ComponentResource.register_outputs
+
+    def init(self, t, name, custom, props=None, opts=None, *args, **kwargs):
+        if opts is not None and isinstance(opts.parent, pulumi.ComponentResource):
+            events.append(("child", opts.parent._name))
+        resource_init(self, t, name, custom, props, opts, *args, **kwargs)
+        self._name = name
+
+    def completed(self, outputs):
+        events.append(("complete", self._name))
+        return register_outputs(self, outputs)
+
+    monkeypatch.setattr(pulumi.Resource, "__init__", init)
+    monkeypatch.setattr(pulumi.ComponentResource, "register_outputs", completed)
+    run_stack(stack_raw("dev"), fresh=True)
+    done: set[str] = set()
+    for event, component in events:
+        if event == "complete":
+            done.add(component)
+        else:
+            assert component not in done, f"{component} got a child after register_outputs"
+    assert len(done) >= 13, done

@@ -13,7 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from core.vocabulary import INFERENCE_ENDPOINT
-from infra.refs import Outputs
+from infra.outputs import Outputs
 from specs.endpoint import EndpointSpec, router_service
 from specs.iec import InferenceEndpointConfig
 

@@ -118,8 +118,8 @@ def in_cluster_target(args: argparse.Namespace, settings: Any, cluster: Any) -> 
 
 def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
     from hyperpod_dpd.shared.kube import Cluster, KubeconfigError, kubeconfig_path
-    from specs.benchmark import TOKENIZER_FILES, benchmark_access, results_prefix
     from specs.desired import BENCHMARK
+    from specs.loadtest import TOKENIZER_FILES, benchmark_access, results_prefix
 
     plan = run_plan(args)
     if args.tokenizer is not None:
@@ -193,7 +193,7 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
 
 
 def runner_exists(cluster: Any, run: ClusterRun) -> None:
-    """The service account the Job runs as: `pulumi up` creates it (workloads/benchmark.py).
+    """The service account the Job runs as: `pulumi up` creates it (workloads/loadtest.py).
     Without it the Job would never get a pod, and only its deadline would say so."""
     try:
         cluster.read_service_account(run.namespace, run.service_account)

@@ -135,7 +135,10 @@ def test_every_command_module_is_on_the_command_line():
     (`hyperpod-dpd fetch`, which `make fetch` calls, once was)."""
     from hyperpod_dpd.cli import COMMANDS
 
-    modules = {p.stem for p in (ROOT / "hyperpod_dpd" / "cli").glob("*.py")} - {"__init__", "__main__"}
+    modules = {p.stem for p in (ROOT / "hyperpod_dpd" / "cli").glob("*.py")} - {
+        "__init__",
+        "__main__",
+    }
     assert {c.__name__.rsplit(".", 1)[1] for c in COMMANDS} == modules
     for name in modules:
         with pytest.raises(SystemExit) as exited:

@@ -23,7 +23,7 @@ from hyperpod_dpd.loadtest.run import RunError
 from hyperpod_dpd.loadtest.scenario import add_workload_flags, workload_argv
 from hyperpod_dpd.shared.kube import ClusterError
 from settings import parse_settings
-from specs.benchmark import TOKENIZER_FILES, benchmark_access, results_prefix
+from specs.loadtest import TOKENIZER_FILES, benchmark_access, results_prefix
 from tests.checkpoint.s3server import RecordingMotoServer
 from tests.conftest import ROOT, stack_raw
 from tests.hyperpod_dpd.loadtest.conftest import WORD_TOKENIZER, results_of

@@ -1,4 +1,4 @@
-"""What in-cluster benchmark runs run as: an IRSA role (its permissions: specs/benchmark.py) and
+"""What in-cluster benchmark runs run as: an IRSA role (its permissions: specs/loadtest.py) and
 the service account bound to it, in the endpoint's namespace. The runs themselves (a Job each)
 are started by `hyperpod-dpd benchmark run --stack S`, not by `pulumi up`: they are measurements,
 not desired state.
@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import pulumi
 
 from core.vocabulary import BENCHMARK_ACCESS
-from infra.refs import Outputs
-from specs.benchmark import BenchmarkAccessSpec
+from infra.outputs import Outputs
+from specs.loadtest import BenchmarkAccessSpec
 from workloads.service_account import AwsServiceAccount, ClusterAccess, aws_service_account
 
 
