@@ -17,11 +17,11 @@ import s3transfer.utils
 from botocore.stub import Stubber
 
 from checkpoint import checksum_cache
-from checkpoint import upload_executor as upload_module
-from checkpoint.s3_client import SEND_BLOCK, default_session, is_aws_endpoint, make_client
-from checkpoint.s3_destination import Destination
-from checkpoint.s3_transfers import Transfers
-from checkpoint.s3_uri import S3Location
+from checkpoint.s3.client import SEND_BLOCK, default_session, is_aws_endpoint, make_client
+from checkpoint.s3.destination import Destination
+from checkpoint.s3.transfers import Transfers
+from checkpoint.s3.uri import S3Location
+from checkpoint.upload import executor as upload_module
 from tests.checkpoint.s3server import Fault
 from tests.checkpoint.test_upload_local import (
     MANIFEST,

@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from checkpoint.cli import build_parser
 from checkpoint.errors import ManifestError, UsageError
 from checkpoint.hashing import digest_file
 from checkpoint.job import job_command, staging_prefix
 from checkpoint.manifest import Manifest, ManifestFile, manifest_key
+from checkpoint.program import build_parser
 from checkpoint.progress import Progress, human_bytes, human_duration
-from checkpoint.s3_uri import S3Location, parse_s3_uri
-from checkpoint.source_local import LocalSource
-from checkpoint.sources import SourceFile, select_files
+from checkpoint.s3.uri import S3Location, parse_s3_uri
+from checkpoint.sources.base import SourceFile, select_files
+from checkpoint.sources.local import LocalSource
 
 SHA = "a" * 40
 
@@ -203,7 +203,7 @@ def test_hub_progress_is_forwarded_from_both_download_paths_of_huggingface_hub()
     from huggingface_hub.utils._xet_progress_reporting import XetDownloadProgressReporter
     from huggingface_hub.utils.tqdm import _get_progress_bar_context
 
-    from checkpoint.source_hf import _forwarding_bar
+    from checkpoint.sources.hf import _forwarding_bar
 
     got: list[int] = []
     bar_class = _forwarding_bar(got.append)
@@ -239,7 +239,7 @@ def test_disk_full_while_downloading_names_the_directory_and_the_flag(tmp_path):
     import errno
 
     from checkpoint.errors import DiskFullError
-    from checkpoint.source_hf import HfSource
+    from checkpoint.sources.hf import HfSource
 
     source = HfSource("acme/tiny-llm", SHA, endpoint="http://127.0.0.1:9")
     exc = OSError(errno.ENOSPC, "No space left on device")

@@ -23,9 +23,9 @@ from s3transfer.subscribers import BaseSubscriber
 
 from checkpoint.errors import UsageError
 from checkpoint.manifest import CHECKSUM_ALGORITHM
-from checkpoint.s3_client import botocore_session, is_aws_endpoint
-from checkpoint.s3_errors import s3_error
-from checkpoint.upload_options import TRANSFER_CLIENTS
+from checkpoint.s3.client import botocore_session, is_aws_endpoint
+from checkpoint.s3.errors import s3_error
+from checkpoint.upload.options import TRANSFER_CLIENTS
 
 CRT_LOCK_ENV = "HYPERPOD_DPD_CRT_LOCK"
 

@@ -16,7 +16,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from checkpoint.errors import DestinationError
-from checkpoint.s3_errors import error_code, s3_error
+from checkpoint.s3.errors import error_code, s3_error
 from checkpoint.s3_signer import sign_in_one_pass
 
 _SESSIONS: tuple[boto3.session.Session, botocore.session.Session] | None = None
