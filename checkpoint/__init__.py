@@ -22,9 +22,9 @@ _EXPORTS = {
     "Manifest": "checkpoint.manifest",
     "manifest_key": "checkpoint.manifest",
     "read_manifest": "checkpoint.manifest",
-    "upload_checkpoint": "checkpoint.upload",
-    "UploadOptions": "checkpoint.upload_options",
-    "UploadResult": "checkpoint.upload_result",
+    "upload_checkpoint": "checkpoint.upload.run",
+    "UploadOptions": "checkpoint.upload.options",
+    "UploadResult": "checkpoint.upload.result",
     "VerifyReport": "checkpoint.verify",
     "verify_checkpoint": "checkpoint.verify",
 }

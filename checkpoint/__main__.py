@@ -13,7 +13,7 @@ import sys
 from core.collector import collector_paused
 
 with collector_paused(frozen=True):
-    from checkpoint.cli import main
+    from checkpoint.program import main
 code = main()
 gc.freeze()
 sys.exit(code)

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from checkpoint.hashing import Digests, digest_file_stat
-from checkpoint.upload_options import CACHE_ENV
+from checkpoint.upload.options import CACHE_ENV
 
 DISABLED_VALUES = ("off", "none", "0", "false", "no")
 FORMAT = "hyperpod-dpd/checksum-cache/v1"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from checkpoint.errors import DiskFullError
 from checkpoint.progress import human_bytes
-from checkpoint.sources import SourceFile
+from checkpoint.sources.base import SourceFile
 
 
 class Stopped(Exception):

@@ -10,7 +10,7 @@ staged one at a time under --tmp-dir: mount an emptyDir there and pass its sizeL
 
 from __future__ import annotations
 
-from checkpoint.source_hf import COMMIT_SHA
+from checkpoint.sources.hf import COMMIT_SHA
 
 # Environment of the Job's container (values: what to set them from).
 JOB_ENV = {

@@ -18,7 +18,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from checkpoint.errors import ManifestError
-from checkpoint.s3_errors import error_code
+from checkpoint.s3.errors import error_code
 
 MANIFEST_NAME = ".hyperpod-dpd-manifest.json"
 FORMAT = "hyperpod-dpd/checkpoint-manifest/v1"

@@ -18,10 +18,10 @@ from checkpoint.errors import VerifyFailed
 from checkpoint.hashing import digest_chunks
 from checkpoint.manifest import Manifest, ManifestFile, manifest_key, read_manifest
 from checkpoint.progress import human_bytes
-from checkpoint.s3_client import bucket_client, default_session
-from checkpoint.s3_destination import Destination
-from checkpoint.s3_errors import s3_error
-from checkpoint.s3_uri import parse_s3_uri
+from checkpoint.s3.client import bucket_client, default_session
+from checkpoint.s3.destination import Destination
+from checkpoint.s3.errors import s3_error
+from checkpoint.s3.uri import parse_s3_uri
 
 
 @dataclass(frozen=True)

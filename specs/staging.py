@@ -1,9 +1,9 @@
 """Staging the checkpoint into the model bucket as part of `pulumi up`: an in-cluster Job.
 
-The Job runs this repository's staging program (checkpoint/, shipped in a ConfigMap with the
-one core module it imports) on a system node, in-Region, with an IRSA role that can write only
-the model's prefix, and the Hugging Face token from a Pulumi secret through a Kubernetes
-Secret. Pulumi waits for the Job to complete, so the endpoint, which depends on it, only ever
+The Job runs this repository's staging program (the checkpoint/ package with its
+sub-packages, shipped in a ConfigMap with the few core modules it imports) on a system node,
+in-Region, with an IRSA role that can write only the model's prefix, and the Hugging Face token
+from a Pulumi secret through a Kubernetes Secret. Pulumi waits for the Job to complete, so the endpoint, which depends on it, only ever
 points at a complete, verified checkpoint (the manifest object is written last). The Job's name
 derives from (source, revision, prefix): it changes, and the Job runs again, only when those do.
 """
@@ -44,20 +44,34 @@ SCRATCH_LIMIT = "50Gi"  # one Hub file at a time is staged here (shards are ~5 G
 CODE_FILES = ("core/__init__.py", "core/collector.py", "core/units.py")
 
 
+def shipped_paths() -> list[str]:
+    """Every file the ConfigMap ships, relative to the repo: the few modules the staging program
+    imports besides its own package, then that package as a tree (every *.py under
+    checkpoint/, its sub-packages included: the program imports checkpoint.s3.client and so
+    on, and a module left out would fail only in the cluster, at its first import)."""
+    package = sorted((ROOT / "checkpoint").rglob("*.py"))
+    return [*CODE_FILES, *(p.relative_to(ROOT).as_posix() for p in package)]
+
+
+def config_map_key(path: str) -> str:
+    """'checkpoint/s3/client.py' -> 'checkpoint-s3-client.py': ConfigMap keys allow no '/', and
+    the Job's unpack loop turns every '-' back into '/', so a shipped path must hold no '-' (a
+    module's file name never does; code_files() refuses one that would)."""
+    if "-" in path:
+        raise ValueError(f"{path}: a file the staging ConfigMap ships must have no '-' in its path")
+    return path.replace("/", "-")
+
+
 def code_files() -> dict[str, str]:
-    """ConfigMap key -> file text: the staging package and the few modules it imports. Keys
-    replace '/' with '-' (ConfigMap keys allow no '/'; module file names never contain '-')."""
-    paths = [
-        *CODE_FILES,
-        *(p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "checkpoint").glob("*.py"))),
-    ]
-    return {p.replace("/", "-"): (ROOT / p).read_text() for p in paths}
+    """ConfigMap key -> file text: the staging package (a tree) and the few modules it imports."""
+    return {config_map_key(p): (ROOT / p).read_text() for p in shipped_paths()}
 
 
 def unpack_command(code_dir: str = CODE_DIR, app_dir: str = APP_DIR) -> str:
-    """The shell loop that lays the ConfigMap's flat keys out as files under `app_dir`
-    ('checkpoint-upload.py' -> checkpoint/upload.py). The Job's spec names no file, so a change
-    of the staging code changes only the ConfigMap, never the (immutable) Job."""
+    """The shell loop that lays the ConfigMap's flat keys out as a tree under `app_dir`
+    ('checkpoint-s3-client.py' -> checkpoint/s3/client.py, its directories made first). The
+    Job's spec names no file, so a change of the staging code (a module added, moved or
+    removed) changes only the ConfigMap, never the (immutable) Job."""
     return (
         f'for f in {code_dir}/*; do p="{app_dir}/$(basename "$f" | tr - /)"; '
         'mkdir -p "${p%/*}"; cp "$f" "$p"; done'

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from checkpoint.cli import add_commands
+from checkpoint.program import add_commands
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -60,7 +60,7 @@ def aws_env():
 @pytest.fixture(autouse=True)
 def quick_file_retries(monkeypatch):
     """A file's retries after 10 ms, not 0.25 s and more: the same attempts, less waiting."""
-    monkeypatch.setattr("checkpoint.upload_executor.RETRY_DELAY_SECONDS", 0.01)
+    monkeypatch.setattr("checkpoint.upload.executor.RETRY_DELAY_SECONDS", 0.01)
 
 
 @pytest.fixture(autouse=True)

@@ -25,7 +25,7 @@ def test_shipped_code_is_complete_and_stages_a_checkpoint(s3, s3_client, bucket,
     app = tmp_path / "app"
     materialize(app)
     where = subprocess.run(
-        [sys.executable, "-c", "import checkpoint.upload as u; print(u.__file__)"],
+        [sys.executable, "-c", "import checkpoint.upload.run as u; print(u.__file__)"],
         cwd=app,
         capture_output=True,
         text=True,

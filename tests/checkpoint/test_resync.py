@@ -1,5 +1,4 @@
-"""Reruns from a local directory (what the checksum cache spares and what it must not hide), the
-transfer client `auto` picks, and how often the classic client reads each byte it sends."""
+"""Reruns from a local directory: what the checksum cache spares and what it must not hide."""
 
 from __future__ import annotations
 
@@ -10,18 +9,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import boto3
-import botocore.httpsession
 import pytest
-import s3transfer.utils
-from botocore.stub import Stubber
 
 from checkpoint import checksum_cache
-from checkpoint import upload_executor as upload_module
-from checkpoint.s3_client import SEND_BLOCK, default_session, is_aws_endpoint, make_client
-from checkpoint.s3_destination import Destination
-from checkpoint.s3_transfers import Transfers
-from checkpoint.s3_uri import S3Location
+from checkpoint.s3.transfers import Transfers
+from checkpoint.upload import executor as upload_module
 from tests.checkpoint.s3server import Fault
 from tests.checkpoint.test_upload_local import (
     MANIFEST,
@@ -168,116 +160,6 @@ def test_files_changed_moments_before_the_upload_are_read_again_by_the_rerun(
     run_json(run_cli, *upload(src, bucket, s3))
     again = run_json(run_cli, *upload(src, bucket, s3))["checksumCache"]
     assert (again["hits"], again["misses"]) == (0, len(contents))
-
-
-def test_auto_uses_the_classic_client_for_a_custom_endpoint(s3, bucket, local_checkpoint, run_cli):
-    src, _ = local_checkpoint
-    assert run_json(run_cli, *upload(src, bucket, s3))["transferClient"] == "classic"
-
-
-@pytest.mark.parametrize(
-    ("endpoint", "aws"),
-    [
-        (None, True),
-        ("https://s3.us-east-2.amazonaws.com", True),
-        ("https://s3-fips.us-gov-west-1.amazonaws.com", True),
-        ("https://bucket.vpce-0abc-xyz.s3.us-east-1.vpce.amazonaws.com", True),
-        ("https://s3.cn-north-1.amazonaws.com.cn", True),
-        ("https://s3.dualstack.us-east-1.api.aws", True),
-        ("http://127.0.0.1:9000", False),
-        ("https://minio.internal.example.com", False),
-        ("https://amazonaws.com.evil.example", False),
-        ("https://notamazonaws.com", False),
-    ],
-)
-def test_which_endpoints_are_aws(endpoint, aws):
-    assert is_aws_endpoint(endpoint) is aws
-
-
-def test_classic_reads_each_byte_twice_and_signs_the_right_payload(
-    s3, bucket, local_checkpoint, run_cli, monkeypatch
-):
-    """Over plain http: one read for the part's CRC64NVME and payload SHA-256 together, one to
-    send it (not a third for the signature, nor 4 KiB callbacks from the CRT signer), 1 MiB at a
-    time, and the headers still describe the bytes that arrived."""
-    src, contents = local_checkpoint
-    read = {"bytes": 0, "sizes": set()}
-    original = s3transfer.utils.ReadFileChunk.read
-
-    def counting(self, amount=None):
-        data = original(self, amount)
-        read["bytes"] += len(data)
-        read["sizes"].add(amount)
-        return data
-
-    monkeypatch.setattr(s3transfer.utils.ReadFileChunk, "read", counting)
-    s3.recorder.capture_bodies = True
-    try:
-        result = run_json(run_cli, *upload(src, bucket, s3, "--transfer-client", "classic"))
-    finally:
-        s3.recorder.capture_bodies = False
-    assert result["transferClient"] == "classic"
-    total = sum(len(d) for d in contents.values())
-    assert read["bytes"] == 2 * total
-    assert read["sizes"] == {SEND_BLOCK}  # 1 MiB at a time, to hash it and to send it
-
-    bodies = [b for b in s3.recorder.bodies if b.key.startswith(f"{PREFIX}/") and b.key != MANIFEST]
-    assert {b.op for b in bodies} == {"PutObject", "UploadPart"}
-    for body in bodies:
-        assert body.content_sha256 == body.sha256  # the payload is signed, with its own hash
-        assert body.checksum_crc64nvme == body.crc64nvme
-
-
-def test_listing_and_cleanup_follow_every_page():
-    client = boto3.client("s3", region_name="us-east-2")
-    prefix = {"Bucket": "bkt", "Prefix": "p/"}
-    with Stubber(client) as stub:
-        stub.add_response(
-            "list_objects_v2",
-            {
-                "Contents": [{"Key": "p/a", "Size": 1}],
-                "IsTruncated": True,
-                "NextContinuationToken": "t",
-            },
-            prefix,
-        )
-        stub.add_response(
-            "list_objects_v2",
-            {"Contents": [{"Key": "p/b", "Size": 2}], "IsTruncated": False},
-            {**prefix, "ContinuationToken": "t"},
-        )
-        stub.add_response(
-            "list_multipart_uploads",
-            {
-                "Uploads": [{"Key": "p/a", "UploadId": "u1"}],
-                "IsTruncated": True,
-                "NextKeyMarker": "p/a",
-                "NextUploadIdMarker": "u1",
-            },
-            prefix,
-        )
-        stub.add_response(
-            "abort_multipart_upload", {}, {"Bucket": "bkt", "Key": "p/a", "UploadId": "u1"}
-        )
-        stub.add_response(
-            "list_multipart_uploads",
-            {"Uploads": [{"Key": "p/b", "UploadId": "u2"}], "IsTruncated": False},
-            {**prefix, "KeyMarker": "p/a", "UploadIdMarker": "u1"},
-        )
-        stub.add_response(
-            "abort_multipart_upload", {}, {"Bucket": "bkt", "Key": "p/b", "UploadId": "u2"}
-        )
-        destination = Destination(client, S3Location("bkt", "p"))
-        assert destination.list_keys() == {"p/a": 1, "p/b": 2}
-        assert destination.abort_incomplete_uploads() == 2
-        stub.assert_no_pending_responses()
-
-
-def test_the_larger_send_blocks_are_for_our_clients_only():
-    before = botocore.httpsession.BUFFER_SIZE
-    client = make_client(default_session(), "us-east-2", "http://127.0.0.1:9", 4)
-    assert before == botocore.httpsession.BUFFER_SIZE  # botocore's default, for other clients
-    assert client._endpoint.http_session._manager.connection_pool_kw["blocksize"] == SEND_BLOCK
 
 
 def test_a_failed_run_keeps_its_hashes_and_the_rerun_reads_only_files_it_never_read(

@@ -1,4 +1,4 @@
-"""The pieces without a server: checksums, manifest format, progress line, URIs, Job command."""
+"""The pieces without a server: checksums, manifest format, progress line, Job command."""
 
 from __future__ import annotations
 
@@ -7,15 +7,12 @@ import json
 
 import pytest
 
-from checkpoint.cli import build_parser
-from checkpoint.errors import ManifestError, UsageError
+from checkpoint.errors import ManifestError
 from checkpoint.hashing import digest_file
 from checkpoint.job import job_command, staging_prefix
 from checkpoint.manifest import Manifest, ManifestFile, manifest_key
+from checkpoint.program import build_parser
 from checkpoint.progress import Progress, human_bytes, human_duration
-from checkpoint.s3_uri import S3Location, parse_s3_uri
-from checkpoint.source_local import LocalSource
-from checkpoint.sources import SourceFile, select_files
 
 SHA = "a" * 40
 
@@ -149,28 +146,6 @@ def test_human_units():
     assert human_duration(None) == "--:--"
 
 
-def test_s3_uris():
-    assert parse_s3_uri("s3://bucket/a/b/", "--dest") == S3Location("bucket", "a/b")
-    assert parse_s3_uri("s3://bucket", "--dest").key("x.json") == "x.json"
-    with pytest.raises(UsageError, match="--dest 's3://bkt/a//c': the prefix has an empty"):
-        parse_s3_uri("s3://bkt/a//c", "--dest")
-    with pytest.raises(UsageError, match="--source 'https://x' must be an S3 URI"):
-        parse_s3_uri("https://x", "--source")
-
-
-def test_local_listing_leaves_out_git_and_hub_metadata_and_filters(tmp_path):
-    for rel in ["config.json", "w/model.safetensors", ".git/HEAD", ".cache/huggingface/x.lock"]:
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(rel)
-    (tmp_path / "link.json").symlink_to(tmp_path / "config.json")
-    files = LocalSource(str(tmp_path)).list_files()
-    assert [f.path for f in files] == ["config.json", "link.json", "w/model.safetensors"]
-    picked = select_files(files, include=("*.json", "w/*"), exclude=("link.*",))
-    assert [f.path for f in picked] == ["config.json", "w/model.safetensors"]
-    manifest_like = [*files, SourceFile(".hyperpod-dpd-manifest.json", 1, None)]
-    assert len(select_files(manifest_like, (), ())) == 3  # a manifest is never staged as data
-
-
 def test_the_job_command_parses_with_the_cli_and_stages_one_prefix_per_commit():
     prefix = staging_prefix("meta-llama/Llama-3.3-70B-Instruct", SHA)
     assert prefix == f"models/meta-llama/Llama-3.3-70B-Instruct/{SHA}"
@@ -193,59 +168,3 @@ def test_the_job_command_parses_with_the_cli_and_stages_one_prefix_per_commit():
     )
     assert args.tmp_limit == 200 * 2**30 and args.exclude == ["original/*"]
     assert args.progress == "plain"
-
-
-def test_hub_progress_is_forwarded_from_both_download_paths_of_huggingface_hub():
-    """huggingface_hub's plain HTTP path and its Xet path drive the bar class we hand it."""
-    import logging
-    from types import SimpleNamespace
-
-    from huggingface_hub.utils._xet_progress_reporting import XetDownloadProgressReporter
-    from huggingface_hub.utils.tqdm import _get_progress_bar_context
-
-    from checkpoint.source_hf import _forwarding_bar
-
-    got: list[int] = []
-    bar_class = _forwarding_bar(got.append)
-    with _get_progress_bar_context(
-        desc="model.safetensors", log_level=logging.INFO, total=100, tqdm_class=bar_class
-    ) as bar:
-        bar.update(60)
-        bar.update(40)
-    assert got == [60, 40]
-
-    got.clear()
-    with XetDownloadProgressReporter(
-        reconstruction_desc="model.safetensors: reconstructing file",
-        transfer_desc="model.safetensors: downloading bytes",
-        total=100,
-        log_level=logging.INFO,
-        tqdm_class=bar_class,
-    ) as reporter:
-        for written, received in ((40, 30), (100, 70)):
-            reporter.update_progress(
-                SimpleNamespace(
-                    total_bytes_completed=written,
-                    total_transfer_bytes_completed=received,
-                    total_bytes_completion_rate=1.0,
-                    total_transfer_bytes_completion_rate=1.0,
-                    total_bytes=100,
-                )
-            )
-    assert got == [40, 60]  # bytes of the file, not the (compressed) bytes on the wire
-
-
-def test_disk_full_while_downloading_names_the_directory_and_the_flag(tmp_path):
-    import errno
-
-    from checkpoint.errors import DiskFullError
-    from checkpoint.source_hf import HfSource
-
-    source = HfSource("acme/tiny-llm", SHA, endpoint="http://127.0.0.1:9")
-    exc = OSError(errno.ENOSPC, "No space left on device")
-    error = source.error(exc, "download from", "model.safetensors", tmp_path)
-    assert isinstance(error, DiskFullError) and error.exit_code == 1
-    assert f"disk full in {tmp_path} while downloading acme/tiny-llm/model.safetensors" in str(
-        error
-    )
-    assert "--tmp-dir" in str(error)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from settings import parse_settings
 from specs import staging
 from tests.conftest import stack_raw
@@ -29,3 +31,25 @@ def test_the_job_lays_out_and_runs_the_shipped_program():
     assert staging.unpack_command() in script
     assert script.index(staging.unpack_command()) < script.index("exec 'python' '-m' 'checkpoint'")
     assert {"name": "code", "mountPath": "/code", "readOnly": True} in container["volumeMounts"]
+
+
+def test_the_whole_package_tree_is_shipped_and_each_key_unpacks_to_its_path():
+    paths = staging.shipped_paths()
+    package = sorted(
+        p.relative_to(staging.ROOT).as_posix() for p in (staging.ROOT / "checkpoint").rglob("*.py")
+    )
+    assert set(package) <= set(paths)
+    assert {
+        "checkpoint/__main__.py",
+        "checkpoint/s3/__init__.py",
+        "checkpoint/s3/client.py",
+    } <= set(paths)
+    for path in paths:
+        assert "-" not in path  # the unpack loop turns every '-' of a key back into '/'
+        assert staging.config_map_key(path).replace("-", "/") == path
+    assert set(staging.code_files()) == {staging.config_map_key(p) for p in paths}
+
+
+def test_a_shipped_path_with_a_dash_is_refused():
+    with pytest.raises(ValueError, match="no '-'"):
+        staging.config_map_key("checkpoint/s3-extra/client.py")

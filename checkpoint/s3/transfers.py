@@ -23,9 +23,9 @@ from s3transfer.subscribers import BaseSubscriber
 
 from checkpoint.errors import UsageError
 from checkpoint.manifest import CHECKSUM_ALGORITHM
-from checkpoint.s3_client import botocore_session, is_aws_endpoint
-from checkpoint.s3_errors import s3_error
-from checkpoint.upload_options import TRANSFER_CLIENTS
+from checkpoint.s3.client import botocore_session, is_aws_endpoint
+from checkpoint.s3.errors import s3_error
+from checkpoint.upload.options import TRANSFER_CLIENTS
 
 CRT_LOCK_ENV = "HYPERPOD_DPD_CRT_LOCK"
 
@@ -75,7 +75,8 @@ class Transfers:
       client sends plain bodies, the checksum in a header, the payload signed over http.
     - The CRT client is tuned for S3 itself (a throughput target for the whole host, DNS
       spread over many S3 addresses), which does not carry over to one custom endpoint.
-    - Measured on the local endpoint (bench/checkpoint_upload.py), classic is the faster.
+    - On the local endpoint (bench/checkpoint_upload.py) both take about the same wall time
+      (moto's own CPU sets it); classic spends more client CPU there, signing each payload.
 
     `crt` and `classic` are always honoured (crt falls back to classic, with a note, when it
     cannot be had).

@@ -8,11 +8,11 @@ from urllib.parse import urlsplit
 
 from checkpoint.errors import UsageError
 
-# S3's limits on multipart part sizes, and the transfer clients s3_transfers.py offers.
+# S3's limits on multipart part sizes, and the transfer clients checkpoint/s3/transfers.py offers.
 MIN_PART_SIZE = 5 * 2**20
 MAX_PART_SIZE = 5 * 2**30
 TRANSFER_CLIENTS = ("auto", "crt", "classic")
-# Where the local checksum cache lives (checksum_cache.py); "off": no cache.
+# Where the local checksum cache lives (checkpoint/checksum_cache.py); "off": no cache.
 CACHE_ENV = "HYPERPOD_DPD_CHECKSUM_CACHE"
 
 MAX_CONCURRENCY = 256

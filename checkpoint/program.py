@@ -15,7 +15,7 @@ from pathlib import Path
 
 from checkpoint.errors import EXIT_FAILED, EXIT_OK, CheckpointError
 from checkpoint.progress import MODES
-from checkpoint.upload_options import CACHE_ENV, TRANSFER_CLIENTS, UploadOptions
+from checkpoint.upload.options import CACHE_ENV, TRANSFER_CLIENTS, UploadOptions
 from core.units import parse_byte_size
 
 EXIT_INTERRUPTED = 130
@@ -159,7 +159,7 @@ def run_upload(args: argparse.Namespace, project_dir: Path | None = None) -> int
         checksum_cache=args.checksum_cache,
     )
     try:
-        from checkpoint.upload import upload_checkpoint  # boto3 and the Hub: only to run
+        from checkpoint.upload.run import upload_checkpoint  # boto3 and the Hub: only to run
 
         result = upload_checkpoint(args.source, args.dest, revision=args.revision, options=options)
     except CheckpointError as exc:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from checkpoint.errors import DiskFullError, SourceError, TransferError, UsageError
-from checkpoint.sources import SourceFile
+from checkpoint.sources.base import SourceFile
 
 COMMIT_SHA = re.compile(r"^[0-9a-f]{40}$")
 DEFAULT_HF_ENDPOINT = "https://huggingface.co"

@@ -27,28 +27,28 @@ from checkpoint.errors import CheckpointError, IntegrityError, TransferError
 from checkpoint.hashing import Digests
 from checkpoint.manifest import ManifestFile
 from checkpoint.progress import Progress
-from checkpoint.s3_destination import (
+from checkpoint.s3.destination import (
     META_CRC64NVME,
     META_SHA256,
     META_SOURCE_ID,
     Destination,
     ObjectState,
 )
-from checkpoint.s3_errors import s3_error
-from checkpoint.s3_transfers import Transfers
-from checkpoint.source_hf import HfSource
-from checkpoint.source_s3 import S3Source
-from checkpoint.sources import FileSource, Source, SourceFile
-from checkpoint.upload_checks import (
+from checkpoint.s3.errors import s3_error
+from checkpoint.s3.transfers import Transfers
+from checkpoint.sources.base import FileSource, Source, SourceFile
+from checkpoint.sources.hf import HfSource
+from checkpoint.sources.s3 import S3Source
+from checkpoint.upload.checks import (
     check_copied,
     check_published,
     check_size,
     check_uploaded,
     digest_local,
 )
-from checkpoint.upload_options import UploadOptions
-from checkpoint.upload_planner import Plan
-from checkpoint.upload_result import UploadResult
+from checkpoint.upload.options import UploadOptions
+from checkpoint.upload.planner import Plan
+from checkpoint.upload.result import UploadResult
 
 # How often the checksum cache is written while files finish uploading (it is also written
 # before the transfers and after them, failed or not): one small JSON file per interval at most.

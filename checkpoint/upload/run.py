@@ -4,7 +4,7 @@
 2. List the source (sizes, published checksums) and HEAD every destination object: an object is
    kept when its size, its S3 CRC64NVME and its recorded source identity all match. A local
    file's CRC64NVME comes from the checksum cache when the file is unchanged since it was last
-   hashed (same size, mtime, ctime, inode; see checksum_cache.py), else from reading it. Only
+   hashed (same size, mtime, ctime, inode; see checkpoint/checksum_cache.py), else from reading it. Only
    files with an object of the same size to compare against are hashed here; the others are
    hashed right before their upload, so a first upload of a large local checkpoint starts at
    once and reads each file from disk once (the upload's read finds it in the page cache).
@@ -20,8 +20,8 @@
 An interrupted run (kill -9, a node going away) leaves verified objects in place and no
 manifest; the next run transfers only what is missing or wrong.
 
-Here: the steps in order and the manifest (1, 3, 5). upload_planner.py decides what to transfer
-(2), upload_executor.py transfers it (4) with the checks of upload_checks.py.
+Here: the steps in order and the manifest (1, 3, 5). planner.py decides what to transfer (2),
+executor.py transfers it (4) with the checks of checks.py.
 """
 
 from __future__ import annotations
@@ -44,25 +44,25 @@ from checkpoint.manifest import (
     read_manifest,
     write_manifest,
 )
-from checkpoint.s3_client import (
+from checkpoint.s3.client import (
     bucket_client,
     bucket_region,
     default_session,
     make_client,
     probe_region,
 )
-from checkpoint.s3_destination import Destination
-from checkpoint.s3_errors import s3_error
-from checkpoint.s3_uri import parse_s3_uri
-from checkpoint.source_hf import HfSource, parse_hf_uri
-from checkpoint.source_local import LocalSource
-from checkpoint.source_s3 import S3Source
-from checkpoint.sources import SOURCE_FORMS, Source, select_files
-from checkpoint.upload_checks import check_readable
-from checkpoint.upload_executor import Executor
-from checkpoint.upload_options import UploadOptions
-from checkpoint.upload_planner import plan_upload
-from checkpoint.upload_result import UploadResult
+from checkpoint.s3.destination import Destination
+from checkpoint.s3.errors import s3_error
+from checkpoint.s3.uri import parse_s3_uri
+from checkpoint.sources.base import SOURCE_FORMS, Source, select_files
+from checkpoint.sources.hf import HfSource, parse_hf_uri
+from checkpoint.sources.local import LocalSource
+from checkpoint.sources.s3 import S3Source
+from checkpoint.upload.checks import check_readable
+from checkpoint.upload.executor import Executor
+from checkpoint.upload.options import UploadOptions
+from checkpoint.upload.planner import plan_upload
+from checkpoint.upload.result import UploadResult
 
 Log = Callable[[str], None]
 

@@ -9,8 +9,7 @@ tell, without downloading anything, which objects already hold the right bytes.
   /a/local/dir       every regular file below it (.git/ and .cache/huggingface/ left out)
   s3://bucket/prefix copied server-side (no bytes through this machine)
 
-This module holds what they have in common; each has its own: source_hf.py, source_local.py,
-source_s3.py.
+This module holds what they have in common; each has its own: hf.py, local.py, s3.py.
 """
 
 from __future__ import annotations

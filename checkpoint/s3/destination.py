@@ -13,8 +13,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from checkpoint.errors import TransferError
 from checkpoint.manifest import CHECKSUM_ALGORITHM
-from checkpoint.s3_errors import error_code, s3_error
-from checkpoint.s3_uri import S3Location
+from checkpoint.s3.errors import error_code, s3_error
+from checkpoint.s3.uri import S3Location
 
 META_SOURCE_ID = "hyperpod-dpd-source-id"
 META_CRC64NVME = "hyperpod-dpd-crc64nvme"

@@ -1,4 +1,5 @@
-"""hf:// sources end to end: huggingface_hub against a local fake Hub, into a local S3."""
+"""hf:// sources: end to end (huggingface_hub against a local fake Hub, into a local S3), and
+the download's progress and disk-full error."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from tests.checkpoint.conftest import COMMIT, OLD_COMMIT, REGION, hub_model
 PREFIX = f"models/acme/tiny-llm/{COMMIT}"
 MANIFEST = f"{PREFIX}/.hyperpod-dpd-manifest.json"
 SHARD1 = "model-00001-of-00002.safetensors"
+SHA = "a" * 40
 STAGED = {p: f for p, f in hub_model().items() if not p.startswith("original/")}
 
 
@@ -240,3 +242,59 @@ def test_local_disk_is_bounded_by_tmp_limit(hub_env, s3, bucket, tmp_path, run_c
     )
     assert result.manifest_written
     assert 0 < result.peak_tmp_bytes <= biggest  # downloads waited for room, one at a time
+
+
+def test_hub_progress_is_forwarded_from_both_download_paths_of_huggingface_hub():
+    """huggingface_hub's plain HTTP path and its Xet path drive the bar class we hand it."""
+    import logging
+    from types import SimpleNamespace
+
+    from huggingface_hub.utils._xet_progress_reporting import XetDownloadProgressReporter
+    from huggingface_hub.utils.tqdm import _get_progress_bar_context
+
+    from checkpoint.sources.hf import _forwarding_bar
+
+    got: list[int] = []
+    bar_class = _forwarding_bar(got.append)
+    with _get_progress_bar_context(
+        desc="model.safetensors", log_level=logging.INFO, total=100, tqdm_class=bar_class
+    ) as bar:
+        bar.update(60)
+        bar.update(40)
+    assert got == [60, 40]
+
+    got.clear()
+    with XetDownloadProgressReporter(
+        reconstruction_desc="model.safetensors: reconstructing file",
+        transfer_desc="model.safetensors: downloading bytes",
+        total=100,
+        log_level=logging.INFO,
+        tqdm_class=bar_class,
+    ) as reporter:
+        for written, received in ((40, 30), (100, 70)):
+            reporter.update_progress(
+                SimpleNamespace(
+                    total_bytes_completed=written,
+                    total_transfer_bytes_completed=received,
+                    total_bytes_completion_rate=1.0,
+                    total_transfer_bytes_completion_rate=1.0,
+                    total_bytes=100,
+                )
+            )
+    assert got == [40, 60]  # bytes of the file, not the (compressed) bytes on the wire
+
+
+def test_disk_full_while_downloading_names_the_directory_and_the_flag(tmp_path):
+    import errno
+
+    from checkpoint.errors import DiskFullError
+    from checkpoint.sources.hf import HfSource
+
+    source = HfSource("acme/tiny-llm", SHA, endpoint="http://127.0.0.1:9")
+    exc = OSError(errno.ENOSPC, "No space left on device")
+    error = source.error(exc, "download from", "model.safetensors", tmp_path)
+    assert isinstance(error, DiskFullError) and error.exit_code == 1
+    assert f"disk full in {tmp_path} while downloading acme/tiny-llm/model.safetensors" in str(
+        error
+    )
+    assert "--tmp-dir" in str(error)

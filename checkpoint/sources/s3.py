@@ -10,9 +10,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from checkpoint.errors import SourceError, TransferError
 from checkpoint.manifest import read_manifest
-from checkpoint.s3_errors import error_code
-from checkpoint.s3_uri import S3Location
-from checkpoint.sources import SourceFile
+from checkpoint.s3.errors import error_code
+from checkpoint.s3.uri import S3Location
+from checkpoint.sources.base import SourceFile
 
 
 class S3Source:

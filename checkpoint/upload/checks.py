@@ -3,7 +3,7 @@ lists and publishes, and the object S3 holds afterwards against those bytes.
 
 A local file is hashed through the checksum cache (a retry reads it again whatever the cache
 says). The CRC64NVME compared after the transfer is the one S3 computed from what it received,
-never a number we sent: see s3_transfers.py.
+never a number we sent: see checkpoint/s3/transfers.py.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 from checkpoint.checksum_cache import ChecksumCache
 from checkpoint.errors import IntegrityError, SourceError
 from checkpoint.hashing import Digests, digest_file
-from checkpoint.s3_destination import ObjectState
-from checkpoint.sources import SourceFile
+from checkpoint.s3.destination import ObjectState
+from checkpoint.sources.base import SourceFile
 
 
 def digest_local(

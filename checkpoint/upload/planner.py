@@ -21,16 +21,16 @@ from checkpoint.checksum_cache import ChecksumCache
 from checkpoint.hashing import Digests
 from checkpoint.manifest import Manifest, ManifestFile
 from checkpoint.progress import Progress
-from checkpoint.s3_destination import (
+from checkpoint.s3.destination import (
     META_CRC64NVME,
     META_SHA256,
     META_SOURCE_ID,
     Destination,
     ObjectState,
 )
-from checkpoint.sources import SourceFile
-from checkpoint.upload_checks import digest_local
-from checkpoint.upload_options import UploadOptions
+from checkpoint.sources.base import SourceFile
+from checkpoint.upload.checks import digest_local
+from checkpoint.upload.options import UploadOptions
 
 
 @dataclass

@@ -16,8 +16,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from checkpoint.errors import DestinationError
-from checkpoint.s3_errors import error_code, s3_error
-from checkpoint.s3_signer import sign_in_one_pass
+from checkpoint.s3.errors import error_code, s3_error
 
 _SESSIONS: tuple[boto3.session.Session, botocore.session.Session] | None = None
 _SESSIONS_LOCK = threading.Lock()
@@ -94,8 +93,6 @@ def make_client(
         client = session.client(
             "s3", endpoint_url=endpoint_url, config=client_config(region, endpoint_url, concurrency)
         )
-    if endpoint_url and urlsplit(endpoint_url).scheme == "http":
-        sign_in_one_pass(client)
     return client
 
 

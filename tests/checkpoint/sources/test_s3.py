@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from tests.checkpoint.conftest import COMMIT, REGION
-from tests.checkpoint.test_hf import STAGED
-from tests.checkpoint.test_hf import upload as hf_upload
+from tests.checkpoint.sources.test_hf import STAGED
+from tests.checkpoint.sources.test_hf import upload as hf_upload
 
 SRC_PREFIX = f"models/acme/tiny-llm/{COMMIT}"
 DEST_PREFIX = "copies/tiny-llm"

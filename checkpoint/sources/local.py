@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from checkpoint.errors import SourceError
-from checkpoint.sources import SOURCE_FORMS, SourceFile
+from checkpoint.sources.base import SOURCE_FORMS, SourceFile
 
 LOCAL_EXCLUDES = (".git/*", ".cache/huggingface/*")
 
