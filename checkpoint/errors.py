@@ -7,14 +7,12 @@ Exit codes (`hyperpod-dpd checkpoint ...` and `python -m checkpoint ...`):
      full, objects not matching the manifest): rerun the same command to resume
   2  bad input: a flag, the source, the destination bucket, its Region or permissions
   3  internal error (a bug: rerun with --debug for the traceback)
+(The codes are core/exits.py's, as for every command.)
 """
 
 from __future__ import annotations
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_BAD_INPUT = 2
-EXIT_INTERNAL = 3
+from core.exits import EXIT_BAD_INPUT, EXIT_FAILED
 
 
 class CheckpointError(Exception):

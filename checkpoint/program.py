@@ -13,12 +13,11 @@ import json
 import sys
 from pathlib import Path
 
-from checkpoint.errors import EXIT_FAILED, EXIT_OK, CheckpointError
+from checkpoint.errors import CheckpointError
 from checkpoint.progress import MODES
 from checkpoint.upload.options import CACHE_ENV, TRANSFER_CLIENTS, UploadOptions
+from core.exits import EXIT_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK
 from core.units import parse_byte_size
-
-EXIT_INTERRUPTED = 130
 
 
 def _size(value: str) -> int:
@@ -266,4 +265,4 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             traceback.print_exc()
         print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug)", file=sys.stderr)
-        return 3
+        return EXIT_INTERNAL

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.exits import EXIT_INTERRUPTED
+from core.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from core.vocabulary import BENCHMARK_LABEL
 from hyperpod_dpd.loadtest.job import (
     CONTAINER,
@@ -163,7 +163,7 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
     if args.dry_run:
         cluster.close()
         print(manifests_yaml(run))
-        return 0
+        return EXIT_OK
     started = False
     try:
         start(cluster, run)
@@ -255,11 +255,11 @@ def follow(
         else:
             _no_pod_yet(run, status, seen, poll_interval)
         if status.get("succeeded"):
-            return 0
+            return EXIT_OK
         if status.get("failed") or _condition(status, "Failed"):
             reason = _condition(status, "Failed") or "the pod failed"
             print(f"error: Job {run.namespace}/{run.name} failed: {reason}", file=sys.stderr)
-            return 1
+            return EXIT_FAILED
         sleep(poll_interval)
 
 

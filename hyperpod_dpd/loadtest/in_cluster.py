@@ -22,6 +22,7 @@ from pathlib import Path
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
+from core.exits import EXIT_BAD_INPUT, EXIT_FAILED
 from hyperpod_dpd.loadtest.run import (
     TOKENIZER_REQUIRED_ANY,
     RunError,
@@ -107,10 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         )  # fmt: skip
     except BenchmarkArgError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     except (BotoCoreError, ClientError) as exc:
         print(f"error: reading the tokenizer from s3://{args.bucket}/: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     code = 1
     try:
         code = execute(plan, target, tokenizer, args.endpoint)

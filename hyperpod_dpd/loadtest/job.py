@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # The in-cluster program and everything it imports (tests/hyperpod_dpd/loadtest/test_job.py
 # runs it from these alone).
 CODE_FILES = (
+    "core/__init__.py",
+    "core/exits.py",
     "hyperpod_dpd/__init__.py",
     "hyperpod_dpd/shared/__init__.py",
     "hyperpod_dpd/shared/venvs.py",

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.exits import EXIT_FAILED, EXIT_OK
 from hyperpod_dpd.loadtest import results
 from hyperpod_dpd.loadtest.loadgen import (
     REQUIREMENTS,
@@ -227,8 +228,8 @@ def execute(plan: RunPlan, target: str, tokenizer: Path, endpoint: dict[str, Any
     failed = sum(level["errors"] for level in per_level.values())
     if failed:
         print(f"error: {failed} request(s) failed; see {out / 'aiperf.log'}")
-        return 1
-    return 0
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def summary(data: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from core.collector import collector_paused
+from core.exits import EXIT_OK
 
 
 def plan(args: argparse.Namespace, project_dir: Path) -> int:
@@ -38,4 +39,4 @@ def diff(args: argparse.Namespace, project_dir: Path) -> int:
     print(text)
     if args.out:
         args.out.write_text(text if text.endswith("\n") else text + "\n")
-    return 0
+    return EXIT_OK

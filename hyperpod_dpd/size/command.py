@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from core.catalog import GIB, SizingError, instance_spec, load_model
-from core.exits import EXIT_BAD_INPUT
+from core.exits import EXIT_BAD_INPUT, EXIT_OK
 from core.sizing import RoleBudget, SizingReport, size
 from core.units import parse_byte_size
 
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace, project_dir: Path | None) -> int:
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(render_text(report))
-    return 0
+    return EXIT_OK
 
 
 def _buffer(value: str) -> int:
