@@ -69,8 +69,8 @@ test: tools lint policy-pack loadtest-venv
 # the SDK's floor (PLAN_BENCH_ARGS="--runs 5"), then the checkpoint upload against its peers
 # (BENCH_ARGS="--runs 5 --shard-size 1GiB").
 bench: $(STAMP)
-	$(BIN)/python bench/plan.py $(PLAN_BENCH_ARGS)
-	$(BIN)/python bench/checkpoint_upload.py $(BENCH_ARGS)
+	$(BIN)/python -m bench.plan $(PLAN_BENCH_ARGS)
+	$(BIN)/python -m bench.checkpoint_upload $(BENCH_ARGS)
 
 # Regenerate Pulumi.yaml's config block and README's config table after changing the model.
 pulumi-yaml: $(STAMP)

@@ -1,6 +1,6 @@
 """Benchmark: `hyperpod-dpd checkpoint upload` against `aws s3 sync` and `s5cmd cp`.
 
-  .venv/bin/python bench/checkpoint_upload.py [--shards 4] [--shard-size 256MiB] [--runs 3]
+  .venv/bin/python -m bench.checkpoint_upload [--shards 4] [--shard-size 256MiB] [--runs 3]
                                               [--concurrency 16] [--part-size 16MiB]
 
 Generates a checkpoint-shaped data set (a few large shards plus the small JSON files of a
@@ -29,8 +29,7 @@ build/bench-venv and build/bench-venv-crt on first use.
 Nothing here is a test: numbers depend on the machine, and moto (one Python process) is the
 bottleneck for wall time on a small machine; CPU per GiB is the client's own cost.
 
-The pieces are modules next to this script (Python puts its directory first on sys.path; bench/
-is no package): fake_checkpoint (the data set), local_s3 (the moto endpoint, counting writes),
+The pieces are the modules beside it in the bench package: fake_checkpoint (the data set), local_s3 (the moto endpoint, counting writes),
 upload_tools (the tools and their argv), measure (one run, the interleaved rounds) and
 upload_report (the table).
 """
@@ -47,14 +46,12 @@ import tempfile
 from pathlib import Path
 
 import boto3
-from fake_checkpoint import MiB, make_dataset
-from local_s3 import BUCKET, CREDENTIALS, REGION, CountingMotoServer
-from measure import interleaved_runs
-from upload_report import report
-from upload_tools import PEER_VENVS, ROOT, bench_venv, byte_compile, tools, version
 
-sys.path.insert(0, str(ROOT))
-
+from bench.fake_checkpoint import MiB, make_dataset
+from bench.local_s3 import BUCKET, CREDENTIALS, REGION, CountingMotoServer
+from bench.measure import interleaved_runs
+from bench.upload_report import report
+from bench.upload_tools import PEER_VENVS, ROOT, bench_venv, byte_compile, tools, version
 from core.units import parse_byte_size
 
 

@@ -12,8 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from local_s3 import BUCKET, CountingMotoServer, clear, stored_bytes
-from upload_tools import ROOT, Tool
+from bench.local_s3 import BUCKET, CountingMotoServer, clear, stored_bytes
+from bench.upload_tools import ROOT, Tool
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Benchmark: the offline plan against the SDK import floor, and how fast each command starts.
 
-  .venv/bin/python bench/plan.py [--runs 5] [--stack dev]
+  .venv/bin/python -m bench.plan [--runs 5] [--stack dev]
 
 Each command runs as a child process, as a user runs it, `--runs` times, interleaved (the order
 rotates every round, so a noisy neighbour slows every row alike); the table shows the median,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import statistics
 
-from fake_checkpoint import GiB, MiB
-from measure import Sample
-from upload_tools import AWS_SAME_CHECKSUM
+from bench.fake_checkpoint import GiB, MiB
+from bench.measure import Sample
+from bench.upload_tools import AWS_SAME_CHECKSUM
 
 
 def report(args, sizes, samples, resyncs, versions) -> str:

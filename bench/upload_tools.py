@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fake_checkpoint import MiB
-from local_s3 import CREDENTIALS, REGION
+from bench.fake_checkpoint import MiB
+from bench.local_s3 import CREDENTIALS, REGION
 
 ROOT = Path(__file__).resolve().parents[1]
 # The peers' venvs: requirements file -> venv (each file says why it is a venv of its own).

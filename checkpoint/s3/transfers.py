@@ -75,7 +75,7 @@ class Transfers:
       client sends plain bodies, the checksum in a header, the payload signed over http.
     - The CRT client is tuned for S3 itself (a throughput target for the whole host, DNS
       spread over many S3 addresses), which does not carry over to one custom endpoint.
-    - On the local endpoint (bench/checkpoint_upload.py) both take about the same wall time
+    - On the local endpoint (bench.checkpoint_upload) both take about the same wall time
       (moto's own CPU sets it); classic spends more client CPU there, signing each payload.
 
     `crt` and `classic` are always honoured (crt falls back to classic, with a note, when it
