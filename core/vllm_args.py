@@ -7,6 +7,7 @@ lets checks see each role's *effective* flags (what vLLM actually runs with).
 
 from __future__ import annotations
 
+VLLM_UTILIZATION = 0.9  # vLLM's default --gpu-memory-utilization
 Flag = tuple[str, str | None]  # ("--max-num-seqs", "16") or ("--enforce-eager", None)
 
 

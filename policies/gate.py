@@ -46,7 +46,11 @@ def views(desired: DesiredState) -> list[ResourceView]:
     }
     return [
         ResourceView(
-            d.type, d.name, d.urn(desired.stack, desired.project), fill(d.view_props(), given)
+            d.type,
+            d.name,
+            d.urn(desired.stack, desired.project),
+            fill(d.view_props(), given),
+            d.facts,
         )
         for d in resources
     ]

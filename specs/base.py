@@ -15,6 +15,7 @@ from typing import Any
 
 from core.refs import ref
 from core.vocabulary import urn
+from core.worker_facts import WorkerFacts
 
 _UPPER = re.compile(r"(?<!^)(?=[A-Z])")
 
@@ -28,6 +29,9 @@ class Desired:
     # The input the engine fills in when the program gives none (Pulumi's auto-naming, done in
     # the provider's Check during preview): the gate sees it as a placeholder.
     autoname: str | None = None
+    # An endpoint's numbers, typed (core/worker_facts.py): what the gate's rules read instead of
+    # parsing the manifest's text back.
+    facts: WorkerFacts | None = None
 
     def urn(self, stack: str, project: str) -> str:
         return urn(stack, project, (*self.parents, self.type), self.name)

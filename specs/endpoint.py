@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.catalog import INSTANCES
-from core.vllm_args import merge_args
+from core.vllm_args import VLLM_UTILIZATION, flag_value, merge_args
 from core.vocabulary import (
     ANNOTATION_PREFIX,
     EFA_RESOURCE,
     GPU_RESOURCE,
+    GPU_ROLES,
     IEC_TYPE,
     INFERENCE_ENDPOINT,
     MODE_LABEL,
@@ -23,6 +24,7 @@ from core.vocabulary import (
     role_node_selector,
     router_url,
 )
+from core.worker_facts import RoleNumbers, WorkerFacts
 from settings.model import StackSettings
 from specs.base import Desired
 from specs.iec import (
@@ -232,8 +234,53 @@ def endpoint(
             parents,
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": config.namespace}},
         )
-    iec = Desired(IEC_TYPE, f"{name}-iec", parents, config.to_manifest())
+    iec = Desired(IEC_TYPE, f"{name}-iec", parents, config.to_manifest(), facts=worker_facts(s))
     return EndpointSpec(name, config, iec, namespace)
+
+
+def worker_facts(s: StackSettings) -> WorkerFacts:
+    """The numbers the workers run with, typed: the settings' own, or a number the user's role
+    args or environmentVariables put in their place (the same merge the manifest gets)."""
+    e = s.endpoint
+    dpd = e.mode == "dpd"
+
+    def role(name: str) -> RoleNumbers:
+        args = effective_role_args(s, name) if dpd else colocated_args(s)
+        return RoleNumbers(
+            tensor_parallel_size=_given(args, "--tensor-parallel-size", e.tensor_parallel_size, 1),
+            gpu_memory_utilization=_given(
+                args, "--gpu-memory-utilization", e.gpu_memory_utilization, VLLM_UTILIZATION
+            ),
+            max_model_len=_given(args, "--max-model-len", e.max_model_len, None),
+        )
+
+    buffer = e.environment_variables.get("PD_BUFFER_SIZE", str(e.pd_buffer_size))
+    return WorkerFacts(
+        pd_buffer_bytes=e.pd_buffer_size if buffer == str(e.pd_buffer_size) else _int(buffer),
+        roles={name: role(name) for name in GPU_ROLES},
+    )
+
+
+def _given(args: list[str], flag: str, typed: Any, vllm_default: Any) -> Any:
+    """`typed` where `args` carry it as the settings rendered it, else the user's override
+    (vLLM's default for a flag left without a value; None for one that is not a number of the
+    setting's type)."""
+    text = flag_value(args, flag)
+    if text is None or text == str(typed):
+        return typed
+    if text == "":
+        return vllm_default
+    try:
+        return type(typed)(text)
+    except ValueError:
+        return None
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(str(text))
+    except ValueError:
+        return None
 
 
 def router_service(spec: InferenceEndpointConfig) -> str:

@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from core.worker_facts import WorkerFacts
+
 Enforcement = Literal["mandatory", "advisory"]
 
 
@@ -20,6 +22,9 @@ class ResourceView:
     name: str
     urn: str
     props: Mapping[str, Any]
+    # An endpoint's numbers, typed, where the desired state has them (the gate); None where
+    # only the deployed props are known (the CrossGuard pack): views.py reads them from props.
+    facts: WorkerFacts | None = None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@ on the disaggregated path can hang the decoder; 0 disaggregates everything) and 
 
 from __future__ import annotations
 
-from core.vllm_args import flag_value
 from policies.rules import views
 from policies.rules.base import Finding, Rule
 
@@ -15,7 +14,7 @@ def check(resources, limits):
         if pd is None:
             continue
         threshold = views.as_int(pd.get("routingThreshold", 4096))
-        max_len = views.as_int(flag_value(views.effective_args(iec, "decode"), "--max-model-len"))
+        max_len = views.role_numbers(iec, "decode").max_model_len
         if threshold is None:
             continue
         if threshold < limits.min_routing_threshold:

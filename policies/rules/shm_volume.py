@@ -3,14 +3,13 @@ fails with "Error while creating shared memory segment" (field-problems.md row 1
 
 from __future__ import annotations
 
-from core.vllm_args import flag_value
 from policies.rules import views
 from policies.rules.base import Finding, Rule
 
 
 def check(resources, limits):
     for iec in views.endpoints(resources):
-        tp = views.as_int(flag_value(views.effective_args(iec, "decode"), "--tensor-parallel-size"))
+        tp = views.role_numbers(iec, "decode").tensor_parallel_size
         volumes = (views.spec(iec).get("kubernetes") or {}).get("volumes") or []
         memory_backed = any((v.get("emptyDir") or {}).get("medium") == "Memory" for v in volumes)
         if tp and tp > 1 and not memory_backed:

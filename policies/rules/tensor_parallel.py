@@ -4,13 +4,12 @@ otherwise), and each role requests all GPUs of its instance type."""
 from __future__ import annotations
 
 from core.catalog import INSTANCES
-from core.vllm_args import flag_value
 from policies.rules import views
 from policies.rules.base import Finding, Rule
 
 
 def _tp(iec, role) -> int | None:
-    return views.as_int(flag_value(views.effective_args(iec, role), "--tensor-parallel-size") or 1)
+    return views.role_numbers(iec, role).tensor_parallel_size
 
 
 def check(resources, limits):

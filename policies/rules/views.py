@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from core.catalog import INSTANCES, SizingError, load_model
-from core.vllm_args import flag_value, merge_args
+from core.vllm_args import VLLM_UTILIZATION, flag_value, merge_args
 from core.vocabulary import (
     ANNOTATION_PREFIX,
     GPU_ROLES,
@@ -19,6 +19,7 @@ from core.vocabulary import (
     IEC_TYPE,
     ROLE_LABEL,
 )
+from core.worker_facts import RoleNumbers, WorkerFacts
 from policies.rules.base import Finding, ResourceView
 
 ROLE_SPECS = {"prefill": "prefillSpec", "decode": "decodingSpec"}
@@ -155,6 +156,33 @@ def role_instance_type(iec: ResourceView, resources: Sequence[ResourceView], rol
     return _group_instance_type(resources, role) or decode_instance_type(iec, resources)
 
 
+def role_numbers(iec: ResourceView, role: str) -> RoleNumbers:
+    """TP, GPU memory utilization and max-model-len of `role`: the typed facts where the view
+    has them (the gate), else read from the deployed args (vLLM's defaults where absent)."""
+    if iec.facts is not None:
+        return iec.facts.roles[role]
+    args = effective_args(iec, role)
+    return RoleNumbers(
+        tensor_parallel_size=as_int(flag_value(args, "--tensor-parallel-size") or 1),
+        gpu_memory_utilization=as_float(
+            flag_value(args, "--gpu-memory-utilization") or VLLM_UTILIZATION
+        ),
+        max_model_len=as_int(flag_value(args, "--max-model-len")),
+    )
+
+
+def pd_buffer_bytes(iec: ResourceView) -> int | None:
+    """PD_BUFFER_SIZE: the typed fact where the view has it, else the deployed env's value."""
+    if iec.facts is not None:
+        return iec.facts.pd_buffer_bytes
+    return as_int(env(iec).get("PD_BUFFER_SIZE"))
+
+
+def worker_facts(iec: ResourceView) -> WorkerFacts:
+    """The endpoint's numbers as the rules see them (typed, or read back from props)."""
+    return WorkerFacts(pd_buffer_bytes(iec), {r: role_numbers(iec, r) for r in GPU_ROLES})
+
+
 def role_sizing(iec: ResourceView, resources: Sequence[ResourceView], role: str):
     """(model, instance, tp, utilization, max_model_len, buffer) of `role`, or None when any
     but the buffer is unknown (an unknown buffer is 0 here; `sizing_inputs` needs it)."""
@@ -163,11 +191,9 @@ def role_sizing(iec: ResourceView, resources: Sequence[ResourceView], role: str)
     except SizingError:
         return None
     instance = INSTANCES.get(role_instance_type(iec, resources, role) or "")
-    args = effective_args(iec, role)
-    tp = as_int(flag_value(args, "--tensor-parallel-size") or 1)
-    utilization = as_float(flag_value(args, "--gpu-memory-utilization") or 0.9)  # vLLM default
-    max_len = as_int(flag_value(args, "--max-model-len"))
-    buffer = as_int(env(iec).get("PD_BUFFER_SIZE")) or 0
+    numbers = role_numbers(iec, role)
+    tp, utilization = numbers.tensor_parallel_size, numbers.gpu_memory_utilization
+    max_len, buffer = numbers.max_model_len, pd_buffer_bytes(iec) or 0
     if None in (instance, tp, utilization, max_len) or not tp:
         return None
     return model, instance, tp, utilization, max_len, buffer
@@ -176,7 +202,7 @@ def role_sizing(iec: ResourceView, resources: Sequence[ResourceView], role: str)
 def sizing_inputs(iec: ResourceView, resources: Sequence[ResourceView]):
     """The decoder's `role_sizing`, or None when any input, the PD buffer included, is unknown
     (then the sizing rules have nothing to judge)."""
-    if as_int(env(iec).get("PD_BUFFER_SIZE")) is None:
+    if pd_buffer_bytes(iec) is None:
         return None
     return role_sizing(iec, resources, "decode")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pulumi
@@ -13,6 +14,7 @@ from core.refs import is_ref, refs_in
 from hyperpod_dpd.cli import main
 from policies.gate import PolicyStop, judge, views
 from policies.rules import ResourceView, evaluate
+from policies.rules import views as rule_views
 from settings import parse_settings
 from specs.desired import desired_state
 from tests.conftest import edit, run_stack, stack_raw, write_project
@@ -156,6 +158,14 @@ CASES = {
         ],
     ),
     "advisory findings": ("dev", [("endpoint.prefill.replicas", 2)]),
+    "numbers set again in role args and environmentVariables": (
+        "dev",
+        [
+            ("endpoint.prefill.args", ["--gpu-memory-utilization", "0.8"]),
+            ("endpoint.decode.args", ["--max-model-len=12288"]),
+            ("endpoint.environmentVariables", {"PD_BUFFER_SIZE": "4294967296"}),
+        ],
+    ),
 }
 
 
@@ -250,3 +260,15 @@ def test_the_rules_find_the_same_on_the_registered_resources(name):
         return [(v.policy, v.enforcement, v.urn.rsplit("::", 1)[-1], v.message) for v in violations]
 
     assert by_name(found) == by_name(gate)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_gate_reads_typed_numbers_the_pack_reads_back_alike(name):
+    """The gate's rules read the endpoint's numbers typed, from the settings; the pack reads
+    them back from the deployed manifest's text. Both readings must be the same numbers."""
+    stack, raw = _case(name)
+    gate = views(desired_state(parse_settings(raw), "hyperpod-dpd", stack))
+    (iec,) = [view for view in gate if view.type == v.IEC_TYPE]
+    assert iec.facts is not None
+    deployed = dataclasses.replace(iec, facts=None)
+    assert rule_views.worker_facts(deployed) == rule_views.worker_facts(iec) == iec.facts

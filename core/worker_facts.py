@@ -1,0 +1,27 @@
+"""The numbers of one endpoint's workers that the policy rules judge, typed.
+
+The desired state carries them as the settings give them (specs/endpoint.py `worker_facts`), so
+the gate's rules read numbers, never the manifest's text. The CrossGuard pack has only what is
+deployed, and reads the same numbers back from the manifest (policies/rules/views.py); a test
+holds the two readings equal (tests/policies/test_gate.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RoleNumbers:
+    """What vLLM runs with on one role (None: not a number the rules can use)."""
+
+    tensor_parallel_size: int | None
+    gpu_memory_utilization: float | None
+    max_model_len: int | None
+
+
+@dataclass(frozen=True)
+class WorkerFacts:
+    pd_buffer_bytes: int | None  # PD_BUFFER_SIZE, per TP rank
+    roles: Mapping[str, RoleNumbers]  # "prefill", "decode" (colocated: both the one worker's)
