@@ -19,6 +19,9 @@ CHUNK_TOKENS = 256
 # tokens"): the typical prompt length assumed where none is given.
 DOCS_PROMPT_TOKENS = 6035
 
+# The PD_BUFFER_SIZE of the DPD docs' example (819 whole chunks of Llama 3.3 70B at TP 8).
+DOCS_PD_BUFFER_BYTES = 8 * GIB
+
 
 def kv_bytes_per_token_per_rank(model: ModelSpec, tp: int) -> int:
     """2 (K and V) x layers x KV heads on one rank x head_dim x bytes per element.

@@ -14,6 +14,7 @@ from core.catalog import GIB, MIB, InstanceSpec, ModelSpec, SizingError
 from core.gpu_memory import ACTIVATION_RESERVE_BYTES, OVERHEAD_BYTES, RoleBudget, role_budget
 from core.kv_cache import (
     CHUNK_TOKENS,
+    DOCS_PD_BUFFER_BYTES,
     DOCS_PROMPT_TOKENS,
     buffer_chunks,
     chunk_bytes,
@@ -109,7 +110,7 @@ def size(
     instance: InstanceSpec,
     tp: int = 8,
     prompt_tokens: int = DOCS_PROMPT_TOKENS,
-    pd_buffer_bytes: int = 8 * GIB,
+    pd_buffer_bytes: int = DOCS_PD_BUFFER_BYTES,
     gpu_memory_utilization: float = 0.75,
     max_model_len: int = 16384,
     in_flight: int | None = None,

@@ -28,7 +28,7 @@ from hyperpod_dpd.stackfile import StackFile, load_stack
 from policies.gate import PolicyStop, judge
 from policies.rules import Violation
 from settings import ConfigError, ConfigProblem, StackSettings, parse_settings
-from settings.sizing import endpoint_sizing
+from settings.endpoint_sizing import endpoint_sizing
 from specs.desired import desired_state
 
 EXIT_OK, EXIT_VIOLATION, EXIT_CONFIG = 0, 1, 2

@@ -1,5 +1,5 @@
 """`hyperpod-dpd pulumi-yaml [--check]`: Pulumi.yaml's config block and the README's config
-table, regenerated from the typed settings model (settings/model.py)."""
+table, regenerated from the typed settings model (settings/stack.py)."""
 
 from __future__ import annotations
 

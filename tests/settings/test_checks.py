@@ -99,7 +99,7 @@ def test_kubernetes_version_must_have_pinned_addons(dev_raw):
 def test_group_name_pattern_matches_botocore_sagemaker_model():
     import botocore.session
 
-    from settings.model import GROUP_NAME_PATTERN
+    from settings.fields import GROUP_NAME_PATTERN
 
     model = botocore.session.get_session().get_service_model("sagemaker")
     shape = model.shape_for("ClusterInstanceGroupName")
