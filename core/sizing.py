@@ -1,104 +1,32 @@
-"""PD buffer and GPU memory sizing for DPD, in the units LMCache and vLLM use.
+"""The sizing report of a DPD endpoint: PD buffer and both roles' GPU memory, checked inputs
+and the field problems the numbers predict (`hyperpod-dpd size`, the plan's summary).
 
-Pure functions (no Pulumi, no I/O). The formulas reproduce the AWS DPD docs' numbers: Llama 3.3
-70B at TP 8 moves 40,960 B of KV per token per rank; LMCache moves whole 256-token chunks, so a
-6,035-token prompt is 24 chunks = 0.2344 GiB, and an 8 GiB PD_BUFFER_SIZE (819 whole chunks) holds
-34 such transfers at once.
+Pure functions (no Pulumi, no I/O); the maths is in core/kv_cache.py and core/gpu_memory.py.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from core.catalog import GIB, MIB, InstanceSpec, ModelSpec, SizingError
-
-# LMCache's default chunk_size: the unit it stores, sends and allocates the PD buffer in.
-CHUNK_TOKENS = 256
-
-# Assumption: GPU memory a worker uses outside vLLM's --gpu-memory-utilization share, per GPU:
-# CUDA context (~0.5-1 GiB per process), NCCL communicator buffers, NIXL/UCX registration and
-# cuBLAS workspaces allocated after vLLM's profiling. 2 GiB is a rounded-up estimate, not a
-# measurement; it only moves the reported headroom.
-OVERHEAD_BYTES = 2 * GIB
-
-# Assumption: peak activation memory vLLM's profiling run reserves inside its share, per GPU. The
-# prefiller runs long chunked-prefill batches (docs: higher utilization risks prefill OOM from
-# activations), the decoder at most --max-num-seqs tokens per step plus its CUDA graph pool.
-ACTIVATION_RESERVE_BYTES = {"prefill": 4 * GIB, "decode": 2 * GIB}
-
-ROLES = ("prefill", "decode")
-
-
-def kv_bytes_per_token_per_rank(model: ModelSpec, tp: int) -> int:
-    """2 (K and V) x layers x KV heads on one rank x head_dim x bytes per element.
-
-    With fewer KV heads than ranks vLLM replicates heads, so a rank holds at least one.
-    """
-    if tp < 1:
-        raise SizingError("tp", tp, "must be at least 1", "Set it to the GPUs per replica.")
-    heads_per_rank = math.ceil(model.num_kv_heads / tp)
-    return 2 * model.num_layers * heads_per_rank * model.head_dim * model.bytes_per_element
-
-
-def vllm_share_bytes(gpu_memory_bytes: int, utilization: float) -> int:
-    """vLLM's share of one GPU at --gpu-memory-utilization, as vLLM computes it
-    (vllm/v1/worker/utils.py, request_memory: ceil(total memory x utilization))."""
-    return math.ceil(utilization * gpu_memory_bytes)
-
-
-def weights_bytes_per_rank(model: ModelSpec, tp: int) -> int:
-    """The model's weights on one of `tp` ranks (vLLM shards them evenly)."""
-    return math.ceil(model.num_params * model.bytes_per_element / tp)
-
-
-def chunk_bytes(kv_per_token: int, chunk_tokens: int = CHUNK_TOKENS) -> int:
-    """Bytes of one LMCache chunk per rank (10 MiB for Llama 3.3 70B at TP 8)."""
-    return chunk_tokens * kv_per_token
-
-
-def chunks_for_tokens(tokens: int, chunk_tokens: int = CHUNK_TOKENS) -> int:
-    """Whole chunks one transfer of `tokens` occupies: LMCache rounds up (6,035 -> 24)."""
-    return math.ceil(tokens / chunk_tokens)
-
-
-def transfer_bytes(tokens: int, kv_per_token: int) -> int:
-    """Bytes one KV transfer of `tokens` takes in the PD buffer, per rank."""
-    return chunks_for_tokens(tokens) * chunk_bytes(kv_per_token)
-
-
-def buffer_chunks(buffer_bytes: int, kv_per_token: int) -> int:
-    """Whole chunks the buffer holds: LMCache >= PR #2694 rounds the buffer down (8 GiB -> 819)."""
-    return buffer_bytes // chunk_bytes(kv_per_token)
-
-
-def is_chunk_multiple(buffer_bytes: int, kv_per_token: int) -> bool:
-    """Older LMCache (before PR #2694) refuses a buffer that is not a whole number of chunks."""
-    return buffer_bytes % chunk_bytes(kv_per_token) == 0
-
-
-def transfers_that_fit(buffer_bytes: int, tokens: int, kv_per_token: int) -> int:
-    """Transfers of `tokens` that fit in the buffer at once, counted in whole chunks (34)."""
-    return buffer_chunks(buffer_bytes, kv_per_token) // chunks_for_tokens(tokens)
-
-
-def transfers_unchunked(buffer_bytes: int, tokens: int, kv_per_token: int) -> float:
-    """The docs' back-of-envelope figure, buffer / (tokens x bytes per token): 8 / 0.23 ~ 35."""
-    return buffer_bytes / (tokens * kv_per_token)
-
-
-def recommend_pd_buffer(
-    prompt_tokens: int, in_flight: int, max_model_len: int, kv_per_token: int
-) -> int:
-    """PD_BUFFER_SIZE for `in_flight` transfers of `prompt_tokens`, rounded up to a whole GiB.
-
-    Never less than one max-model-len transfer: a prompt the buffer cannot hold at all stalls
-    the decoder ("Failed to allocate memory object, retrying...").
-    """
-    needed = max(in_flight * chunks_for_tokens(prompt_tokens), chunks_for_tokens(max_model_len))
-    return math.ceil(needed * chunk_bytes(kv_per_token) / GIB) * GIB
+from core.gpu_memory import ACTIVATION_RESERVE_BYTES, OVERHEAD_BYTES, RoleBudget, role_budget
+from core.kv_cache import (
+    CHUNK_TOKENS,
+    DOCS_PD_BUFFER_BYTES,
+    DOCS_PROMPT_TOKENS,
+    buffer_chunks,
+    chunk_bytes,
+    chunks_for_tokens,
+    is_chunk_multiple,
+    kv_bytes_per_token_per_rank,
+    recommend_pd_buffer,
+    transfer_bytes,
+    transfers_that_fit,
+    transfers_unchunked,
+)
+from core.vocabulary import GPU_ROLES
 
 
 def validate_tp(model: ModelSpec, instance: InstanceSpec, tp: int) -> None:
@@ -127,52 +55,6 @@ def validate_tp(model: ModelSpec, instance: InstanceSpec, tp: int) -> None:
             f"neither divides nor is a multiple of {model.name}'s {model.num_kv_heads} KV heads",
             "vLLM shards or replicates KV heads evenly: use a divisor or multiple of that count.",
         )
-
-
-@dataclass(frozen=True)
-class RoleBudget:
-    """Memory of one GPU of a prefill or decode worker, in bytes."""
-
-    role: str
-    gpu_memory_bytes: int
-    vllm_share_bytes: int
-    weights_bytes: int
-    activation_reserve_bytes: int
-    kv_cache_bytes: int  # negative: the weights do not fit in vLLM's share
-    kv_cache_tokens: int  # tokens of KV one replica holds (every rank holds its slice of each)
-    pd_buffer_bytes: int
-    overhead_bytes: int
-    headroom_bytes: int  # negative: the worker will not fit in GPU memory
-
-
-def role_budget(
-    role: str,
-    model: ModelSpec,
-    instance: InstanceSpec,
-    tp: int,
-    gpu_memory_utilization: float,
-    pd_buffer_bytes: int,
-) -> RoleBudget:
-    """Where one GPU's memory goes. The PD buffer is the decoder's receive buffer (per rank),
-    allocated by LMCache outside vLLM's share; the prefiller gets none here."""
-    gpu = instance.gpu_memory_bytes
-    share = vllm_share_bytes(gpu, gpu_memory_utilization)
-    weights = weights_bytes_per_rank(model, tp)
-    activations = ACTIVATION_RESERVE_BYTES[role]
-    kv_room = share - weights - activations
-    buffer = pd_buffer_bytes if role == "decode" else 0
-    return RoleBudget(
-        role=role,
-        gpu_memory_bytes=gpu,
-        vllm_share_bytes=share,
-        weights_bytes=weights,
-        activation_reserve_bytes=activations,
-        kv_cache_bytes=kv_room,
-        kv_cache_tokens=max(kv_room, 0) // kv_bytes_per_token_per_rank(model, tp),
-        pd_buffer_bytes=buffer,
-        overhead_bytes=OVERHEAD_BYTES,
-        headroom_bytes=gpu - (share + buffer + OVERHEAD_BYTES),
-    )
 
 
 @dataclass(frozen=True)
@@ -227,8 +109,8 @@ def size(
     model: ModelSpec,
     instance: InstanceSpec,
     tp: int = 8,
-    prompt_tokens: int = 6035,
-    pd_buffer_bytes: int = 8 * GIB,
+    prompt_tokens: int = DOCS_PROMPT_TOKENS,
+    pd_buffer_bytes: int = DOCS_PD_BUFFER_BYTES,
     gpu_memory_utilization: float = 0.75,
     max_model_len: int = 16384,
     in_flight: int | None = None,
@@ -240,7 +122,7 @@ def size(
     fit = transfers_that_fit(pd_buffer_bytes, prompt_tokens, kv)
     budgets = {
         r: role_budget(r, model, instance, tp, gpu_memory_utilization, pd_buffer_bytes)
-        for r in ROLES
+        for r in GPU_ROLES
     }
     recommended = (
         recommend_pd_buffer(prompt_tokens, in_flight, max_model_len, kv) if in_flight else None
@@ -296,7 +178,7 @@ def _check_inputs(
             "prompt_tokens",
             prompt_tokens,
             f"must be between 1 and max-model-len ({max_model_len}); vLLM rejects longer prompts",
-            "Use the typical prompt length of your traffic (docs' example: 6035).",
+            f"Use the typical prompt length of your traffic (docs' example: {DOCS_PROMPT_TOKENS}).",
         )
     if pd_buffer_bytes < 1:
         raise SizingError("pd_buffer", pd_buffer_bytes, "must be positive", "Use e.g. 8GiB.")
@@ -357,59 +239,3 @@ def _warnings(r: SizingReport, model: ModelSpec) -> list[str]:
             "DPD for dense 70B+ models; colocated serving may do as well."
         )
     return out
-
-
-@dataclass(frozen=True)
-class Fit:
-    """Whether one worker's GPU can hold it, and the --gpu-memory-utilization values that work.
-
-    vLLM's share (utilization x GPU memory) must hold the weights, the activation reserve and the
-    KV cache of at least one --max-model-len sequence (vLLM refuses to start otherwise); what is
-    left beside the share must hold the PD buffer (decoder) and the overhead."""
-
-    need_bytes: int  # inside vLLM's share
-    outside_bytes: int  # beside it: PD buffer + overhead
-    gpu_memory_bytes: int
-    lowest: float  # the smallest utilization that holds need_bytes (2 decimals, rounded up)
-    highest: float  # the largest that leaves outside_bytes free (2 decimals, rounded down)
-
-    @property
-    def possible(self) -> bool:
-        return self.lowest <= self.highest
-
-    def share(self, utilization: float) -> int:
-        return vllm_share_bytes(self.gpu_memory_bytes, utilization)
-
-    def holds(self, utilization: float) -> bool:
-        """The share holds the worker: vLLM starts."""
-        return self.share(utilization) >= self.need_bytes
-
-    def leaves_room(self, utilization: float) -> bool:
-        """What the share leaves holds the PD buffer and the overhead."""
-        return self.share(utilization) + self.outside_bytes <= self.gpu_memory_bytes
-
-
-def worker_fit(
-    role: str,
-    model: ModelSpec,
-    instance: InstanceSpec,
-    tp: int,
-    max_model_len: int,
-    pd_buffer_bytes: int,
-    overhead_bytes: int = OVERHEAD_BYTES,
-) -> Fit:
-    gpu = instance.gpu_memory_bytes
-    weights = weights_bytes_per_rank(model, tp)
-    need = (
-        weights
-        + ACTIVATION_RESERVE_BYTES[role]
-        + max_model_len * kv_bytes_per_token_per_rank(model, tp)
-    )
-    outside = (pd_buffer_bytes if role == "decode" else 0) + overhead_bytes
-    return Fit(
-        need_bytes=need,
-        outside_bytes=outside,
-        gpu_memory_bytes=gpu,
-        lowest=math.ceil(need / gpu * 100) / 100,
-        highest=math.floor((gpu - outside) / gpu * 100) / 100,
-    )

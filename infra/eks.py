@@ -19,7 +19,7 @@ from core.versions import EKS_ADDON_VERSIONS
 from core.vocabulary import EKS
 from infra.iam import role_with_policies, service_trust
 from infra.outputs import Outputs
-from settings.checks import access_entry_key
+from settings.cluster import access_entry_key
 from specs.base import Desired
 from specs.iam import managed_policy
 
@@ -130,7 +130,7 @@ class Eks(pulumi.ComponentResource):
 
     def _create_access_entries(self) -> list[aws.eks.AccessPolicyAssociation]:
         """Cluster-admin for eks.adminRoleArns (and the deploying role), read-only for
-        eks.viewRoleArns: one entry per principal (settings/checks.py refuses duplicates)."""
+        eks.viewRoleArns: one entry per principal (settings/cluster.py refuses duplicates)."""
         a = self._args
         entries = [
             (f"admin-{access_entry_key(arn)}", arn, ADMIN_POLICY) for arn in a.admin_role_arns

@@ -12,7 +12,7 @@ from typing import Any, get_args, get_origin
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from settings.model import StackSettings
+from settings.stack import StackSettings
 
 # Pulumi's project-config types (sdk/go/common/workspace/project.go): string, integer, boolean,
 # array and object. Objects are validated as maps only; the program validates their fields.

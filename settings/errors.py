@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from core.exits import UsageProblem
 from core.vocabulary import PROJECT
-from settings.model import PATTERN_HINTS, StackSettings
+from settings.fields import PATTERN_HINTS
 
 
 @dataclass(frozen=True)
@@ -68,9 +68,10 @@ def set_fix(key: str, example: Any | None = None) -> str:
     return f"pulumi config set{path} '{key}' {value}   (or edit Pulumi.<stack>.yaml)"
 
 
-def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The model class that holds the last element of `loc` (for listing allowed keys)."""
-    model: Any = StackSettings
+def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model class under `root` that holds the last element of `loc` (for listing allowed
+    keys)."""
+    model: Any = root
     for part in loc[:-1]:
         if isinstance(model, type) and issubclass(model, BaseModel):
             field = next((f for f in model.model_fields.values() if f.alias == part), None)
@@ -88,13 +89,13 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
-def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
-    model = _model_at(loc)
+def _allowed_keys(root: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    model = _model_at(root, loc)
     return [f.alias for f in model.model_fields.values()] if model else []
 
 
-def _default_of(loc: tuple[Any, ...]) -> Any | None:
-    model = _model_at(loc)
+def _default_of(root: type[BaseModel], loc: tuple[Any, ...]) -> Any | None:
+    model = _model_at(root, loc)
     if model is None:
         return None
     field = next((f for f in model.model_fields.values() if f.alias == loc[-1]), None)
@@ -143,8 +144,8 @@ def _allowed(error: dict[str, Any]) -> str:
     return error["msg"]
 
 
-def problems_from_validation(error: ValidationError) -> list[ConfigProblem]:
-    """Turn pydantic's errors into ConfigProblems that speak in config keys."""
+def problems_from_validation(error: ValidationError, root: type[BaseModel]) -> list[ConfigProblem]:
+    """Turn pydantic's errors validating `root` into ConfigProblems that speak in config keys."""
     problems = []
     for e in error.errors(include_url=False):
         loc = tuple(e["loc"])
@@ -153,7 +154,7 @@ def problems_from_validation(error: ValidationError) -> list[ConfigProblem]:
             allowed = "a value is required here (no default)"
             problems.append(ConfigProblem(key, MISSING, allowed, set_fix(key)))
         elif e["type"] == "extra_forbidden":
-            known = _allowed_keys(loc)
+            known = _allowed_keys(root, loc)
             close = difflib.get_close_matches(str(loc[-1]), known, n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
             fix = f"{hint}Remove it: pulumi config rm --path '{key}'"
@@ -161,6 +162,6 @@ def problems_from_validation(error: ValidationError) -> list[ConfigProblem]:
             problems.append(ConfigProblem(key, e["input"], allowed, fix))
         else:
             problems.append(
-                ConfigProblem(key, e["input"], _allowed(e), set_fix(key, _default_of(loc)))
+                ConfigProblem(key, e["input"], _allowed(e), set_fix(key, _default_of(root, loc)))
             )
     return problems

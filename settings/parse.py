@@ -15,9 +15,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.vocabulary import PROJECT
-from settings.checks import check_settings
 from settings.errors import ConfigError, ConfigProblem, problems_from_validation, set_fix
-from settings.model import BOOL_KEYS, OBJECT_KEYS, SECRET_KEYS, StackSettings
+from settings.stack import BOOL_KEYS, OBJECT_KEYS, SECRET_KEYS, StackSettings, check_settings
 
 _FIELD_KEYS = frozenset(f.alias for f in StackSettings.model_fields.values()) - {"region"}
 
@@ -58,7 +57,7 @@ def parse_settings(raw: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> S
     try:
         settings = StackSettings.model_validate(values)
     except ValidationError as exc:
-        raise ConfigError(problems + problems_from_validation(exc)) from None
+        raise ConfigError(problems + problems_from_validation(exc, StackSettings)) from None
     problems += check_settings(settings)
     if problems:
         raise ConfigError(problems)

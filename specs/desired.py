@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from core.refs import ref
 from core.regions import partition_of
-from settings.model import StackSettings
+from settings.stack import StackSettings
 from specs.base import Desired
 from specs.buckets import BucketSpec, secure_bucket
 from specs.eks import eks_cluster

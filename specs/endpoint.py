@@ -25,7 +25,7 @@ from core.vocabulary import (
     router_url,
 )
 from core.worker_facts import RoleNumbers, WorkerFacts
-from settings.model import StackSettings
+from settings.stack import StackSettings
 from specs.base import Desired
 from specs.iec import (
     EmptyDirVolume,
@@ -202,7 +202,7 @@ def _role(s: StackSettings, role: str, replicas: int) -> RoleSpec:
 
 def colocated_args(s: StackSettings) -> list[str]:
     """Colocated mode's vLLM flags: the decoder's, then the chunked-prefill knobs of
-    endpoint.colocated (settings/checks.py refuses the same flag in both places)."""
+    endpoint.colocated (settings/endpoint.py refuses the same flag in both places)."""
     return merge_args(effective_role_args(s, "decode"), s.endpoint.colocated.flags())
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from core.refs import ref
 from core.vocabulary import BENCHMARK_ACCESS
-from settings.model import StackSettings
+from settings.stack import StackSettings
 from specs.base import Desired
 from specs.iam import allow, role_policy
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from core.refs import ref
 from core.subnets import SubnetPlan, plan_subnets
 from core.vocabulary import NETWORK, SUBNET_TYPE, TIER_TAG
-from settings.model import StackSettings
+from settings.stack import StackSettings
 from specs.base import Desired
 
 # Load balancer discovery tags of the AWS Load Balancer Controller, which the inference

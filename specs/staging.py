@@ -26,7 +26,7 @@ from core.vocabulary import (
     STAGING_NAMESPACE,
     role_node_selector,
 )
-from settings.model import StackSettings
+from settings.stack import StackSettings
 from specs.base import Desired
 from specs.iam import allow, role_policy
 

@@ -1,11 +1,12 @@
 """`hyperpod-dpd size`: PD buffer and GPU memory sizing of a DPD endpoint, without any cloud.
 
   hyperpod-dpd size [--model llama-3.3-70b|PATH/config.json] [--instance-type ml.p5.48xlarge]
-                    [--tp 8] [--prompt-tokens 6035] [--pd-buffer 8GiB] [--in-flight N]
+                    [--tp 8] [--prompt-tokens N] [--pd-buffer 8GiB] [--in-flight N]
                     [--gpu-memory-utilization 0.75] [--max-model-len 16384] [--format text|json]
 
 Defaults are the AWS DPD docs' example (Llama 3.3 70B, TP 8, 8 GiB buffer, the decoder log line's
-6,035-token prompt). Exit codes: 0 printed, 2 bad input (the message names the flag).
+prompt: DOCS_PROMPT_TOKENS in core/kv_cache.py). Exit codes: 0 printed, 2 bad input (the message
+names the flag). The report itself: hyperpod_dpd/size.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import argparse
 from pathlib import Path
 
 from core.catalog import MODELS
+from core.kv_cache import DOCS_PROMPT_TOKENS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +29,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--instance-type", default="ml.p5.48xlarge", help="a DPD instance type")
     p.add_argument("--tp", type=int, default=8, help="vLLM --tensor-parallel-size")
     p.add_argument(
-        "--prompt-tokens", type=int, default=6035, help="typical prompt length in tokens"
+        "--prompt-tokens",
+        type=int,
+        default=DOCS_PROMPT_TOKENS,
+        help="typical prompt length in tokens",
     )
     p.add_argument("--pd-buffer", default="8GiB", help="PD_BUFFER_SIZE per TP rank, e.g. 16GiB")
     p.add_argument("--gpu-memory-utilization", type=float, default=0.75)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from settings.model import StackSettings
+from settings.stack import StackSettings
 from settings.yaml_files import safe_load
 
 PRICE_TABLE = Path(__file__).with_name("prices.yaml")

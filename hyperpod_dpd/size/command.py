@@ -10,7 +10,8 @@ from pathlib import Path
 
 from core.catalog import GIB, SizingError, instance_spec, load_model
 from core.exits import EXIT_BAD_INPUT, EXIT_OK
-from core.sizing import RoleBudget, SizingReport, size
+from core.gpu_memory import RoleBudget
+from core.sizing import SizingReport, size
 from core.units import parse_byte_size
 
 

@@ -10,7 +10,7 @@ utilization range, or, when none exists, what else to change.
 from __future__ import annotations
 
 from core.catalog import GIB, INSTANCES
-from core.sizing import worker_fit
+from core.gpu_memory import worker_fit
 from policies.rules import views
 from policies.rules.base import Finding, Rule
 

@@ -6,7 +6,8 @@ Without an expected load in config the documents' example (6,035-token prompts) 
 from __future__ import annotations
 
 from core.catalog import GIB
-from core.sizing import (
+from core.kv_cache import (
+    DOCS_PROMPT_TOKENS,
     buffer_chunks,
     chunks_for_tokens,
     kv_bytes_per_token_per_rank,
@@ -15,8 +16,6 @@ from core.sizing import (
 from core.vllm_args import flag_value
 from policies.rules import views
 from policies.rules.base import Finding, Rule
-
-DOCS_PROMPT_TOKENS = 6035
 
 
 def check(resources, limits):

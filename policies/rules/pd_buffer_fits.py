@@ -5,7 +5,7 @@ utilization that also keeps the worker bootable (gpu_memory.py), or what else to
 from __future__ import annotations
 
 from core.catalog import GIB
-from core.sizing import worker_fit
+from core.gpu_memory import worker_fit
 from policies.rules import views
 from policies.rules.base import Finding, Rule
 from policies.rules.gpu_memory import advice

@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 
 from settings.declare import project_config_block, render_pulumi_yaml
-from settings.model import StackSettings
+from settings.stack import StackSettings
 from tests.conftest import ROOT
 
 

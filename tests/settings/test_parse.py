@@ -7,20 +7,9 @@ import pytest
 
 from settings import ConfigError, parse_settings
 from tests.conftest import edit, run_stack, stack_raw
+from tests.settings.problems import only_problem, problems_of
 
 NS = "hyperpod-dpd"
-
-
-def problems_of(raw, secret_keys=()) -> list[str]:
-    with pytest.raises(ConfigError) as info:
-        parse_settings(raw, secret_keys)
-    return [p.render() for p in info.value.problems]
-
-
-def only_problem(raw, secret_keys=()) -> str:
-    problems = problems_of(raw, secret_keys)
-    assert len(problems) == 1, problems
-    return problems[0]
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])

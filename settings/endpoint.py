@@ -1,0 +1,182 @@
+"""The inference endpoint: its mode, model, image, vLLM and routing settings, PD buffer and per-role
+settings, and the checks of its derived names and chunked-prefill knobs."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from core.kv_cache import DOCS_PD_BUFFER_BYTES
+from core.vocabulary import ROUTER_SERVICE
+from settings.errors import ConfigProblem, full_key
+from settings.fields import ByteSize, DnsLabel, EnvName, EnvValue, Namespace, SettingsModel
+
+DEFAULT_IMAGE = "public.ecr.aws/deep-learning-containers/vllm:server-hyperpod-cuda-v1.1"
+
+
+class RoleConfig(SettingsModel):
+    replicas: int = Field(1, ge=1, description="Worker replicas of the role.")
+    args: list[str] = Field(
+        default_factory=list,
+        description="Extra vLLM flags for the role (replace the same flag in the shared args).",
+    )
+    max_num_seqs: int = Field(ge=1, description="vLLM --max-num-seqs for the role.")
+
+
+class PrefillConfig(RoleConfig):
+    max_num_seqs: int = Field(16, ge=1, description="vLLM --max-num-seqs on the prefiller.")
+
+
+class DecodeConfig(RoleConfig):
+    max_num_seqs: int = Field(32, ge=1, description="vLLM --max-num-seqs on the decoder.")
+
+
+class ColocatedConfig(SettingsModel):
+    """vLLM's chunked-prefill knobs for colocated mode: the tuned baseline DPD must beat."""
+
+    max_num_batched_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="Colocated mode only: vLLM --max-num-batched-tokens, the token budget of one "
+        "engine step. Smaller means long prefills are cut into more chunks and interfere less "
+        "with decoding (lower TPOT, higher TTFT). Default: vLLM's own.",
+    )
+    max_num_partial_prefills: int | None = Field(
+        None,
+        ge=1,
+        description="Colocated mode only: vLLM --max-num-partial-prefills, prompts that may be "
+        "prefilled in chunks at once. Default: vLLM's own (1).",
+    )
+    long_prefill_token_threshold: int | None = Field(
+        None,
+        ge=1,
+        description="Colocated mode only: vLLM --long-prefill-token-threshold, prompts longer "
+        "than this count as long for partial prefills. Default: vLLM's own.",
+    )
+
+    def settings(self) -> list[tuple[str, str, int]]:
+        """(vLLM flag, config key under endpoint.colocated, value) of each knob that is set."""
+        return [
+            ("--" + name.replace("_", "-"), field.alias or name, getattr(self, name))
+            for name, field in type(self).model_fields.items()
+            if getattr(self, name) is not None
+        ]
+
+    def flags(self) -> list[str]:
+        """The vLLM flags these settings stand for, in the fields' order (each field is named
+        after its flag)."""
+        return [part for flag, _, value in self.settings() for part in (flag, str(value))]
+
+    def describe(self) -> str:
+        flags = self.flags()
+        return " ".join(flags) if flags else "vLLM defaults"
+
+
+class EndpointConfig(SettingsModel):
+    name: DnsLabel = Field(
+        "llama-3-3-70b", description="InferenceEndpointConfig name (a DNS-1123 label)."
+    )
+    namespace: Namespace = Field("default", description="Kubernetes namespace of the endpoint.")
+    mode: Literal["dpd", "colocated"] = Field(
+        "dpd",
+        description="'dpd': disaggregated prefill and decode (pdSpec); 'colocated': one worker "
+        "pool, the A/B baseline and rollback path.",
+    )
+    model: str = Field(
+        "llama-3.3-70b",
+        min_length=1,
+        description="Model used for sizing: a built-in catalog name or a path to a Hugging Face "
+        "config.json.",
+    )
+    image: str = Field(
+        DEFAULT_IMAGE,
+        min_length=1,
+        description="Worker image (vLLM + LMCache + NIXL + EFA libfabric), same for both roles.",
+    )
+    image_dpd_capable: bool = Field(
+        False,
+        description="Mark a custom image as DPD-capable (vLLM + LMCache + NIXL + EFA libfabric); "
+        "the image policy accepts only the two documented images otherwise.",
+    )
+    tensor_parallel_size: int = Field(8, ge=1, description="vLLM --tensor-parallel-size.")
+    max_model_len: int = Field(16384, ge=1, description="vLLM --max-model-len, in tokens.")
+    gpu_memory_utilization: float = Field(
+        0.75, gt=0, le=1, description="vLLM --gpu-memory-utilization (0 < x <= 1)."
+    )
+    routing_threshold: int = Field(
+        4096,
+        ge=0,
+        description="Prompts longer than this many tokens take the disaggregated path.",
+    )
+    routing_strategy: Literal["prefixaware", "kvaware", "session", "roundrobin"] = Field(
+        "prefixaware", description="How the router picks a prefiller."
+    )
+    pd_buffer_size: ByteSize = Field(
+        DOCS_PD_BUFFER_BYTES,
+        description="PD_BUFFER_SIZE: decoder GPU buffer for incoming KV per TP rank, in bytes "
+        "or as '8GiB'.",
+    )
+    prefill: PrefillConfig = Field(default_factory=PrefillConfig)
+    decode: DecodeConfig = Field(default_factory=DecodeConfig)
+    colocated: ColocatedConfig = Field(
+        default_factory=ColocatedConfig,
+        description="Chunked-prefill tuning of colocated mode (ignored in dpd mode, so one stack "
+        "file gives all three benchmark configurations).",
+    )
+    environment_variables: dict[EnvName, EnvValue | None] = Field(
+        default_factory=dict,
+        description="Environment variables for both roles; a name here overrides the DPD "
+        "default of that name, null removes it.",
+    )
+    expected_prompt_tokens: int | None = Field(
+        None, ge=1, description="Typical prompt length, for PD buffer sizing checks."
+    )
+    expected_in_flight_transfers: int | None = Field(
+        None, ge=1, description="KV transfers expected in flight at once, for PD buffer sizing."
+    )
+
+
+def check_derived_names(e: EndpointConfig) -> list[ConfigProblem]:
+    """Names the operator derives from the endpoint's must be valid Kubernetes names too."""
+    derived = ROUTER_SERVICE.format(name=e.name, namespace=e.namespace)
+    if len(derived) <= 63:
+        return []
+    room = 63 - len(ROUTER_SERVICE.format(name="", namespace=""))
+    key = full_key(("endpoint", "name"))
+    return [
+        ConfigProblem(
+            key,
+            e.name,
+            f"a name that, with namespace '{e.namespace}', gives the router Service the operator "
+            f"creates a name of at most 63 characters ('{derived}' has {len(derived)}): name and "
+            f"namespace together at most {room} characters",
+            f"shorten {key} or hyperpod-dpd:endpoint.namespace",
+        )
+    ]
+
+
+def check_colocated(e: EndpointConfig) -> list[ConfigProblem]:
+    """The chunked-prefill knobs: each flag set in one place only, and a step budget vLLM starts
+    with (vllm/config/scheduler.py, verify_max_model_len: "max_num_batched_tokens must be greater
+    than or equal to max_num_seqs"; the colocated worker runs the decoder's max_num_seqs)."""
+    c = e.colocated
+    problems = []
+    for flag, field, value in c.settings():
+        if any(a.split("=")[0] == flag for a in e.decode.args):
+            key = full_key(("endpoint", "colocated", field))
+            problems.append(ConfigProblem(
+                key, value, f"{flag} given once (endpoint.decode.args also sets it)",
+                f"keep {key} and remove {flag} from hyperpod-dpd:endpoint.decode.args",
+            ))  # fmt: skip
+    budget = c.max_num_batched_tokens
+    if budget is not None and budget < e.decode.max_num_seqs:
+        key = full_key(("endpoint", "colocated", "maxNumBatchedTokens"))
+        problems.append(ConfigProblem(
+            key, budget,
+            f"at least endpoint.decode.maxNumSeqs ({e.decode.max_num_seqs}): vLLM refuses a "
+            "step budget smaller than its batch",
+            f"set {key} to {max(e.decode.max_num_seqs, 2048)} or more (2048 is vLLM's usual "
+            "chunked-prefill budget)",
+        ))  # fmt: skip
+    return problems

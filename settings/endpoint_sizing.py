@@ -1,0 +1,53 @@
+"""The sizing of the configured endpoint on its decode instance type: the numbers the plan's summary
+and the policies use, and the check that the model and TP are ones it can size."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core.catalog import INSTANCES, SizingError, instance_spec, load_model
+from core.kv_cache import DOCS_PROMPT_TOKENS
+from core.sizing import SizingReport, size
+from core.vocabulary import PROJECT
+from settings.cluster import InstanceGroups, gpu_groups, groups_with_role, instance_type_for
+from settings.endpoint import EndpointConfig
+from settings.errors import ConfigProblem
+
+if TYPE_CHECKING:
+    from settings.stack import StackSettings
+
+
+def endpoint_sizing(s: StackSettings) -> SizingReport | None:
+    """The sizing of the stack's endpoint (see size_endpoint)."""
+    return size_endpoint(s.endpoint, s.instance_groups)
+
+
+def size_endpoint(e: EndpointConfig, groups: InstanceGroups) -> SizingReport | None:
+    """Size the endpoint on its decode instance type. None when that type is not one of the
+    five DPD types (the instance-type policy reports it); SizingError on bad model/TP input."""
+    if not gpu_groups(groups):
+        return None  # config validation reports the missing GPU group
+    decode_type = instance_type_for(groups, "decode")
+    if decode_type not in INSTANCES:
+        return None
+    return size(
+        load_model(e.model),
+        instance_spec(decode_type),
+        tp=e.tensor_parallel_size,
+        prompt_tokens=e.expected_prompt_tokens or min(DOCS_PROMPT_TOKENS, e.max_model_len),
+        pd_buffer_bytes=e.pd_buffer_size,
+        gpu_memory_utilization=e.gpu_memory_utilization,
+        max_model_len=e.max_model_len,
+        in_flight=e.expected_in_flight_transfers,
+    )
+
+
+def check_sizing_inputs(e: EndpointConfig, groups: InstanceGroups) -> list[ConfigProblem]:
+    """The model must be known and TP must fit it and the node (see core/sizing.py)."""
+    try:
+        size_endpoint(e, groups)
+    except SizingError as exc:
+        path = exc.key.replace("<group>", next(iter(groups_with_role(groups, "decode")), "decode"))
+        key = f"{PROJECT}:{path}"
+        return [ConfigProblem(key, exc.value, exc.problem, exc.fix)]
+    return []

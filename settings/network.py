@@ -1,0 +1,82 @@
+"""The network: the VPC, its AZs and NAT gateways, and their checks against the Region."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Literal
+
+from pydantic import Field
+
+from core.regions import az_id_in_region, az_id_prefix
+from settings.errors import ConfigProblem, full_key, set_fix
+from settings.fields import AzId, Cidr, SettingsModel
+
+MIN_VPC_PREFIX, MAX_VPC_PREFIX = 16, 20
+
+
+class NetworkConfig(SettingsModel):
+    vpc_cidr: Cidr = Field(
+        "10.0.0.0/16",
+        description="IPv4 CIDR of the VPC, a /16 to /20. The GPU subnet takes a quarter of it.",
+    )
+    control_plane_az_ids: list[AzId] = Field(
+        description="AZ IDs (at least two, distinct) for the EKS control-plane and system "
+        "subnets. May include availabilityZoneId.",
+    )
+    placement_group: bool = Field(
+        False,
+        description="Create an EC2 cluster placement group and name it in the endpoint's "
+        "pdSpec.topologySpec.placementGroup.",
+    )
+    nat_gateways: Literal["single", "perAz"] = Field(
+        "single",
+        description="'single': one NAT gateway, in the GPU AZ (cheapest); 'perAz': one per AZ "
+        "(survives an AZ outage).",
+    )
+
+
+def check_zones(
+    network: NetworkConfig, region: str, availability_zone_id: str
+) -> list[ConfigProblem]:
+    """The GPU AZ and the control-plane AZs are AZ IDs of the Region; EKS needs two AZs."""
+    problems = []
+    prefix = az_id_prefix(region)
+    if not az_id_in_region(availability_zone_id, region):
+        key = full_key(("availabilityZoneId",))
+        problems.append(
+            ConfigProblem(
+                key,
+                availability_zone_id,
+                f"an AZ ID of aws:region {region} ({prefix}-azN)",
+                "use the AZ ID where your GPU capacity (training plan, ODCR) is; "
+                + set_fix(key, prefix + "-az1"),
+            )
+        )
+    ids = network.control_plane_az_ids
+    key = full_key(("network", "controlPlaneAzIds"))
+    wrong = [az for az in ids if not az_id_in_region(az, region)]
+    if wrong:
+        problems.append(
+            ConfigProblem(key, ids, f"AZ IDs of aws:region {region} ({prefix}-azN)", set_fix(key))
+        )
+    if len(set(ids)) < 2 or len(set(ids)) != len(ids):
+        example = sorted({f"{prefix}-az1", f"{prefix}-az2"})
+        problems.append(
+            ConfigProblem(
+                key,
+                ids,
+                "at least two distinct AZ IDs (EKS requires subnets in two AZs)",
+                set_fix(key, example),
+            )
+        )
+    return problems
+
+
+def check_vpc(network: NetworkConfig) -> list[ConfigProblem]:
+    """A private VPC CIDR from /16 to /20 (the GPU subnet takes a quarter of it)."""
+    key = full_key(("network", "vpcCidr"))
+    net = ipaddress.IPv4Network(network.vpc_cidr)  # the model's Cidr type parsed it already
+    if not (MIN_VPC_PREFIX <= net.prefixlen <= MAX_VPC_PREFIX) or not net.is_private:
+        allowed = f"a private (RFC 1918) network from /{MIN_VPC_PREFIX} to /{MAX_VPC_PREFIX}"
+        return [ConfigProblem(key, network.vpc_cidr, allowed, set_fix(key, "10.0.0.0/16"))]
+    return []

@@ -1,0 +1,181 @@
+"""The stack's settings: every concern's model composed into StackSettings (the field order is the
+order of Pulumi.yaml's config block and the README's table), the checks that span concerns, and
+the sets of top-level keys Pulumi hands the program in other forms.
+
+Single-field rules (types, enums, patterns, bounds) live on the models; each concern's module
+holds the checks that need two of its keys at once. Deployment policies (DPD instance types,
+buffer sizing, security) are not config errors; they are in policies/rules/ and run in the plan
+and the CrossGuard pack.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, get_origin
+
+from pydantic import BaseModel, Field
+
+from core.catalog import MODELS, SizingError, load_model
+from core.regions import REGION_PATTERN
+from settings.checkpoint import HF_SOURCE, CheckpointConfig, check_checkpoint
+from settings.cluster import (
+    EksConfig,
+    InferenceOperatorConfig,
+    InstanceGroupConfig,
+    check_access_entries,
+    check_groups,
+    check_kubernetes,
+    check_operator,
+    gpu_groups,
+    groups_with_role,
+    instance_type_for,
+)
+from settings.cost import CostConfig
+from settings.endpoint import EndpointConfig, check_colocated, check_derived_names
+from settings.endpoint_sizing import check_sizing_inputs
+from settings.errors import ConfigProblem, full_key, set_fix
+from settings.fields import AzId, GroupName, SettingsModel, matching
+from settings.network import NetworkConfig, check_vpc, check_zones
+from settings.observability import ObservabilityConfig
+from settings.policy import PolicyConfig, check_policy_names
+
+
+class StackSettings(SettingsModel):
+    """Every plain (non-secret) key of the `hyperpod-dpd:` namespace, plus `aws:region`."""
+
+    region: Annotated[str, matching(REGION_PATTERN)] = Field(
+        description="aws:region: the Region of the cluster and the model bucket."
+    )
+    availability_zone_id: AzId = Field(
+        description="The one AZ ID (e.g. use2-az2) of all GPU capacity: prefill and decode "
+        "groups, their subnet and the endpoint's topology."
+    )
+    network: NetworkConfig = Field(
+        description="VPC layout: vpcCidr, controlPlaneAzIds (required), natGateways."
+    )
+    eks: EksConfig = Field(
+        default_factory=EksConfig,
+        description="EKS control plane: kubernetesVersion, publicAccessCidrs, adminRoleArns.",
+    )
+    instance_groups: dict[GroupName, InstanceGroupConfig] = Field(
+        description="HyperPod instance groups keyed by name (stable addresses)."
+    )
+    inference_operator: InferenceOperatorConfig = Field(
+        default_factory=InferenceOperatorConfig,
+        description="HyperPod Inference Operator: version and the EKS add-on version carrying it.",
+    )
+    observability: ObservabilityConfig = Field(
+        default_factory=ObservabilityConfig,
+        description="Metrics and dashboards (TTFT, TPOT, KV transfer time): enabled.",
+    )
+    checkpoint: CheckpointConfig = Field(
+        default_factory=CheckpointConfig,
+        description="Model checkpoint staged into S3: source, revision, prefix, bucketName.",
+    )
+    cost: CostConfig = Field(
+        default_factory=CostConfig,
+        description="Cost estimate settings: hourlyPrices overrides.",
+    )
+    policy: PolicyConfig = Field(
+        default_factory=PolicyConfig,
+        description="Policy enforcement: per-rule overrides (enforcement), advisoriesMandatory.",
+    )
+    endpoint: EndpointConfig = Field(
+        default_factory=EndpointConfig,
+        description="The InferenceEndpointConfig: mode (dpd|colocated), model, image, vLLM and "
+        "routing settings, PD buffer, per-role prefill/decode settings.",
+    )
+    protect: bool = Field(
+        False,
+        description="Pulumi-protect the stateful resources (EKS cluster, HyperPod cluster, model "
+        "bucket): `pulumi destroy` and replacements stop until you set it false and `pulumi up`.",
+    )
+
+    def groups_with_role(self, role: str) -> dict[str, InstanceGroupConfig]:
+        return groups_with_role(self.instance_groups, role)
+
+    def instance_type_for(self, role: str) -> str:
+        """The instance type serving `role` (see settings/cluster.py)."""
+        return instance_type_for(self.instance_groups, role)
+
+    @property
+    def gpu_groups(self) -> dict[str, InstanceGroupConfig]:
+        return gpu_groups(self.instance_groups)
+
+
+def _is_object(annotation: Any) -> bool:
+    return get_origin(annotation) is dict or (
+        isinstance(annotation, type) and issubclass(annotation, BaseModel)
+    )
+
+
+# Top-level keys whose values are YAML objects (Pulumi hands them to the program as JSON text).
+OBJECT_KEYS = frozenset(
+    f.alias for f in StackSettings.model_fields.values() if _is_object(f.annotation)
+)
+# Top-level boolean keys: Pulumi hands them to the program as the text "true" / "false".
+BOOL_KEYS = frozenset(f.alias for f in StackSettings.model_fields.values() if f.annotation is bool)
+# Keys that must be Pulumi secrets; they never enter StackSettings.
+SECRET_KEYS = frozenset({"hfToken"})
+
+
+def check_settings(s: StackSettings) -> list[ConfigProblem]:
+    """Every concern's cross-field checks, then those that span concerns, in one fixed order."""
+    e = s.endpoint
+    return [
+        *check_zones(s.network, s.region, s.availability_zone_id),
+        *check_vpc(s.network),
+        *check_kubernetes(s.eks),
+        *check_access_entries(s.eks),
+        *check_groups(s.instance_groups, e.mode),
+        *check_checkpoint(s.checkpoint),
+        *check_sizing_inputs(e, s.instance_groups),
+        *check_policy_names(s.policy),
+        *check_operator(s.inference_operator, e.mode),
+        *_check_model_matches_checkpoint(e, s.checkpoint),
+        *check_derived_names(e),
+        *check_colocated(e),
+    ]
+
+
+def _check_model_matches_checkpoint(e: EndpointConfig, c: CheckpointConfig) -> list[ConfigProblem]:
+    """The model the sizing and policies assume is the model the checkpoint stages, and vLLM
+    will start with the configured --max-model-len."""
+    try:
+        model = load_model(e.model)
+    except SizingError:
+        return []  # reported by check_sizing_inputs
+    problems = []
+    model_key = full_key(("endpoint", "model"))
+    if HF_SOURCE.match(c.source) and e.model in MODELS:
+        repo = c.source.removeprefix("hf://")
+        if repo.lower() not in {r.lower() for r in model.repositories}:
+            by_repo = [
+                m.name for m in MODELS.values() if repo.lower() in map(str.lower, m.repositories)
+            ]
+            fix = (
+                set_fix(model_key, by_repo[0])
+                if by_repo
+                else f"point {model_key} at the staged model's config.json (the sizing needs its "
+                "architecture)"
+            )
+            problems.append(
+                ConfigProblem(
+                    model_key,
+                    e.model,
+                    f"the model hyperpod-dpd:checkpoint.source stages ({repo}); {e.model} is "
+                    f"{', '.join(model.repositories)}",
+                    fix,
+                )
+            )
+    if model.context_length and e.max_model_len > model.context_length:
+        key = full_key(("endpoint", "maxModelLen"))
+        problems.append(
+            ConfigProblem(
+                key,
+                e.max_model_len,
+                f"at most {model.context_length}, {model.name}'s context length (vLLM refuses a "
+                "longer --max-model-len)",
+                set_fix(key, min(16384, model.context_length)),
+            )
+        )
+    return problems
