@@ -3,8 +3,6 @@ and the policies use, and the check that the model and TP are ones it can size."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from core.catalog import INSTANCES, SizingError, instance_spec, load_model
 from core.kv_cache import DOCS_PROMPT_TOKENS
 from core.sizing import SizingReport, size
@@ -12,14 +10,6 @@ from core.vocabulary import PROJECT
 from settings.cluster import InstanceGroups, gpu_groups, groups_with_role, instance_type_for
 from settings.endpoint import EndpointConfig
 from settings.errors import ConfigProblem
-
-if TYPE_CHECKING:
-    from settings.stack import StackSettings
-
-
-def endpoint_sizing(s: StackSettings) -> SizingReport | None:
-    """The sizing of the stack's endpoint (see size_endpoint)."""
-    return size_endpoint(s.endpoint, s.instance_groups)
 
 
 def size_endpoint(e: EndpointConfig, groups: InstanceGroups) -> SizingReport | None:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from core.catalog import MODELS, SizingError, load_model
 from core.regions import REGION_PATTERN
+from core.sizing import SizingReport
 from settings.checkpoint import HF_SOURCE, CheckpointConfig, check_checkpoint
 from settings.cluster import (
     EksConfig,
@@ -31,7 +32,7 @@ from settings.cluster import (
 )
 from settings.cost import CostConfig
 from settings.endpoint import EndpointConfig, check_colocated, check_derived_names
-from settings.endpoint_sizing import check_sizing_inputs
+from settings.endpoint_sizing import check_sizing_inputs, size_endpoint
 from settings.errors import ConfigProblem, full_key, set_fix
 from settings.fields import AzId, GroupName, SettingsModel, matching
 from settings.network import NetworkConfig, check_vpc, check_zones
@@ -179,3 +180,8 @@ def _check_model_matches_checkpoint(e: EndpointConfig, c: CheckpointConfig) -> l
             )
         )
     return problems
+
+
+def endpoint_sizing(s: StackSettings) -> SizingReport | None:
+    """The sizing of the stack's endpoint on its decode instance type (see size_endpoint)."""
+    return size_endpoint(s.endpoint, s.instance_groups)

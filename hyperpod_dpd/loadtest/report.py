@@ -18,7 +18,7 @@ def draw_charts(data: dict, out: Path) -> list[str]:
     python = loadtest_venv() / "bin" / "python"
     env = foreign_env(MPLBACKEND="Agg")
     proc = subprocess.run(
-        [str(python), str(ROOT / "hyperpod_dpd" / "benchmark" / "charts.py"), str(spec), str(out)],
+        [str(python), str(ROOT / "hyperpod_dpd" / "loadtest" / "plots.py"), str(spec), str(out)],
         capture_output=True, text=True, env=env,
     )  # fmt: skip
     if proc.returncode != 0:

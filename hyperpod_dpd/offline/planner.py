@@ -28,7 +28,7 @@ from infra.stack_config import HANDED_SETTINGS
 from policies.gate import HANDED_JUDGEMENT, PolicyStop, judgement
 from policies.rules import Violation
 from settings import ConfigError, ConfigProblem, StackSettings
-from settings.endpoint_sizing import endpoint_sizing
+from settings.stack import endpoint_sizing
 from settings.stack_file import StackFile, read_stack
 
 STOPPED = (

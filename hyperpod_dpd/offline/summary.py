@@ -12,7 +12,7 @@ from typing import Any
 from core.units import format_gib
 from hyperpod_dpd.shared.cost import hourly_cost, total
 from settings import StackSettings
-from settings.endpoint_sizing import endpoint_sizing
+from settings.stack import endpoint_sizing
 
 
 def resource_counts(resources: Iterable[Any]) -> list[tuple[str, int]]:
