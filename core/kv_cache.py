@@ -21,6 +21,9 @@ DOCS_PROMPT_TOKENS = 6035
 
 # The PD_BUFFER_SIZE of the DPD docs' example (819 whole chunks of Llama 3.3 70B at TP 8).
 DOCS_PD_BUFFER_BYTES = 8 * GIB
+# The rest of the docs' example worker: vLLM's --max-model-len and --gpu-memory-utilization.
+DOCS_MAX_MODEL_LEN = 16384
+DOCS_GPU_MEMORY_UTILIZATION = 0.75
 
 
 def kv_bytes_per_token_per_rank(model: ModelSpec, tp: int) -> int:

@@ -14,6 +14,8 @@ from core.catalog import GIB, MIB, InstanceSpec, ModelSpec, SizingError
 from core.gpu_memory import ACTIVATION_RESERVE_BYTES, OVERHEAD_BYTES, RoleBudget, role_budget
 from core.kv_cache import (
     CHUNK_TOKENS,
+    DOCS_GPU_MEMORY_UTILIZATION,
+    DOCS_MAX_MODEL_LEN,
     DOCS_PD_BUFFER_BYTES,
     DOCS_PROMPT_TOKENS,
     buffer_chunks,
@@ -111,8 +113,8 @@ def size(
     tp: int = 8,
     prompt_tokens: int = DOCS_PROMPT_TOKENS,
     pd_buffer_bytes: int = DOCS_PD_BUFFER_BYTES,
-    gpu_memory_utilization: float = 0.75,
-    max_model_len: int = 16384,
+    gpu_memory_utilization: float = DOCS_GPU_MEMORY_UTILIZATION,
+    max_model_len: int = DOCS_MAX_MODEL_LEN,
     in_flight: int | None = None,
 ) -> SizingReport:
     """Size the PD buffer and both roles' GPU memory; SizingError names the bad input."""
@@ -172,7 +174,9 @@ def _check_inputs(
     in_flight: int | None,
 ) -> None:
     if max_model_len < 1:
-        raise SizingError("max_model_len", max_model_len, "must be at least 1", "Use e.g. 16384.")
+        raise SizingError(
+            "max_model_len", max_model_len, "must be at least 1", f"Use e.g. {DOCS_MAX_MODEL_LEN}."
+        )
     if not 1 <= prompt_tokens <= max_model_len:
         raise SizingError(
             "prompt_tokens",
@@ -187,7 +191,7 @@ def _check_inputs(
             "gpu_memory_utilization",
             utilization,
             "must be greater than 0 and at most 1",
-            "Use the docs' default 0.75.",
+            f"Use the docs' default {DOCS_GPU_MEMORY_UTILIZATION}.",
         )
     if in_flight is not None and in_flight < 1:
         raise SizingError(

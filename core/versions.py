@@ -96,6 +96,12 @@ ALB_CONTROLLER_POLICY = GitHubFile(
 )
 
 
+# The two worker images the AWS DPD docs support (dpd-facts.md): the HyperPod vLLM DLC, the
+# endpoint's default, and LMCache's vLLM image at the release the DLC's own pin names.
+DLC_VLLM_IMAGE = "public.ecr.aws/deep-learning-containers/vllm:server-hyperpod-cuda-v1.1"
+LMCACHE_VLLM_IMAGE = "lmcache/vllm-openai:v0.4.3"
+DPD_IMAGES = (DLC_VLLM_IMAGE, LMCACHE_VLLM_IMAGE)
+
 # The one-shot pod `hyperpod-dpd verify` sends its prompts from (inside the cluster, to the
 # router's ClusterIP service): curl's official image, the release tag on Docker Hub.
 VERIFY_CURL_IMAGE = "curlimages/curl:8.11.1"

@@ -7,12 +7,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from core.kv_cache import DOCS_PD_BUFFER_BYTES
+from core.kv_cache import DOCS_GPU_MEMORY_UTILIZATION, DOCS_MAX_MODEL_LEN, DOCS_PD_BUFFER_BYTES
+from core.versions import DLC_VLLM_IMAGE
 from core.vocabulary import ROUTER_SERVICE
 from settings.errors import ConfigProblem, full_key
 from settings.fields import ByteSize, DnsLabel, EnvName, EnvValue, Namespace, SettingsModel
 
-DEFAULT_IMAGE = "public.ecr.aws/deep-learning-containers/vllm:server-hyperpod-cuda-v1.1"
+DEFAULT_IMAGE = DLC_VLLM_IMAGE
 
 
 class RoleConfig(SettingsModel):
@@ -100,9 +101,14 @@ class EndpointConfig(SettingsModel):
         "the image policy accepts only the two documented images otherwise.",
     )
     tensor_parallel_size: int = Field(8, ge=1, description="vLLM --tensor-parallel-size.")
-    max_model_len: int = Field(16384, ge=1, description="vLLM --max-model-len, in tokens.")
+    max_model_len: int = Field(
+        DOCS_MAX_MODEL_LEN, ge=1, description="vLLM --max-model-len, in tokens."
+    )
     gpu_memory_utilization: float = Field(
-        0.75, gt=0, le=1, description="vLLM --gpu-memory-utilization (0 < x <= 1)."
+        DOCS_GPU_MEMORY_UTILIZATION,
+        gt=0,
+        le=1,
+        description="vLLM --gpu-memory-utilization (0 < x <= 1).",
     )
     routing_threshold: int = Field(
         4096,

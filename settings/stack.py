@@ -15,6 +15,7 @@ from typing import Annotated, Any, get_origin
 from pydantic import BaseModel, Field
 
 from core.catalog import MODELS, SizingError, load_model
+from core.kv_cache import DOCS_MAX_MODEL_LEN
 from core.regions import REGION_PATTERN
 from core.sizing import SizingReport
 from settings.checkpoint import HF_SOURCE, CheckpointConfig, check_checkpoint
@@ -176,7 +177,7 @@ def _check_model_matches_checkpoint(e: EndpointConfig, c: CheckpointConfig) -> l
                 e.max_model_len,
                 f"at most {model.context_length}, {model.name}'s context length (vLLM refuses a "
                 "longer --max-model-len)",
-                set_fix(key, min(16384, model.context_length)),
+                set_fix(key, min(DOCS_MAX_MODEL_LEN, model.context_length)),
             )
         )
     return problems

@@ -15,7 +15,12 @@ import argparse
 from pathlib import Path
 
 from core.catalog import MODELS
-from core.kv_cache import DOCS_PROMPT_TOKENS
+from core.kv_cache import (
+    DOCS_GPU_MEMORY_UTILIZATION,
+    DOCS_MAX_MODEL_LEN,
+    DOCS_PD_BUFFER_BYTES,
+    DOCS_PROMPT_TOKENS,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,9 +39,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=DOCS_PROMPT_TOKENS,
         help="typical prompt length in tokens",
     )
-    p.add_argument("--pd-buffer", default="8GiB", help="PD_BUFFER_SIZE per TP rank, e.g. 16GiB")
-    p.add_argument("--gpu-memory-utilization", type=float, default=0.75)
-    p.add_argument("--max-model-len", type=int, default=16384)
+    p.add_argument(
+        "--pd-buffer", default=DOCS_PD_BUFFER_BYTES, help="PD_BUFFER_SIZE per TP rank, e.g. 16GiB"
+    )
+    p.add_argument("--gpu-memory-utilization", type=float, default=DOCS_GPU_MEMORY_UTILIZATION)
+    p.add_argument("--max-model-len", type=int, default=DOCS_MAX_MODEL_LEN)
     p.add_argument(
         "--in-flight", type=int, help="KV transfers expected at once: adds a buffer size advice"
     )

@@ -4,13 +4,9 @@ one of the two the docs support, or one the user marks DPD-capable."""
 
 from __future__ import annotations
 
+from core.versions import DPD_IMAGES
 from policies.rules import views
 from policies.rules.base import Finding, Rule
-
-DPD_IMAGES = (
-    "public.ecr.aws/deep-learning-containers/vllm:server-hyperpod-cuda-v1.1",
-    "lmcache/vllm-openai:v0.4.3",
-)
 
 
 def check(resources, limits):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from core.versions import KNOWN_BAD_IMAGES
+from core.versions import KNOWN_BAD_IMAGES, LMCACHE_VLLM_IMAGE
 from policies.rules import views
 from policies.rules.base import Finding, Rule
 
@@ -23,7 +23,7 @@ def check(resources, limits):
                     iec.urn,
                     f"image {image} carries a known DPD breakage: {report}; set "
                     "hyperpod-dpd:endpoint.image to a build without it (e.g. "
-                    "lmcache/vllm-openai:v0.4.3 or the default DLC image)",
+                    f"{LMCACHE_VLLM_IMAGE} or the default DLC image)",
                 )
 
 
