@@ -16,11 +16,27 @@ def _bad(message: str) -> int:
     return EXIT_BAD_INPUT
 
 
+def outside_sources(out: Path, project_dir: Path) -> None:
+    """Results never land in a source folder of the project (a package such as bench/, or
+    tests/, docs/): they would be committed as code, or shipped in a Job's ConfigMap."""
+    from hyperpod_dpd.loadtest.scenario import BenchmarkArgError
+
+    folders = {p.parent for p in project_dir.glob("*/__init__.py")} | {project_dir / "docs"}
+    where = out.resolve()
+    for folder in sorted(folders):
+        if where.is_relative_to(folder.resolve()):
+            raise BenchmarkArgError(
+                "--out", str(out), f"a directory outside the project's source folder {folder.name}/",
+                f"write results elsewhere, e.g. --out results/{out.name} (git-ignored)",
+            )  # fmt: skip
+
+
 def run_benchmark(args: argparse.Namespace, project_dir: Path) -> int:
     from hyperpod_dpd.loadtest.run import RunError, local_run
     from hyperpod_dpd.loadtest.scenario import BenchmarkArgError
 
     try:
+        outside_sources(args.out, project_dir)
         if args.target is None and args.stack is None:
             return _bad("--target: say where the endpoint is (--target URL), or --stack S to "
                         "run in the cluster")  # fmt: skip
@@ -40,12 +56,14 @@ def compare_runs(args: argparse.Namespace, project_dir: Path) -> int:
     from hyperpod_dpd.loadtest.compare import CompareError
     from hyperpod_dpd.loadtest.report import write_report
     from hyperpod_dpd.loadtest.results import ExportError
+    from hyperpod_dpd.loadtest.scenario import BenchmarkArgError
 
     if len(args.runs) < 2:
         return _bad("compare: give BASE and at least one more run directory")
     try:
+        outside_sources(args.out, project_dir)
         report = write_report(args.runs, args.out)
-    except (CompareError, ExportError) as exc:
+    except (CompareError, ExportError, BenchmarkArgError) as exc:
         return _bad(str(exc))
     print(f"wrote {report}")
     return EXIT_OK

@@ -8,6 +8,7 @@ import pytest
 
 from hyperpod_dpd.cli import main
 from hyperpod_dpd.loadtest import results
+from tests.conftest import ROOT
 
 
 @pytest.fixture
@@ -131,3 +132,18 @@ def test_bad_in_cluster_flags_exit_2_before_the_cluster_is_asked(tmp_path, capsy
     err = capsys.readouterr().err
     assert names in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "compare"])
+def test_results_never_land_in_a_source_folder(tmp_path, tk, capsys, command):
+    """`--out bench/dpd` once stood in the README: results in the folder of the project's own
+    speed measurements. Any package of the project (and docs/) is refused; nothing written."""
+    out = ROOT / "bench" / "dpd"
+    if command == "run":
+        argv = ["benchmark", "run", "--target", "http://x", "--tokenizer", str(tk)]
+    else:
+        argv = ["benchmark", "compare", str(tmp_path / "a"), str(tmp_path / "b")]
+    assert main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--out" in err and "source folder bench/" in err and "--out results/dpd" in err
+    assert not out.exists()
