@@ -8,7 +8,7 @@ the program before the first resource is registered, so a typo never half-create
 import pulumi
 import pulumi_aws as aws
 
-from core.vocabulary import GPU_ROLES, role_node_selector
+from core.vocabulary import DPD_ROLES, role_node_selector
 from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.dependencies import HyperPodDependencies, HyperPodDependenciesArgs
 from infra.efa import EfaSecurityGroup, EfaSecurityGroupArgs
@@ -188,4 +188,4 @@ if observability:
     pulumi.export("prometheusEndpoint", observability.prometheus_endpoint)
 pulumi.export("endpointName", s.endpoint.name)
 pulumi.export("endpointMode", s.endpoint.mode)
-pulumi.export("roleNodeSelectors", {r: role_node_selector(r) for r in GPU_ROLES})
+pulumi.export("roleNodeSelectors", {r: role_node_selector(r) for r in DPD_ROLES})

@@ -28,7 +28,7 @@ from core.kv_cache import (
     transfers_that_fit,
     transfers_unchunked,
 )
-from core.vocabulary import GPU_ROLES
+from core.vocabulary import DPD_ROLES
 
 
 def validate_tp(model: ModelSpec, instance: InstanceSpec, tp: int) -> None:
@@ -124,7 +124,7 @@ def size(
     fit = transfers_that_fit(pd_buffer_bytes, prompt_tokens, kv)
     budgets = {
         r: role_budget(r, model, instance, tp, gpu_memory_utilization, pd_buffer_bytes)
-        for r in GPU_ROLES
+        for r in DPD_ROLES
     }
     recommended = (
         recommend_pd_buffer(prompt_tokens, in_flight, max_model_len, kv) if in_flight else None

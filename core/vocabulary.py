@@ -12,8 +12,9 @@ from typing import Literal
 PROJECT = "hyperpod-dpd"
 
 # --- Node roles ----------------------------------------------------------------------------
-Role = Literal["prefill", "decode", "system"]
-GPU_ROLES: tuple[str, ...] = ("prefill", "decode")
+Role = Literal["prefill", "decode", "colocated", "system"]
+DPD_ROLES: tuple[str, ...] = ("prefill", "decode")  # the two roles of a DPD endpoint
+GPU_ROLES: tuple[str, ...] = (*DPD_ROLES, "colocated")  # the roles of GPU groups
 ROLES: tuple[str, ...] = (*GPU_ROLES, "system")
 
 # --- Kubernetes labels, annotations, taints and extended resources --------------------------

@@ -11,13 +11,27 @@ from core.kv_cache import DOCS_GPU_MEMORY_UTILIZATION, DOCS_MAX_MODEL_LEN, DOCS_
 from core.versions import DLC_VLLM_IMAGE
 from core.vocabulary import ROUTER_SERVICE
 from settings.errors import ConfigProblem, full_key
-from settings.fields import ByteSize, DnsLabel, EnvName, EnvValue, Namespace, SettingsModel
+from settings.fields import (
+    ByteSize,
+    DnsLabel,
+    EnvName,
+    EnvValue,
+    GroupName,
+    Namespace,
+    SettingsModel,
+)
 
 DEFAULT_IMAGE = DLC_VLLM_IMAGE
 
 
 class RoleConfig(SettingsModel):
     replicas: int = Field(1, ge=1, description="Worker replicas of the role.")
+    tensor_parallel_size: int | None = Field(
+        None,
+        ge=1,
+        description="vLLM --tensor-parallel-size of the role (a parallelism per phase). "
+        "Default: the endpoint's tensorParallelSize.",
+    )
     args: list[str] = Field(
         default_factory=list,
         description="Extra vLLM flags for the role (replace the same flag in the shared args).",
@@ -72,6 +86,42 @@ class ColocatedConfig(SettingsModel):
     def describe(self) -> str:
         flags = self.flags()
         return " ".join(flags) if flags else "vLLM defaults"
+
+
+ScalingMetric = Literal["waiting-requests", "running-requests", "kv-cache-usage"]
+
+
+class ScalingConfig(SettingsModel):
+    """One pool's autoscaling (KEDA, through the operator's autoScalingSpec): between
+    minReplicas and maxReplicas on one Prometheus signal of the stack's workspace."""
+
+    min_replicas: int = Field(1, ge=0, description="Replicas at the least (minReplicaCount).")
+    max_replicas: int = Field(ge=1, description="Replicas at the most (maxReplicaCount).")
+    metric: ScalingMetric | None = Field(
+        None,
+        description="A vLLM signal by name: waiting-requests (queued prompts: prefill), "
+        "running-requests or kv-cache-usage (decode). Or give query.",
+    )
+    query: str | None = Field(
+        None, min_length=1, description="A PromQL query of your own, instead of metric."
+    )
+    target: float = Field(gt=0, description="The value per replica the scaler holds the signal at.")
+    cooldown_seconds: int = Field(
+        300, ge=0, description="Seconds after the last trigger before scaling in (cooldownPeriod)."
+    )
+    scale_down_stabilization_seconds: int = Field(
+        300, ge=0, description="Seconds of lower demand before removing replicas."
+    )
+
+
+class AutoscalingConfig(ScalingConfig):
+    """A colocated endpoint's autoscaling (the fields of ScalingConfig), or a DPD endpoint's per
+    role (prefill, decode: each a ScalingConfig of its own)."""
+
+    max_replicas: int | None = Field(None, ge=1, description="Colocated: maxReplicaCount.")
+    target: float | None = Field(None, gt=0, description="Colocated: the target per replica.")
+    prefill: ScalingConfig | None = Field(None, description="DPD: the prefill pool's.")
+    decode: ScalingConfig | None = Field(None, description="DPD: the decode pool's.")
 
 
 class EndpointConfig(SettingsModel):
@@ -141,15 +191,32 @@ class EndpointConfig(SettingsModel):
     expected_in_flight_transfers: int | None = Field(
         None, ge=1, description="KV transfers expected in flight at once, for PD buffer sizing."
     )
+    groups: list[GroupName] | None = Field(
+        None,
+        description="Instance group keys the endpoint runs on (at most one per role), when "
+        "several endpoints share a role. Default: every group of its roles.",
+    )
+    autoscaling: AutoscalingConfig | None = Field(
+        None,
+        description="Colocated: minReplicas, maxReplicas, metric or query, target. DPD: the same "
+        "per role under prefill and decode. Unset: fixed replicas.",
+    )
+
+    def role_tp(self, role: str) -> int:
+        """The tensor parallel size of `role` (prefill, decode; colocated: the endpoint's)."""
+        own = getattr(self, role).tensor_parallel_size if role in ("prefill", "decode") else None
+        return own or self.tensor_parallel_size
 
 
-def check_derived_names(e: EndpointConfig) -> list[ConfigProblem]:
+def check_derived_names(
+    e: EndpointConfig, path: tuple[str, ...] = ("endpoint",)
+) -> list[ConfigProblem]:
     """Names the operator derives from the endpoint's must be valid Kubernetes names too."""
     derived = ROUTER_SERVICE.format(name=e.name, namespace=e.namespace)
     if len(derived) <= 63:
         return []
     room = 63 - len(ROUTER_SERVICE.format(name="", namespace=""))
-    key = full_key(("endpoint", "name"))
+    key = full_key((*path, "name"))
     return [
         ConfigProblem(
             key,
@@ -157,12 +224,14 @@ def check_derived_names(e: EndpointConfig) -> list[ConfigProblem]:
             f"a name that, with namespace '{e.namespace}', gives the router Service the operator "
             f"creates a name of at most 63 characters ('{derived}' has {len(derived)}): name and "
             f"namespace together at most {room} characters",
-            f"shorten {key} or hyperpod-dpd:endpoint.namespace",
+            f"shorten {key} or {full_key((*path, 'namespace'))}",
         )
     ]
 
 
-def check_colocated(e: EndpointConfig) -> list[ConfigProblem]:
+def check_colocated(
+    e: EndpointConfig, path: tuple[str, ...] = ("endpoint",)
+) -> list[ConfigProblem]:
     """The chunked-prefill knobs: each flag set in one place only, and a step budget vLLM starts
     with (vllm/config/scheduler.py, verify_max_model_len: "max_num_batched_tokens must be greater
     than or equal to max_num_seqs"; the colocated worker runs the decoder's max_num_seqs)."""
@@ -170,17 +239,19 @@ def check_colocated(e: EndpointConfig) -> list[ConfigProblem]:
     problems = []
     for flag, field, value in c.settings():
         if any(a.split("=")[0] == flag for a in e.decode.args):
-            key = full_key(("endpoint", "colocated", field))
+            key = full_key((*path, "colocated", field))
+            decode_args = full_key((*path, "decode", "args"))
             problems.append(ConfigProblem(
-                key, value, f"{flag} given once (endpoint.decode.args also sets it)",
-                f"keep {key} and remove {flag} from hyperpod-dpd:endpoint.decode.args",
+                key, value, f"{flag} given once ({decode_args.partition(':')[2]} also sets it)",
+                f"keep {key} and remove {flag} from {decode_args}",
             ))  # fmt: skip
     budget = c.max_num_batched_tokens
     if budget is not None and budget < e.decode.max_num_seqs:
-        key = full_key(("endpoint", "colocated", "maxNumBatchedTokens"))
+        key = full_key((*path, "colocated", "maxNumBatchedTokens"))
+        seqs = full_key((*path, "decode", "maxNumSeqs")).partition(":")[2]
         problems.append(ConfigProblem(
             key, budget,
-            f"at least endpoint.decode.maxNumSeqs ({e.decode.max_num_seqs}): vLLM refuses a "
+            f"at least {seqs} ({e.decode.max_num_seqs}): vLLM refuses a "
             "step budget smaller than its batch",
             f"set {key} to {max(e.decode.max_num_seqs, 2048)} or more (2048 is vLLM's usual "
             "chunked-prefill budget)",

@@ -17,13 +17,13 @@ def size_endpoint(e: EndpointConfig, groups: InstanceGroups) -> SizingReport | N
     five DPD types (the instance-type policy reports it); SizingError on bad model/TP input."""
     if not gpu_groups(groups):
         return None  # config validation reports the missing GPU group
-    decode_type = instance_type_for(groups, "decode")
+    decode_type = _decoder_type(e, groups)
     if decode_type not in INSTANCES:
         return None
     return size(
         load_model(e.model),
         instance_spec(decode_type),
-        tp=e.tensor_parallel_size,
+        tp=e.role_tp("decode"),
         prompt_tokens=e.expected_prompt_tokens or min(DOCS_PROMPT_TOKENS, e.max_model_len),
         pd_buffer_bytes=e.pd_buffer_size,
         gpu_memory_utilization=e.gpu_memory_utilization,
@@ -32,12 +32,27 @@ def size_endpoint(e: EndpointConfig, groups: InstanceGroups) -> SizingReport | N
     )
 
 
-def check_sizing_inputs(e: EndpointConfig, groups: InstanceGroups) -> list[ConfigProblem]:
+def _decoder_type(e: EndpointConfig, groups: InstanceGroups) -> str:
+    """The instance type of the pool that decodes (colocated: the one pool), among the groups
+    the endpoint is pinned to when it is."""
+    if e.groups is not None:
+        groups = {n: g for n, g in groups.items() if n in e.groups} or groups
+    pool = "decode" if e.mode == "dpd" else "colocated"
+    if e.mode == "colocated" and not groups_with_role(groups, pool):
+        pool = "decode"  # as colocated stacks always ran: the decode group's, else any GPU's
+    return instance_type_for(groups, pool)
+
+
+def check_sizing_inputs(
+    e: EndpointConfig, groups: InstanceGroups, path: tuple[str, ...] = ("endpoint",)
+) -> list[ConfigProblem]:
     """The model must be known and TP must fit it and the node (see core/sizing.py)."""
     try:
         size_endpoint(e, groups)
     except SizingError as exc:
-        path = exc.key.replace("<group>", next(iter(groups_with_role(groups, "decode")), "decode"))
-        key = f"{PROJECT}:{path}"
+        where = exc.key.replace("<group>", next(iter(groups_with_role(groups, "decode")), "decode"))
+        if where.startswith("endpoint."):
+            where = ".".join((*path, where.removeprefix("endpoint.")))
+        key = f"{PROJECT}:{where}"
         return [ConfigProblem(key, exc.value, exc.problem, exc.fix)]
     return []

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, get_origin
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from core.catalog import MODELS, SizingError, load_model
 from core.kv_cache import DOCS_MAX_MODEL_LEN
@@ -34,11 +34,13 @@ from settings.cluster import (
 from settings.cost import CostConfig
 from settings.endpoint import EndpointConfig, check_colocated, check_derived_names
 from settings.endpoint_sizing import check_sizing_inputs, size_endpoint
+from settings.endpoints import EndpointEntry, check_endpoints, entries
 from settings.errors import ConfigProblem, full_key, set_fix
-from settings.fields import AzId, GroupName, SettingsModel, matching
+from settings.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
 from settings.network import NetworkConfig, check_vpc, check_zones
 from settings.observability import ObservabilityConfig
 from settings.policy import PolicyConfig, check_policy_names
+from settings.traffic import check_traffic
 
 
 class StackSettings(SettingsModel):
@@ -91,6 +93,28 @@ class StackSettings(SettingsModel):
         description="Pulumi-protect the stateful resources (EKS cluster, HyperPod cluster, model "
         "bucket): `pulumi destroy` and replacements stop until you set it false and `pulumi up`.",
     )
+    endpoints: dict[DnsLabel, EndpointConfig] = Field(
+        default_factory=dict,
+        description="Several endpoints, keyed by name (instead of endpoint): each value takes "
+        "endpoint's keys and defaults, its name defaulting to the key; its resources are named "
+        "endpoint-<key>.",
+    )
+    traffic: dict[str, int] = Field(
+        default_factory=dict,
+        description="One stable URL in front of the endpoints named here, with a weighted split: "
+        "integer percent per endpoint key, summing to 100 (e.g. baseline 95, candidate 5).",
+    )
+
+    @model_validator(mode="after")
+    def _names_default_to_keys(self) -> StackSettings:
+        for key, e in self.endpoints.items():
+            if "name" not in e.model_fields_set:
+                self.endpoints[key] = e.model_copy(update={"name": key})
+        return self
+
+    def entries(self) -> list[EndpointEntry]:
+        """Every endpoint of the stack, by key (the single `endpoint` when `endpoints` is unset)."""
+        return entries(self.endpoint, self.endpoints)
 
     def groups_with_role(self, role: str) -> dict[str, InstanceGroupConfig]:
         return groups_with_role(self.instance_groups, role)
@@ -122,24 +146,37 @@ SECRET_KEYS = frozenset({"hfToken"})
 
 def check_settings(s: StackSettings) -> list[ConfigProblem]:
     """Every concern's cross-field checks, then those that span concerns, in one fixed order."""
-    e = s.endpoint
+    listed = s.entries()
+    # The groups and the operator must serve every endpoint: DPD's needs when any is DPD.
+    mode = "dpd" if any(x.config.mode == "dpd" for x in listed) else "colocated"
+    groups = s.instance_groups
     return [
         *check_zones(s.network, s.region, s.availability_zone_id),
         *check_vpc(s.network),
         *check_kubernetes(s.eks),
         *check_access_entries(s.eks),
-        *check_groups(s.instance_groups, e.mode),
+        *check_groups(groups, mode),
         *check_checkpoint(s.checkpoint),
-        *check_sizing_inputs(e, s.instance_groups),
+        *(p for x in listed for p in check_sizing_inputs(x.config, groups, x.path)),
         *check_policy_names(s.policy),
-        *check_operator(s.inference_operator, e.mode),
-        *_check_model_matches_checkpoint(e, s.checkpoint),
-        *check_derived_names(e),
-        *check_colocated(e),
+        *check_operator(s.inference_operator, mode),
+        *(
+            p
+            for x in listed
+            for p in _check_model_matches_checkpoint(x.config, s.checkpoint, x.path)
+        ),
+        *(p for x in listed for p in check_derived_names(x.config, x.path)),
+        *(p for x in listed for p in check_colocated(x.config, x.path)),
+        # Pulumi.yaml declares endpoint's defaults: the single endpoint counts as given when it
+        # differs from them.
+        *check_endpoints(s.endpoint, s.endpoint != EndpointConfig(), s.endpoints, groups),
+        *check_traffic(s.traffic, listed),
     ]
 
 
-def _check_model_matches_checkpoint(e: EndpointConfig, c: CheckpointConfig) -> list[ConfigProblem]:
+def _check_model_matches_checkpoint(
+    e: EndpointConfig, c: CheckpointConfig, path: tuple[str, ...] = ("endpoint",)
+) -> list[ConfigProblem]:
     """The model the sizing and policies assume is the model the checkpoint stages, and vLLM
     will start with the configured --max-model-len."""
     try:
@@ -147,7 +184,7 @@ def _check_model_matches_checkpoint(e: EndpointConfig, c: CheckpointConfig) -> l
     except SizingError:
         return []  # reported by check_sizing_inputs
     problems = []
-    model_key = full_key(("endpoint", "model"))
+    model_key = full_key((*path, "model"))
     if HF_SOURCE.match(c.source) and e.model in MODELS:
         repo = c.source.removeprefix("hf://")
         if repo.lower() not in {r.lower() for r in model.repositories}:
@@ -170,7 +207,7 @@ def _check_model_matches_checkpoint(e: EndpointConfig, c: CheckpointConfig) -> l
                 )
             )
     if model.context_length and e.max_model_len > model.context_length:
-        key = full_key(("endpoint", "maxModelLen"))
+        key = full_key((*path, "maxModelLen"))
         problems.append(
             ConfigProblem(
                 key,
@@ -183,6 +220,7 @@ def _check_model_matches_checkpoint(e: EndpointConfig, c: CheckpointConfig) -> l
     return problems
 
 
-def endpoint_sizing(s: StackSettings) -> SizingReport | None:
-    """The sizing of the stack's endpoint on its decode instance type (see size_endpoint)."""
-    return size_endpoint(s.endpoint, s.instance_groups)
+def endpoint_sizing(s: StackSettings, e: EndpointConfig | None = None) -> SizingReport | None:
+    """The sizing of an endpoint (default: the stack's first) on its decode instance type (see
+    size_endpoint)."""
+    return size_endpoint(e or s.entries()[0].config, s.instance_groups)

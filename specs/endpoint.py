@@ -14,9 +14,9 @@ from core.catalog import INSTANCES
 from core.vllm_args import VLLM_UTILIZATION, flag_value, merge_args
 from core.vocabulary import (
     ANNOTATION_PREFIX,
+    DPD_ROLES,
     EFA_RESOURCE,
     GPU_RESOURCE,
-    GPU_ROLES,
     IEC_TYPE,
     INFERENCE_ENDPOINT,
     MODE_LABEL,
@@ -257,7 +257,7 @@ def worker_facts(s: StackSettings) -> WorkerFacts:
     buffer = e.environment_variables.get("PD_BUFFER_SIZE", str(e.pd_buffer_size))
     return WorkerFacts(
         pd_buffer_bytes=e.pd_buffer_size if buffer == str(e.pd_buffer_size) else _int(buffer),
-        roles={name: role(name) for name in GPU_ROLES},
+        roles={name: role(name) for name in DPD_ROLES},
     )
 
 

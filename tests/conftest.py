@@ -100,6 +100,11 @@ def dev_raw() -> dict[str, Any]:
     return stack_raw("dev")
 
 
+def canary_raw() -> dict[str, Any]:
+    """Pulumi.canary.yaml: a colocated baseline and a DPD candidate at 95/5."""
+    return stack_raw("canary")
+
+
 _RUNS: dict[tuple, Any] = {}
 _SHARED_RUNS: Path | None = None
 

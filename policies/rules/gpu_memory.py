@@ -43,7 +43,7 @@ def advice(fit, role, model, instance, tp, buffer) -> str:
 def check(resources, limits):
     for iec in views.endpoints(resources):
         dpd = views.pd_spec(iec) is not None
-        for role in views.GPU_ROLES if dpd else ("decode",):
+        for role in views.DPD_ROLES if dpd else ("decode",):
             inputs = views.role_sizing(iec, resources, role)
             if inputs is None:
                 continue

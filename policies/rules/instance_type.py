@@ -21,7 +21,7 @@ def check(resources, limits):
                     "hyperpod-dpd:instanceGroups.<prefill|decode>.instanceType to one of them "
                     "or hyperpod-dpd:endpoint.mode to colocated",
                 )
-        for role in views.GPU_ROLES:
+        for role in views.DPD_ROLES:
             selected = views.role_spec(iec, role).get("nodeSelector", {})
             t = selected.get("node.kubernetes.io/instance-type")
             if views.known(t) and t not in DPD_INSTANCE_TYPES:

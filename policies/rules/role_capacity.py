@@ -24,9 +24,9 @@ def check(resources, limits):
         else:
             wanted = {
                 r: views.as_int(views.role_spec(iec, r).get("replicas", 1)) or 1
-                for r in views.GPU_ROLES
+                for r in views.DPD_ROLES
             }
-            have = {r: nodes.get(r, 0) for r in views.GPU_ROLES}
+            have = {r: nodes.get(r, 0) for r in views.DPD_ROLES}
         for role, replicas in wanted.items():
             if replicas > have[role]:
                 key = "replicas" if " " in role else f"{role}.replicas"

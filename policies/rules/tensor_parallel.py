@@ -18,7 +18,7 @@ def check(resources, limits):
             continue
         instance = INSTANCES.get(views.decode_instance_type(iec, resources) or "")
         gpus = instance.gpu_count if instance else None
-        tps = {role: _tp(iec, role) for role in views.GPU_ROLES}
+        tps = {role: _tp(iec, role) for role in views.DPD_ROLES}
         for role, tp in tps.items():
             if tp is not None and gpus is not None and tp > gpus:
                 yield Finding(

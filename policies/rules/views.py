@@ -14,6 +14,7 @@ from core.catalog import INSTANCES, SizingError, load_model
 from core.vllm_args import VLLM_UTILIZATION, flag_value, merge_args
 from core.vocabulary import (
     ANNOTATION_PREFIX,
+    DPD_ROLES,
     GPU_ROLES,
     HYPERPOD_CLUSTER_TYPE,
     IEC_TYPE,
@@ -180,7 +181,7 @@ def pd_buffer_bytes(iec: ResourceView) -> int | None:
 
 def worker_facts(iec: ResourceView) -> WorkerFacts:
     """The endpoint's numbers as the rules see them (typed, or read back from props)."""
-    return WorkerFacts(pd_buffer_bytes(iec), {r: role_numbers(iec, r) for r in GPU_ROLES})
+    return WorkerFacts(pd_buffer_bytes(iec), {r: role_numbers(iec, r) for r in DPD_ROLES})
 
 
 def role_sizing(iec: ResourceView, resources: Sequence[ResourceView], role: str):

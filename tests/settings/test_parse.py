@@ -104,7 +104,11 @@ BAD_VALUES = [
     (f"{NS}:instanceGroups.prefill.instanceType", "p5.48xlarge", "such as"),
     (f"{NS}:instanceGroups.prefill.instanceCount", 0, ">= 1"),
     (f"{NS}:instanceGroups.prefill.instanceCount", "two", "a whole number"),
-    (f"{NS}:instanceGroups.decode.role", "decoder", "one of 'prefill', 'decode', 'system'"),
+    (
+        f"{NS}:instanceGroups.decode.role",
+        "decoder",
+        "one of 'prefill', 'decode', 'colocated', 'system'",
+    ),
     (f"{NS}:instanceGroups.decode.trainingPlanArn", "plan-1", "such as"),
     (f"{NS}:instanceGroups.decode.ebsVolumeSizeGb", 0, ">= 1"),
     (f"{NS}:inferenceOperator.version", "latest", "such as"),
@@ -181,11 +185,11 @@ def test_missing_required_key(dev_raw, path):
 
 
 def test_unknown_top_level_key_suggests_the_close_one(dev_raw):
-    edit(dev_raw, f"{NS}:endpoints", {"name": "x"})
+    edit(dev_raw, f"{NS}:endpont", {"name": "x"})
     message = only_problem(dev_raw)
-    assert message.startswith("hyperpod-dpd:endpoints: got ")
+    assert message.startswith("hyperpod-dpd:endpont: got ")
     assert "did you mean 'hyperpod-dpd:endpoint'?" in message
-    assert "pulumi config rm hyperpod-dpd:endpoints" in message
+    assert "pulumi config rm hyperpod-dpd:endpont" in message
 
 
 def test_unknown_nested_key_suggests_the_close_one(dev_raw):

@@ -1,0 +1,290 @@
+"""Several endpoints per stack: the `endpoints` map (or the one `endpoint`), where each runs, the
+GPUs they can claim together, their autoscaling and the traffic split in front of them.
+
+A stack sets `hyperpod-dpd:endpoint` (one endpoint, its resources named as they always were) or
+`hyperpod-dpd:endpoints` (a map keyed like instanceGroups: each key's resources are named after
+it, so adding or removing one endpoint never renames another's), never both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from core.catalog import INSTANCES
+from core.vocabulary import DPD_ROLES
+from settings.cluster import InstanceGroupConfig, InstanceGroups, gpu_groups, groups_with_role
+from settings.endpoint import EndpointConfig, ScalingConfig
+from settings.errors import ConfigProblem, full_key
+
+SINGLE = "endpoint"  # the resource name of the one `endpoint` (what stacks have always had)
+
+
+@dataclass(frozen=True)
+class EndpointEntry:
+    """One endpoint of the stack: its key in `endpoints` (None: the single `endpoint`)."""
+
+    key: str | None
+    config: EndpointConfig
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        """Where its keys live: ('endpoint',) or ('endpoints', key)."""
+        return (SINGLE,) if self.key is None else ("endpoints", self.key)
+
+    def config_key(self, *rest: str) -> str:
+        return full_key((*self.path, *rest))
+
+    @property
+    def resource_name(self) -> str:
+        """The name of its component (and the prefix of its resources' names)."""
+        return SINGLE if self.key is None else f"{SINGLE}-{self.key}"
+
+    @property
+    def label(self) -> str:
+        return self.key or self.config.name
+
+    def pools(self) -> tuple[str, ...]:
+        """The worker pools it runs: prefill and decode, or one colocated pool."""
+        return DPD_ROLES if self.config.mode == "dpd" else ("colocated",)
+
+    def replicas(self, pool: str, at_most: bool = False) -> int:
+        """Replicas of `pool`: the fixed count, or with `at_most` the autoscaler's maximum."""
+        e = self.config
+        scaling = scaling_of(e, pool)
+        if at_most and scaling is not None and scaling.max_replicas is not None:
+            return scaling.max_replicas
+        if pool == "colocated":
+            # The colocated baseline at the GPU budget of DPD's two pools, for a fair A/B.
+            return e.prefill.replicas + e.decode.replicas
+        return getattr(e, pool).replicas
+
+
+def scaling_of(e: EndpointConfig, pool: str) -> ScalingConfig | None:
+    """The autoscaling of one pool of `e` (colocated: the endpoint's own fields)."""
+    a = e.autoscaling
+    if a is None:
+        return None
+    if pool == "colocated":
+        return a if a.max_replicas is not None else None
+    return getattr(a, pool)
+
+
+def entries(
+    endpoint: EndpointConfig, endpoints: Mapping[str, EndpointConfig]
+) -> list[EndpointEntry]:
+    """The stack's endpoints, by key (the single `endpoint` when the map is empty)."""
+    if not endpoints:
+        return [EndpointEntry(None, endpoint)]
+    return [EndpointEntry(key, endpoints[key]) for key in sorted(endpoints)]
+
+
+def placement(entry: EndpointEntry, pool: str, groups: InstanceGroups, alone: bool) -> list[str]:
+    """The instance groups `pool` of `entry` can run on: its pinned groups of the pool's role, or
+    every group of that role. A colocated pool with no `colocated` group runs, as one stack's
+    only endpoint, on any GPU group (how colocated stacks always ran)."""
+    candidates = groups_with_role(groups, pool)
+    if pool == "colocated" and not candidates and alone:
+        candidates = gpu_groups(groups)
+    pinned = entry.config.groups
+    if pinned is not None:
+        candidates = {n: g for n, g in candidates.items() if n in pinned}
+    return sorted(candidates)
+
+
+# --- checks ---------------------------------------------------------------------------------
+
+
+def check_endpoints(
+    endpoint: EndpointConfig,
+    endpoint_given: bool,
+    endpoints: Mapping[str, EndpointConfig],
+    groups: InstanceGroups,
+) -> list[ConfigProblem]:
+    """One way to declare endpoints; each pinned group exists and fits; autoscaling is whole; no
+    group is promised more GPUs than it has, at every endpoint's maximum replicas (one endpoint
+    at fixed replicas: the role-capacity policy judges that, as it always has)."""
+    if endpoint_given and endpoints:
+        key = full_key(("endpoints",))
+        return [
+            ConfigProblem(
+                key,
+                sorted(endpoints),
+                "either hyperpod-dpd:endpoint (one endpoint) or hyperpod-dpd:endpoints (a map "
+                "keyed by endpoint name), not both",
+                "move the endpoint under hyperpod-dpd:endpoints.<name> (its resources are then "
+                "named endpoint-<name>) or remove hyperpod-dpd:endpoints",
+            )
+        ]
+    all_entries = entries(endpoint, endpoints)
+    problems = [p for entry in all_entries for p in _check_pins(entry, groups)]
+    problems += [p for entry in all_entries for p in _check_scaling(entry)]
+    scaled = any(entry.config.autoscaling is not None for entry in all_entries)
+    if not problems and (len(all_entries) > 1 or scaled):
+        problems += _check_gpu_budget(all_entries, groups)
+    return problems
+
+
+def _check_pins(entry: EndpointEntry, groups: InstanceGroups) -> list[ConfigProblem]:
+    pinned = entry.config.groups
+    if pinned is None:
+        return []
+    key = entry.config_key("groups")
+    pools = entry.pools()
+    fitting = sorted(n for n, g in groups.items() if g.role in pools)
+    problems = []
+    for name in pinned:
+        group = groups.get(name)
+        if group is None or group.role not in pools:
+            what = "no such group" if group is None else f"a group of role {group.role}"
+            problems.append(
+                ConfigProblem(
+                    key,
+                    pinned,
+                    f"instance group keys of role {' or '.join(pools)} ({name}: {what}); "
+                    f"groups that fit: {', '.join(fitting) or 'none'}",
+                    f"list only those in {key}, or add the group under hyperpod-dpd:instanceGroups",
+                )
+            )
+    for pool in pools:
+        mine = [n for n in pinned if n in groups and groups[n].role == pool]
+        if entry.config.mode == "dpd" and len(mine) > 1:
+            problems.append(
+                ConfigProblem(
+                    key,
+                    pinned,
+                    f"at most one {pool} group: a DPD role's pods select their nodes by one "
+                    f"nodeSelector ({', '.join(mine)} are all {pool})",
+                    f"keep one {pool} group in {key}",
+                )
+            )
+        elif not mine and not problems:
+            problems.append(
+                ConfigProblem(
+                    key,
+                    pinned,
+                    f"a group for each of its pools ({', '.join(pools)}); none is {pool}",
+                    f"add a {pool} group's key to {key}",
+                )
+            )
+    return problems
+
+
+def _check_scaling(entry: EndpointEntry) -> list[ConfigProblem]:
+    e, problems = entry.config, []
+    a = e.autoscaling
+    if a is None:
+        return []
+    dpd = e.mode == "dpd"
+    own = a.max_replicas is not None or a.target is not None
+    if dpd and (own or (a.prefill is None and a.decode is None)):
+        key = entry.config_key("autoscaling")
+        problems.append(
+            ConfigProblem(
+                key,
+                "maxReplicas/target at the endpoint" if own else "no pool",
+                "for mode dpd, autoscaling per role: prefill and/or decode, each with its own "
+                "minReplicas, maxReplicas, metric or query, target",
+                f"write {key}.prefill and {key}.decode (each pool scales on its own signal)",
+            )
+        )
+    if not dpd and (a.prefill is not None or a.decode is not None or a.max_replicas is None):
+        key = entry.config_key("autoscaling")
+        problems.append(
+            ConfigProblem(
+                key,
+                "prefill/decode" if a.prefill or a.decode else "no maxReplicas",
+                "for mode colocated, one pool: minReplicas, maxReplicas, metric or query, target",
+                f"write them directly under {key} (prefill and decode are DPD's pools)",
+            )
+        )
+    if problems:
+        return problems
+    for pool in entry.pools():
+        scaling = scaling_of(e, pool)
+        if scaling is None:
+            continue
+        key = entry.config_key("autoscaling", *(() if pool == "colocated" else (pool,)))
+        if scaling.max_replicas is not None and scaling.min_replicas > scaling.max_replicas:
+            problems.append(
+                ConfigProblem(
+                    f"{key}.minReplicas",
+                    scaling.min_replicas,
+                    f"at most maxReplicas ({scaling.max_replicas})",
+                    f"lower {key}.minReplicas or raise {key}.maxReplicas",
+                )
+            )
+        if (scaling.metric is None) == (scaling.query is None):
+            problems.append(
+                ConfigProblem(
+                    key,
+                    "both metric and query" if scaling.metric else "neither metric nor query",
+                    "one signal: metric (waiting-requests, running-requests, kv-cache-usage) or "
+                    "query (PromQL)",
+                    f"set {key}.metric, e.g. "
+                    + ("waiting-requests" if pool == "prefill" else "running-requests"),
+                )
+            )
+        if scaling.target is None:
+            problems.append(
+                ConfigProblem(
+                    f"{key}.target",
+                    None,
+                    "the value per replica to hold the signal at",
+                    f"set {key}.target",
+                )
+            )
+    return problems
+
+
+def _gpus(group: InstanceGroupConfig) -> int:
+    spec = INSTANCES.get(group.instance_type)
+    return spec.gpu_count if spec else 8
+
+
+def _check_gpu_budget(
+    all_entries: list[EndpointEntry], groups: InstanceGroups
+) -> list[ConfigProblem]:
+    """Each worker owns a node (it requests all its GPUs): the endpoints' pools that can land on
+    one set of groups must fit its nodes at their maximum replicas. Pools sharing any group are
+    judged together (they compete for the same nodes)."""
+    alone = len(all_entries) <= 1
+    demands = []  # (groups, entry, pool, nodes)
+    for entry in all_entries:
+        for pool in entry.pools():
+            where = placement(entry, pool, groups, alone)
+            demands.append((set(where), entry, pool, entry.replicas(pool, at_most=True)))
+    # Join pools whose groups overlap, until the sets are disjoint.
+    clusters: list[tuple[set[str], list]] = []
+    for where, entry, pool, nodes in demands:
+        merged = [c for c in clusters if c[0] & where]
+        members = [(entry, pool, nodes)]
+        for c in merged:
+            clusters.remove(c)
+            where = where | c[0]
+            members = c[1] + members
+        clusters.append((where, members))
+    problems = []
+    for where, members in clusters:
+        if not where:
+            continue
+        have_nodes = sum(groups[n].instance_count for n in where)
+        want_nodes = sum(nodes for _, _, nodes in members)
+        if want_nodes <= have_nodes:
+            continue
+        per_node = max(_gpus(groups[n]) for n in where)
+        claims = ", ".join(
+            f"{entry.label} {pool} {nodes} x {per_node} GPUs" for entry, pool, nodes in members
+        )
+        problems.append(
+            ConfigProblem(
+                full_key(("instanceGroups",)),
+                {n: groups[n].instance_count for n in sorted(where)},
+                f"room for every endpoint at its maximum replicas: groups {', '.join(sorted(where))} "
+                f"have {have_nodes * per_node} GPUs ({have_nodes} nodes), the endpoints can claim "
+                f"{want_nodes * per_node} ({claims})",
+                "raise instanceCount of those groups, lower maxReplicas or replicas, or pin the "
+                "endpoints to other groups (endpoints.<name>.groups)",
+            )
+        )
+    return problems
