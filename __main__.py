@@ -23,7 +23,12 @@ from infra.placement import Placement, PlacementArgs
 from infra.stack_config import deployer_arn, load_stack_config
 from policies.gate import enforce, judgement
 from specs import desired as names
-from workloads.endpoint import EndpointArgs, InferenceEndpoint
+from workloads.endpoint import (
+    EndpointArgs,
+    EndpointNamespaces,
+    InferenceEndpoint,
+    NamespacesArgs,
+)
 from workloads.loadtest import BenchmarkAccess, BenchmarkAccessArgs
 from workloads.service_account import ClusterAccess
 from workloads.staging import CheckpointStaging, StagingArgs
@@ -145,18 +150,35 @@ if desired.staging is not None:
         ),
     )
     staged.append(staging.job)
-endpoint = InferenceEndpoint(
-    names.ENDPOINT,
-    EndpointArgs(
-        spec=desired.endpoint,
-        outputs=outputs,
-        provider=eks.provider,
-        # The endpoint's pods need the operator (its CRD and controller), the nodes and the
-        # device plugins; the staged checkpoint: the Job completes only when the manifest is
-        # written.
-        depends_on=[operator.addon, hyperpod.cluster, dependencies.release, *staged],
-    ),
-)
+shared_namespaces: dict[str, pulumi.Resource] = {}
+if desired.namespaces:
+    shared_namespaces = EndpointNamespaces(
+        names.NAMESPACES,
+        NamespacesArgs(list(desired.namespaces), outputs, eks.provider),
+    ).by_name
+endpoints = {}
+for spec in desired.endpoints:
+    shared = shared_namespaces.get(spec.config.namespace)
+    endpoints[spec.name] = InferenceEndpoint(
+        spec.name,
+        EndpointArgs(
+            spec=spec,
+            outputs=outputs,
+            provider=eks.provider,
+            # The endpoint's pods need the operator (its CRD and controller), the nodes and the
+            # device plugins; the staged checkpoint: the Job completes only when the manifest
+            # is written.
+            depends_on=[
+                operator.addon,
+                hyperpod.cluster,
+                dependencies.release,
+                *staged,
+                *([shared] if shared else []),
+            ],
+        ),
+    )
+endpoint = endpoints[desired.endpoint.name]
+runner_namespace = endpoint.namespace or shared_namespaces.get(desired.benchmark.namespace)
 benchmark = BenchmarkAccess(
     names.BENCHMARK,
     BenchmarkAccessArgs(
@@ -164,8 +186,8 @@ benchmark = BenchmarkAccess(
         outputs=outputs,
         cluster=cluster_access,
         tags=tags,
-        # The service account lives in the endpoint's namespace (created with the endpoint).
-        depends_on=[endpoint.namespace] if endpoint.namespace else [],
+        # The service account lives in the (first) endpoint's namespace.
+        depends_on=[runner_namespace] if runner_namespace else [],
     ),
 )
 
@@ -186,6 +208,15 @@ pulumi.export("inferenceOperatorAddonVersion", s.inference_operator.addon_versio
 if observability:
     pulumi.export("grafanaUrl", observability.grafana_url)
     pulumi.export("prometheusEndpoint", observability.prometheus_endpoint)
-pulumi.export("endpointName", s.endpoint.name)
-pulumi.export("endpointMode", s.endpoint.mode)
+if len(desired.endpoints) == 1 and s.entries()[0].key is None:
+    pulumi.export("endpointName", s.endpoint.name)
+    pulumi.export("endpointMode", s.endpoint.mode)
+else:
+    pulumi.export(
+        "endpoints",
+        {
+            x.key: {"name": x.config.name, "namespace": x.config.namespace, "mode": x.config.mode}
+            for x in s.entries()
+        },
+    )
 pulumi.export("roleNodeSelectors", {r: role_node_selector(r) for r in DPD_ROLES})

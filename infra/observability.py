@@ -63,7 +63,7 @@ class Observability(pulumi.ComponentResource):
         self.prometheus = aws.amp.Workspace(
             f"{name}-amp", alias=f"hyperpod-dpd-{args.stack}", tags=args.tags, opts=child
         )
-        args.outputs.publish(f"{name}-amp", arn=self.prometheus.arn)
+        args.outputs.publish(f"{name}-amp", arn=self.prometheus.arn, id=self.prometheus.id)
         self.grafana = self._create_grafana()
         collector = self._create_collector_role()
         self.addon = aws.eks.Addon(

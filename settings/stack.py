@@ -171,6 +171,24 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         # differs from them.
         *check_endpoints(s.endpoint, s.endpoint != EndpointConfig(), s.endpoints, groups),
         *check_traffic(s.traffic, listed),
+        *_check_scaling_has_metrics(listed, s.observability.enabled),
+    ]
+
+
+def _check_scaling_has_metrics(listed: list[EndpointEntry], observed: bool) -> list[ConfigProblem]:
+    """Autoscaling queries the stack's Prometheus workspace, which observability creates."""
+    scaled = [x for x in listed if x.config.autoscaling is not None]
+    if observed or not scaled:
+        return []
+    key = full_key(("observability", "enabled"))
+    return [
+        ConfigProblem(
+            key,
+            False,
+            f"true while {', '.join(x.config_key('autoscaling') for x in scaled)} is set (the "
+            "scaler queries the stack's Amazon Managed Prometheus workspace)",
+            f"{set_fix(key, 'true')}, or remove the autoscaling",
+        )
     ]
 
 

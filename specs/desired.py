@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 from core.refs import ref
 from core.regions import partition_of
+from core.vocabulary import ENDPOINT_NAMESPACES
 from settings.stack import StackSettings
 from specs.base import Desired
 from specs.buckets import BucketSpec, secure_bucket
 from specs.eks import eks_cluster
-from specs.endpoint import ClusterFacts, EndpointSpec, endpoint
+from specs.endpoint import ClusterFacts, EndpointSpec, endpoint, namespace_desired
 from specs.hyperpod import HyperPodRefs, HyperPodSpec, hyperpod_cluster
 from specs.lifecycle import ON_CREATE, scripts_bucket, source_s3_uri
 from specs.loadtest import BenchmarkAccessSpec, benchmark_access
@@ -36,6 +37,7 @@ OBSERVABILITY, OPERATOR, CHECKPOINT, ENDPOINT = (
     "endpoint",
 )
 BENCHMARK = "benchmark"
+NAMESPACES = "endpoint-namespaces"  # several endpoints: their namespaces, one resource each
 # Outputs that are not a child resource's: an invoke's, a component's, the config's.
 ACCOUNT_ID = ref("aws", "accountId")
 HF_TOKEN = ref("config", "hfToken")
@@ -65,8 +67,14 @@ class DesiredState:
     operator: OperatorSpec
     collector_policy: Desired | None  # observability enabled
     staging: StagingSpec | None  # checkpoint.staging: job
-    endpoint: EndpointSpec
+    endpoints: tuple[EndpointSpec, ...]  # by key; the single endpoint: one, named "endpoint"
+    namespaces: tuple[Desired, ...]  # several endpoints: the namespaces they share
     benchmark: BenchmarkAccessSpec
+
+    @property
+    def endpoint(self) -> EndpointSpec:
+        """The first endpoint (the only one of a stack with `endpoint`)."""
+        return self.endpoints[0]
 
     def resources(self) -> list[Desired]:
         """Every desired resource a rule may judge, in registration order."""
@@ -82,9 +90,11 @@ class DesiredState:
         if self.staging:
             st = self.staging
             out += [st.policy, st.code, *([st.token] if st.token else []), st.job]
-        if self.endpoint.namespace:
-            out.append(self.endpoint.namespace)
-        out.append(self.endpoint.iec)
+        out += self.namespaces
+        for spec in self.endpoints:
+            if spec.namespace:
+                out.append(spec.namespace)
+            out.append(spec.iec)
         out.append(self.benchmark.policy)
         return out
 
@@ -157,7 +167,9 @@ def desired_state(
         token = HF_TOKEN if has_hf_token else None
         staged = staging(CHECKPOINT, s, models.bucket_name, models.arn, token)
     placement_group = ref(f"{PLACEMENT}-cluster-pg", "name") if s.network.placement_group else None
-    iec = endpoint(ENDPOINT, s, ClusterFacts(models.bucket_name, AZ_NAME, placement_group), tags)
+    workspace = ref(f"{OBSERVABILITY}-amp", "id") if observed else None
+    facts = ClusterFacts(models.bucket_name, AZ_NAME, placement_group, workspace)
+    iecs, namespaces = _endpoints(s, facts, tags)
     return DesiredState(
         project=project,
         stack=stack,
@@ -174,6 +186,24 @@ def desired_state(
         operator=op,
         collector_policy=collector,
         staging=staged,
-        endpoint=iec,
+        endpoints=iecs,
+        namespaces=namespaces,
         benchmark=benchmark_access(BENCHMARK, s, models.arn),
     )
+
+
+def _endpoints(
+    s: StackSettings, facts: ClusterFacts, tags: dict[str, str]
+) -> tuple[tuple[EndpointSpec, ...], tuple[Desired, ...]]:
+    """One spec per endpoint. The single `endpoint` owns its namespace, as it always has;
+    several endpoints share theirs, each one resource of its own (removing an endpoint never
+    deletes the namespace another runs in)."""
+    listed = s.entries()
+    if len(listed) == 1 and listed[0].key is None:
+        return (endpoint(ENDPOINT, s, facts, tags, listed[0]),), ()
+    specs = tuple(endpoint(x.resource_name, s, facts, tags, x, own_namespace=False) for x in listed)
+    shared = sorted({x.config.namespace for x in listed} - {"default"})
+    namespaces = tuple(
+        namespace_desired(f"{NAMESPACES}-{ns}", (ENDPOINT_NAMESPACES,), ns) for ns in shared
+    )
+    return specs, namespaces

@@ -21,10 +21,10 @@ from core.vocabulary import (
     INFERENCE_ENDPOINT,
     MODE_LABEL,
     NAMESPACE_TYPE,
-    role_node_selector,
     router_url,
 )
 from core.worker_facts import RoleNumbers, WorkerFacts
+from settings.endpoints import EndpointEntry
 from settings.stack import StackSettings
 from specs.base import Desired
 from specs.iec import (
@@ -40,6 +40,8 @@ from specs.iec import (
     TopologySpec,
     Worker,
 )
+from specs.placement import EndpointPlacement, placement_of
+from specs.scaling import pool_autoscaling, server_address
 
 PORT = 8000
 MODEL_PATH = "/opt/ml/model"
@@ -79,11 +81,14 @@ def worker_args(s: StackSettings) -> list[str]:
 def role_args(s: StackSettings, role: str) -> list[str]:
     """Per-role defaults, then the user's role args over them (same merge rule)."""
     e = s.endpoint
+    # A role's own parallelism (a strategy per phase) replaces the shared flag.
+    own_tp = getattr(e, role).tensor_parallel_size
+    tp = ["--tensor-parallel-size", str(own_tp)] if own_tp is not None else []
     if role == "prefill":
         # Eager mode on the prefiller (no CUDA graphs: prompts vary in length), as benchmarked.
-        defaults = ["--max-num-seqs", str(e.prefill.max_num_seqs), "--enforce-eager"]
+        defaults = ["--max-num-seqs", str(e.prefill.max_num_seqs), "--enforce-eager", *tp]
         return merge_args(defaults, e.prefill.args)
-    return merge_args(["--max-num-seqs", str(e.decode.max_num_seqs)], e.decode.args)
+    return merge_args(["--max-num-seqs", str(e.decode.max_num_seqs), *tp], e.decode.args)
 
 
 def node_resources(instance_type: str) -> Resources:
@@ -115,17 +120,27 @@ class ClusterFacts:
     model_bucket: Any
     az_name: Any
     placement_group: Any = None
+    prometheus_workspace: Any = None  # the AMP workspace's id (observability enabled)
 
 
 def build_endpoint(
-    s: StackSettings, cluster: ClusterFacts, tags: dict[str, str] | None = None
+    s: StackSettings,
+    cluster: ClusterFacts,
+    tags: dict[str, str] | None = None,
+    entry: EndpointEntry | None = None,
 ) -> InferenceEndpointConfig:
-    e = s.endpoint
+    """The IEC of `entry` (default: the stack's first endpoint)."""
+    entry = entry or s.entries()[0]
+    s = s.model_copy(update={"endpoint": entry.config})  # the helpers read s.endpoint
+    e = entry.config
     pd = e.mode == "dpd"
+    where = placement_of(s, entry)
     merged = {**default_environment(s), **e.environment_variables}
     env = {k: v for k, v in merged.items() if v is not None}  # null removes a default
-    decode_type = s.instance_type_for("decode")
-    gpu_types = tuple(sorted({g.instance_type for g in s.gpu_groups.values()}))
+    decode_type = where.pool_types["decode" if pd else "colocated"]
+    server = None
+    if cluster.prometheus_workspace is not None:
+        server = server_address(s.region, cluster.prometheus_workspace)
     worker = Worker(
         image=e.image,
         args=tuple(worker_args(s) if pd else colocated_args(s)),
@@ -140,17 +155,20 @@ def build_endpoint(
     pd_spec = None
     if pd:
         pd_spec = PdSpec(
-            prefill=_role(s, "prefill", e.prefill.replicas),
-            decoding=_role(s, "decode", e.decode.replicas),
+            prefill=_role(s, "prefill", e.prefill.replicas, where),
+            decoding=_role(s, "decode", e.decode.replicas, where),
             routing_threshold=e.routing_threshold,
             topology=TopologySpec(
                 same_az=True,
                 availability_zone=cluster.az_name,
                 placement_group=cluster.placement_group,
             ),
+            prefill_autoscaling=pool_autoscaling(e, "prefill", server),
+            decoding_autoscaling=pool_autoscaling(e, "decode", server),
         )
     # NCCL needs a large /dev/shm with TP > 1; the 64 MB default fails (field-problems row 14).
-    volumes = (EmptyDirVolume(SHM_VOLUME, "Memory", "64Gi"),) if e.tensor_parallel_size > 1 else ()
+    tp = max(e.role_tp(pool) for pool in entry.pools())
+    volumes = (EmptyDirVolume(SHM_VOLUME, "Memory", "64Gi"),) if tp > 1 else ()
     return InferenceEndpointConfig(
         name=e.name,
         namespace=e.namespace,
@@ -161,11 +179,13 @@ def build_endpoint(
             region=s.region,
             model_location=s.checkpoint.effective_prefix,
         ),
-        instance_types=gpu_types,
+        instance_types=where.instance_types,
         pd_spec=pd_spec,
         routing_strategy=e.routing_strategy,
         # Colocated baseline at the same GPU budget as DPD, for a fair A/B.
-        replicas=None if pd_spec else e.prefill.replicas + e.decode.replicas,
+        replicas=None if pd_spec else entry.replicas("colocated"),
+        autoscaling=None if pd else pool_autoscaling(e, "colocated", server),
+        node_affinity=where.affinity,
         volumes=volumes,
         tags=dict(tags or {}),
         labels={MODE_LABEL: e.mode},
@@ -191,12 +211,12 @@ def policy_annotations(s: StackSettings) -> dict[str, str]:
     return {ANNOTATION_PREFIX + k: v for k, v in notes.items()}
 
 
-def _role(s: StackSettings, role: str, replicas: int) -> RoleSpec:
+def _role(s: StackSettings, role: str, replicas: int, where: EndpointPlacement) -> RoleSpec:
     return RoleSpec(
         replicas=replicas,
         args=tuple(role_args(s, role)),
-        node_selector=role_node_selector(role),
-        resources=node_resources(s.instance_type_for(role)),
+        node_selector=where.selectors[role],
+        resources=node_resources(where.pool_types[role]),
     )
 
 
@@ -220,22 +240,35 @@ class EndpointSpec:
 
 
 def endpoint(
-    name: str, s: StackSettings, cluster: ClusterFacts, tags: dict[str, str]
+    name: str,
+    s: StackSettings,
+    cluster: ClusterFacts,
+    tags: dict[str, str],
+    entry: EndpointEntry | None = None,
+    own_namespace: bool = True,
 ) -> EndpointSpec:
-    """The InferenceEndpointConfig `{name}-iec` (and its namespace); `cluster` holds
-    placeholders for the bucket name, the AZ name and the placement group."""
-    config = build_endpoint(s, cluster, tags)
+    """The InferenceEndpointConfig `{name}-iec` of `entry` (default: the stack's first), and its
+    namespace when it owns it; `cluster` holds placeholders for the bucket name, the AZ name,
+    the placement group and the Prometheus workspace."""
+    entry = entry or s.entries()[0]
+    config = build_endpoint(s, cluster, tags, entry)
     parents = (INFERENCE_ENDPOINT,)
     namespace = None
-    if config.namespace != "default":
-        namespace = Desired(
-            NAMESPACE_TYPE,
-            f"{name}-namespace",
-            parents,
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": config.namespace}},
-        )
-    iec = Desired(IEC_TYPE, f"{name}-iec", parents, config.to_manifest(), facts=worker_facts(s))
+    if own_namespace and config.namespace != "default":
+        namespace = namespace_desired(f"{name}-namespace", parents, config.namespace)
+    view = s.model_copy(update={"endpoint": entry.config})
+    facts = worker_facts(view)
+    iec = Desired(IEC_TYPE, f"{name}-iec", parents, config.to_manifest(), facts=facts)
     return EndpointSpec(name, config, iec, namespace)
+
+
+def namespace_desired(name: str, parents: tuple[str, ...], namespace: str) -> Desired:
+    return Desired(
+        NAMESPACE_TYPE,
+        name,
+        parents,
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+    )
 
 
 def worker_facts(s: StackSettings) -> WorkerFacts:
@@ -247,7 +280,9 @@ def worker_facts(s: StackSettings) -> WorkerFacts:
     def role(name: str) -> RoleNumbers:
         args = effective_role_args(s, name) if dpd else colocated_args(s)
         return RoleNumbers(
-            tensor_parallel_size=_given(args, "--tensor-parallel-size", e.tensor_parallel_size, 1),
+            tensor_parallel_size=_given(
+                args, "--tensor-parallel-size", e.role_tp(name if dpd else "decode"), 1
+            ),
             gpu_memory_utilization=_given(
                 args, "--gpu-memory-utilization", e.gpu_memory_utilization, VLLM_UTILIZATION
             ),

@@ -165,15 +165,45 @@ class TopologySpec:
 
 
 @dataclass(frozen=True)
-class RoleAutoScaling:
-    min_replica_count: int
-    max_replica_count: int
+class PrometheusTrigger:
+    """A KEDA prometheus trigger on the stack's Amazon Managed Prometheus workspace."""
+
+    name: str
+    server_address: Any  # https://aps-workspaces.<region>.amazonaws.com/workspaces/ws-...
+    query: str
+    target_value: float
+    metric_type: Literal["Value", "Average"] = "Average"  # Average: per replica
 
     def to_manifest(self) -> dict[str, Any]:
         return {
-            "minReplicaCount": self.min_replica_count,
-            "maxReplicaCount": self.max_replica_count,
+            "name": self.name,
+            "serverAddress": self.server_address,
+            "query": self.query,
+            "targetValue": self.target_value,
+            "metricType": self.metric_type,
         }
+
+
+@dataclass(frozen=True)
+class RoleAutoScaling:
+    """The operator's <AutoScaling>: an endpoint's (colocated) or one role's replica bounds."""
+
+    min_replica_count: int
+    max_replica_count: int
+    trigger: PrometheusTrigger | None = None
+    cooldown_period: int | None = None
+    scale_down_stabilization_time: int | None = None
+
+    def to_manifest(self) -> dict[str, Any]:
+        return _drop_none(
+            {
+                "minReplicaCount": self.min_replica_count,
+                "maxReplicaCount": self.max_replica_count,
+                "prometheusTrigger": self.trigger.to_manifest() if self.trigger else None,
+                "cooldownPeriod": self.cooldown_period,
+                "scaleDownStabilizationTime": self.scale_down_stabilization_time,
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -239,6 +269,10 @@ class InferenceEndpointConfig:
     invocation_endpoint: str = "v1/chat/completions"
     endpoint_name: str | None = None  # set: a SageMaker endpoint is registered too
     replicas: int | None = None  # colocated only; DPD replicas are per role
+    autoscaling: RoleAutoScaling | None = None  # colocated only; DPD's is per role (pd_spec)
+    # Colocated pods on labelled groups: a required node affinity (the CRD makes it exclusive
+    # with instanceType(s), which are then left out).
+    node_affinity: dict[str, Any] | None = None
     max_deploy_time_seconds: int = 3600
     volumes: tuple[EmptyDirVolume, ...] = ()
     tags: dict[str, str] = field(default_factory=dict)
@@ -261,8 +295,10 @@ class InferenceEndpointConfig:
             "kvCacheSpec": {"enableL1Cache": self.enable_l1_cache},
             "intelligentRoutingSpec": {"enabled": True, "routingStrategy": self.routing_strategy},
         }
-        # instanceType and instanceTypes are mutually exclusive in the CRD.
-        if len(self.instance_types) == 1:
+        # instanceType, instanceTypes and nodeAffinity are mutually exclusive in the CRD.
+        if self.node_affinity is not None:
+            spec["nodeAffinity"] = self.node_affinity
+        elif len(self.instance_types) == 1:
             spec["instanceType"] = self.instance_types[0]
         else:
             spec["instanceTypes"] = list(self.instance_types)
@@ -270,6 +306,8 @@ class InferenceEndpointConfig:
             spec["endpointName"] = self.endpoint_name
         if self.replicas is not None:
             spec["replicas"] = self.replicas
+        if self.autoscaling is not None:
+            spec["autoScalingSpec"] = self.autoscaling.to_manifest()
         if self.pd_spec:
             spec["pdSpec"] = self.pd_spec.to_manifest()
         if self.volumes:

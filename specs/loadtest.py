@@ -66,4 +66,6 @@ def benchmark_access(name: str, s: StackSettings, model_bucket_arn: str) -> Benc
             "WriteResults",
         ),
     )
-    return BenchmarkAccessSpec(name, s.endpoint.namespace, SERVICE_ACCOUNT, prefix, policy)
+    # In the first endpoint's namespace (the only one of a stack with `endpoint`).
+    namespace = s.entries()[0].config.namespace
+    return BenchmarkAccessSpec(name, namespace, SERVICE_ACCOUNT, prefix, policy)

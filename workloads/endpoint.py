@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from core.vocabulary import INFERENCE_ENDPOINT
+from core.vocabulary import ENDPOINT_NAMESPACES, INFERENCE_ENDPOINT
 from infra.outputs import Outputs
+from specs.base import Desired
 from specs.endpoint import EndpointSpec, router_service
 from specs.iec import InferenceEndpointConfig
 
@@ -64,3 +65,26 @@ class InferenceEndpoint(pulumi.ComponentResource):
                 "routerService": router_service(self.spec) if self.spec.is_dpd else None,
             }
         )
+
+
+@dataclass(frozen=True)
+class NamespacesArgs:
+    namespaces: list[Desired]  # specs/desired.py: one per namespace the endpoints share
+    outputs: Outputs
+    provider: k8s.Provider
+
+
+class EndpointNamespaces(pulumi.ComponentResource):
+    """The namespaces of several endpoints, one resource each, owned by no endpoint: removing
+    an endpoint never deletes the namespace another runs in."""
+
+    def __init__(self, name: str, args: NamespacesArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(ENDPOINT_NAMESPACES, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        self.by_name = {
+            ns.props["metadata"]["name"]: k8s.core.v1.Namespace(
+                ns.name, **args.outputs.resolve(ns.kwargs()), opts=child
+            )
+            for ns in args.namespaces
+        }
+        self.register_outputs({"namespaces": sorted(self.by_name)})

@@ -152,3 +152,14 @@ def test_weight_on_an_endpoint_that_can_scale_to_nothing_is_refused():
     assert "prefill pool may scale to no replicas" in message
     raw[f"{NS}:traffic"] = {"baseline": 100, "candidate": 0}
     parse_settings(raw)  # rolled back: no weight, no problem
+
+
+def test_autoscaling_needs_the_prometheus_workspace_of_observability():
+    raw = canary_raw()
+    edit(raw, f"{NS}:observability.enabled", False)
+    edit(raw, f"{NS}:endpoints.candidate.autoscaling", {
+        "decode": {"maxReplicas": 1, "metric": "running-requests", "target": 8},
+    })  # fmt: skip
+    message = only_problem(raw)
+    assert message.startswith("hyperpod-dpd:observability.enabled: got false")
+    assert "hyperpod-dpd:endpoints.candidate.autoscaling is set" in message

@@ -47,13 +47,61 @@ VARIANTS = {
     **{
         t.removeprefix("ml.").replace(".", "-"): (lambda t=t: _types(t)) for t in DPD_INSTANCE_TYPES
     },
+    # Several endpoints (Pulumi.canary.yaml): each IEC on its own, by endpoint key.
+    "canary-baseline": lambda: _canary("baseline"),
+    "canary-candidate": lambda: _canary("candidate"),
+    "canary-candidate-autoscaled": lambda: _canary(
+        "candidate",
+        ("instanceGroups.prefill.instanceCount", 2),
+        ("instanceGroups.decode.instanceCount", 3),
+        ("endpoints.candidate.prefill.tensorParallelSize", 4),
+        (
+            "endpoints.candidate.autoscaling",
+            {
+                "prefill": {
+                    "minReplicas": 1,
+                    "maxReplicas": 2,
+                    "metric": "waiting-requests",
+                    "target": 4,
+                },
+                "decode": {
+                    "minReplicas": 1,
+                    "maxReplicas": 3,
+                    "metric": "kv-cache-usage",
+                    "target": 0.8,
+                },
+            },
+        ),
+    ),
+    "canary-baseline-autoscaled": lambda: _canary(
+        "baseline",
+        ("instanceGroups.colocated.instanceCount", 3),
+        ("endpoints.baseline.groups", ["colocated"]),
+        (
+            "endpoints.baseline.autoscaling",
+            {
+                "minReplicas": 2,
+                "maxReplicas": 3,
+                "query": "sum(rate(vllm:request_success_total[1m]))",
+                "target": 2,
+            },
+        ),
+    ),
 }
 
 
+def _canary(key, *edits):
+    raw = stack_raw("canary")
+    for path, value in edits:
+        edit(raw, f"{NS}:{path}", value)
+    return raw, "canary", key
+
+
 def rendered(variant: str) -> str:
-    raw, stack = VARIANTS[variant]()
+    raw, stack, *key = VARIANTS[variant]()
     manifests = kubernetes_manifests(run_stack(raw, stack=stack))
-    (iec,) = [m for name, m in manifests.items() if name.startswith("inferenceendpointconfig.")]
+    prefix = "inferenceendpointconfig." + (f"inference.{key[0]}." if key else "")
+    (iec,) = [m for name, m in manifests.items() if name.startswith(prefix)]
     return render_manifest(iec)
 
 

@@ -62,7 +62,7 @@ def test_bad_config_exits_2_naming_the_key_and_writes_nothing(tmp_path, capsys):
 
 def test_unknown_stack_exits_2(capsys):
     assert main(["plan", "--stack", "nope"]) == 2
-    assert "found: dev, prod" in capsys.readouterr().err
+    assert "found: canary, dev, prod" in capsys.readouterr().err
 
 
 def test_pulumi_yaml_is_up_to_date():

@@ -1,0 +1,68 @@
+"""An endpoint's autoscaling as the operator takes it: `autoScalingSpec` (colocated) or
+`pdSpec.autoScalingSpec.{prefillAutoScaling, decodingAutoScaling}` (DPD, each pool on its own).
+
+The operator turns each into a KEDA ScaledObject whose prometheus trigger queries the stack's
+Amazon Managed Prometheus workspace. KEDA authenticates to it as its own service account
+(`hyperpod-inference-system:keda-operator`) through IRSA: the add-on's `keda.auth.aws.irsa`
+(HyperPod inference operator setup docs, "KEDA role"), whose role may query that one workspace
+(aps:QueryMetrics, GetLabels, GetSeries, GetMetricMetadata: specs/operator.py).
+
+The named metrics are vLLM's own Prometheus series (vllm/v1/metrics/loggers.py of the pinned
+vLLM), summed or averaged over the pool's pods, which the operator names `prefill-<name>-…`,
+`decode-<name>-…` (DPD docs, "Verifying") and `<name>-…` (colocated).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from settings.endpoint import EndpointConfig, ScalingConfig
+from settings.endpoints import scaling_of
+from specs.iec import PrometheusTrigger, RoleAutoScaling
+
+# metric name -> (vLLM series, aggregation, CRD metricType). "Average": KEDA divides the value
+# by the replicas (a target per replica: queued or running requests); "Value": the value itself
+# (a cache usage fraction, already an average over the pods).
+METRICS: dict[str, tuple[str, str, str]] = {
+    "waiting-requests": ("vllm:num_requests_waiting", "sum", "Average"),
+    "running-requests": ("vllm:num_requests_running", "sum", "Average"),
+    "kv-cache-usage": ("vllm:gpu_cache_usage_perc", "avg", "Value"),
+}
+POD_PREFIX = {"prefill": "prefill-{name}-", "decode": "decode-{name}-", "colocated": "{name}-"}
+
+
+def server_address(region: str, workspace_id: Any) -> str:
+    """The workspace's query address as the CRD's pattern wants it (no trailing slash)."""
+    return f"https://aps-workspaces.{region}.amazonaws.com/workspaces/{workspace_id}"
+
+
+def query_of(e: EndpointConfig, pool: str, scaling: ScalingConfig) -> tuple[str, str]:
+    """(PromQL, metricType) of the pool's signal: the user's query, or the named metric over
+    the pool's pods."""
+    if scaling.query is not None:
+        return scaling.query, "Average"
+    series, aggregate, metric_type = METRICS[scaling.metric or "running-requests"]
+    pods = POD_PREFIX[pool].format(name=e.name)
+    selector = f'namespace="{e.namespace}",pod=~"{pods}.*"'
+    return f"{aggregate}({series}{{{selector}}})", metric_type
+
+
+def pool_autoscaling(e: EndpointConfig, pool: str, server: Any) -> RoleAutoScaling | None:
+    """The operator's <AutoScaling> of one pool of `e` (None: fixed replicas)."""
+    scaling = scaling_of(e, pool)
+    if scaling is None or scaling.max_replicas is None or scaling.target is None:
+        return None
+    query, metric_type = query_of(e, pool, scaling)
+    return RoleAutoScaling(
+        min_replica_count=scaling.min_replicas,
+        max_replica_count=scaling.max_replicas,
+        trigger=PrometheusTrigger(
+            name=f"{e.name}-{pool}",
+            server_address=server,
+            query=query,
+            target_value=scaling.target,
+            metric_type=metric_type,  # type: ignore[arg-type]
+        ),
+        cooldown_period=scaling.cooldown_seconds,
+        scale_down_stabilization_time=scaling.scale_down_stabilization_seconds,
+    )
