@@ -32,6 +32,7 @@ from workloads.endpoint import (
 from workloads.loadtest import BenchmarkAccess, BenchmarkAccessArgs
 from workloads.service_account import ClusterAccess
 from workloads.staging import CheckpointStaging, StagingArgs
+from workloads.traffic import TrafficArgs, TrafficSplit
 
 # --- Settings, desired state, gate: nothing is registered before these pass --------------------
 config = load_stack_config()
@@ -178,6 +179,19 @@ for spec in desired.endpoints:
         ),
     )
 endpoint = endpoints[desired.endpoint.name]
+traffic = None
+if desired.traffic is not None:
+    traffic = TrafficSplit(
+        names.TRAFFIC,
+        TrafficArgs(
+            spec=desired.traffic,
+            outputs=outputs,
+            provider=eks.provider,
+            # The routers' Services come with the endpoints; the TargetGroupBinding CRD and its
+            # controller with the operator add-on.
+            depends_on=[operator.addon, *endpoints.values()],
+        ),
+    )
 runner_namespace = endpoint.namespace or shared_namespaces.get(desired.benchmark.namespace)
 benchmark = BenchmarkAccess(
     names.BENCHMARK,
@@ -219,4 +233,7 @@ else:
             for x in s.entries()
         },
     )
+if traffic is not None:
+    pulumi.export("trafficUrl", traffic.url)
+    pulumi.export("trafficWeights", dict(s.traffic))
 pulumi.export("roleNodeSelectors", {r: role_node_selector(r) for r in DPD_ROLES})

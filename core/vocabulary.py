@@ -98,6 +98,7 @@ INFERENCE_ENDPOINT = "hyperpod-dpd:workloads:InferenceEndpoint"
 CHECKPOINT_STAGING = "hyperpod-dpd:workloads:CheckpointStaging"
 BENCHMARK_ACCESS = "hyperpod-dpd:workloads:BenchmarkAccess"
 ENDPOINT_NAMESPACES = "hyperpod-dpd:workloads:EndpointNamespaces"  # of several endpoints
+TRAFFIC_SPLIT = "hyperpod-dpd:workloads:TrafficSplit"  # one URL, a weighted split
 
 # --- Policy rules (policies/rules/: one module each; a test keeps the two lists equal) -------
 RULE_NAMES: tuple[str, ...] = (

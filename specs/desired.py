@@ -26,6 +26,7 @@ from specs.nodes import NodeSecurityGroupSpec, node_security_group
 from specs.observability import collector_policy
 from specs.operator import OperatorSpec, operator
 from specs.staging import StagingSpec, staging
+from specs.traffic import TrafficSpec, traffic_split
 
 # Component names: the first part of every child's name, so part of every URN (a contract).
 NETWORK, PLACEMENT, EKS, NODES = "network", "placement", "eks", "nodes"
@@ -38,6 +39,7 @@ OBSERVABILITY, OPERATOR, CHECKPOINT, ENDPOINT = (
 )
 BENCHMARK = "benchmark"
 NAMESPACES = "endpoint-namespaces"  # several endpoints: their namespaces, one resource each
+TRAFFIC = "traffic"  # the weighted split in front of them
 # Outputs that are not a child resource's: an invoke's, a component's, the config's.
 ACCOUNT_ID = ref("aws", "accountId")
 HF_TOKEN = ref("config", "hfToken")
@@ -69,6 +71,7 @@ class DesiredState:
     staging: StagingSpec | None  # checkpoint.staging: job
     endpoints: tuple[EndpointSpec, ...]  # by key; the single endpoint: one, named "endpoint"
     namespaces: tuple[Desired, ...]  # several endpoints: the namespaces they share
+    traffic: TrafficSpec | None  # hyperpod-dpd:traffic
     benchmark: BenchmarkAccessSpec
 
     @property
@@ -95,6 +98,8 @@ class DesiredState:
             if spec.namespace:
                 out.append(spec.namespace)
             out.append(spec.iec)
+        if self.traffic:
+            out += self.traffic.resources()
         out.append(self.benchmark.policy)
         return out
 
@@ -188,6 +193,7 @@ def desired_state(
         staging=staged,
         endpoints=iecs,
         namespaces=namespaces,
+        traffic=traffic_split(TRAFFIC, s, ref(f"{NETWORK}-vpc", "id"), PRIVATE_SUBNET_IDS, tags),
         benchmark=benchmark_access(BENCHMARK, s, models.arn),
     )
 

@@ -25,6 +25,8 @@ AUTONAMED = {
     "aws:iam/role:Role": "name",
     "aws:iam/policy:Policy": "name",
     "aws:ec2/placementGroup:PlacementGroup": "name",
+    "aws:lb/loadBalancer:LoadBalancer": "name",
+    "aws:lb/targetGroup:TargetGroup": "name",
 }
 
 
@@ -205,7 +207,28 @@ def _named(service: str, kind: str) -> Callable[[FakeCloud, str, dict[str, Any]]
     return build
 
 
+def _load_balancing(kind: str) -> Callable[[FakeCloud, str, dict[str, Any]], tuple[str, dict]]:
+    """An ALB, target group or listener: ids are their ARNs; a load balancer has a DNS name."""
+
+    def build(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+        physical = _autoname(name, inputs)[:32]
+        arn = cloud.arn("elasticloadbalancing", f"{kind}/{physical}/{_hex(kind, name, n=16)}")
+        state = {**inputs, "arn": arn}
+        if kind == "loadbalancer/app":
+            state.update(
+                name=physical, dnsName=f"internal-{physical}.{cloud.region}.elb.amazonaws.com"
+            )
+        if kind == "targetgroup":
+            state.update(name=physical)
+        return arn, state
+
+    return build
+
+
 _BUILDERS: dict[str, Callable[[FakeCloud, str, dict[str, Any]], tuple[str, dict]]] = {
+    "aws:lb/loadBalancer:LoadBalancer": _load_balancing("loadbalancer/app"),
+    "aws:lb/targetGroup:TargetGroup": _load_balancing("targetgroup"),
+    "aws:lb/listener:Listener": _load_balancing("listener/app"),
     "aws:iam/role:Role": _iam_role,
     "aws:kms/key:Key": _kms_key,
     "aws:eks/cluster:Cluster": _eks_cluster,

@@ -146,6 +146,7 @@ def _matches(judged, registered, path="") -> list[str]:
 CASES = {
     "dev": ("dev", []),
     "prod": ("prod", []),
+    "canary: two endpoints behind a weighted split": ("canary", []),
     "colocated, no observability, placement group, named bucket, manual staging": (
         "dev",
         [
@@ -268,7 +269,9 @@ def test_the_gate_reads_typed_numbers_the_pack_reads_back_alike(name):
     them back from the deployed manifest's text. Both readings must be the same numbers."""
     stack, raw = _case(name)
     gate = views(desired_state(parse_settings(raw), "hyperpod-dpd", stack))
-    (iec,) = [view for view in gate if view.type == v.IEC_TYPE]
-    assert iec.facts is not None
-    deployed = dataclasses.replace(iec, facts=None)
-    assert rule_views.worker_facts(deployed) == rule_views.worker_facts(iec) == iec.facts
+    iecs = [view for view in gate if view.type == v.IEC_TYPE]
+    assert iecs
+    for iec in iecs:
+        assert iec.facts is not None
+        deployed = dataclasses.replace(iec, facts=None)
+        assert rule_views.worker_facts(deployed) == rule_views.worker_facts(iec) == iec.facts

@@ -1,0 +1,163 @@
+"""One stable URL in front of several endpoints, split by weight (`hyperpod-dpd:traffic`).
+
+An internal Application Load Balancer (private subnets, reachable from the VPC only) whose one
+listener forwards to one target group per endpoint, by weight. Each target group is bound to the
+endpoint's router Service by a TargetGroupBinding of the AWS Load Balancer Controller the
+operator add-on installs (its CRD `elbv2.k8s.aws/v1beta1`), which registers the router pods as
+targets. An Ingress could not do this: its weighted forward names Services of its own namespace
+only (controller docs, ingress annotations), and endpoints live in their own.
+
+The Service is the router the operator creates for every endpoint with intelligent routing,
+`<name>-<namespace>-routing-service:443` in `hyperpod-inference-system` (DPD docs, "Verifying";
+the caching-routing docs for a colocated endpoint, whose IEC this stack renders with
+`intelligentRoutingSpec.enabled: true` too). Moving weights changes the listener only: shifting
+and rolling back never touch an InferenceEndpointConfig, so no pod restarts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.refs import ref
+from core.vocabulary import (
+    OPERATOR_NAMESPACE,
+    ROUTER_PORT,
+    ROUTER_SERVICE,
+    SECURITY_GROUP_TYPE,
+    SG_EGRESS_TYPE,
+    SG_INGRESS_TYPE,
+    TRAFFIC_SPLIT,
+)
+from settings.stack import StackSettings
+from specs.base import Desired
+
+LOAD_BALANCER_TYPE = "aws:lb/loadBalancer:LoadBalancer"
+TARGET_GROUP_TYPE = "aws:lb/targetGroup:TargetGroup"
+LISTENER_TYPE = "aws:lb/listener:Listener"
+TARGET_GROUP_BINDING_TYPE = "kubernetes:elbv2.k8s.aws/v1beta1:TargetGroupBinding"
+LISTENER_PORT = 80
+CHAT_PATH = "/v1/chat/completions"
+
+
+@dataclass(frozen=True)
+class TrafficSpec:
+    name: str
+    security_group: Desired
+    rules: tuple[Desired, ...]
+    load_balancer: Desired
+    target_groups: dict[str, Desired]  # endpoint key -> its target group
+    bindings: dict[str, Desired]  # endpoint key -> TargetGroupBinding of its router Service
+    listener: Desired
+
+    def resources(self) -> list[Desired]:
+        return [
+            self.security_group,
+            *self.rules,
+            self.load_balancer,
+            *self.target_groups.values(),
+            *self.bindings.values(),
+            self.listener,
+        ]
+
+
+def traffic_split(
+    name: str, s: StackSettings, vpc_id: str, subnet_ids: str, tags: dict[str, str]
+) -> TrafficSpec | None:
+    """The split of `s.traffic` (None without one); `vpc_id` and `subnet_ids` are placeholders."""
+    if not s.traffic:
+        return None
+    parents = (TRAFFIC_SPLIT,)
+    group = Desired(
+        SECURITY_GROUP_TYPE,
+        f"{name}-sg",
+        parents,
+        {
+            "vpcId": vpc_id,
+            "description": "The endpoints' internal load balancer: HTTP from the VPC only",
+            "tags": {**tags, "Name": f"{name}-sg"},
+        },
+    )
+    own = ref(group.name, "id")
+    vpc = s.network.vpc_cidr
+    rules = (
+        Desired(SG_INGRESS_TYPE, f"{name}-ingress-vpc", parents, {
+            "securityGroupId": own, "ipProtocol": "tcp", "fromPort": LISTENER_PORT,
+            "toPort": LISTENER_PORT, "cidrIpv4": vpc, "description": "clients in the VPC",
+        }),
+        Desired(SG_EGRESS_TYPE, f"{name}-egress-vpc", parents, {
+            "securityGroupId": own, "ipProtocol": "tcp", "fromPort": 0, "toPort": 65535,
+            "cidrIpv4": vpc, "description": "the routers' pods (targets by IP)",
+        }),
+    )  # fmt: skip
+    alb = Desired(
+        LOAD_BALANCER_TYPE,
+        f"{name}-alb",
+        parents,
+        {
+            "internal": True,  # no internet-facing entry point: reached from the VPC
+            "loadBalancerType": "application",
+            "subnets": subnet_ids,
+            "securityGroups": [own],
+            "dropInvalidHeaderFields": True,
+            "tags": tags,
+        },
+        autoname="name",
+    )
+    by_key = {x.key: x.config for x in s.entries()}
+    groups, bindings = {}, {}
+    for key in sorted(s.traffic):
+        e = by_key[key]
+        tg = Desired(
+            TARGET_GROUP_TYPE,
+            f"{name}-{key}",
+            parents,
+            {
+                "targetType": "ip",
+                "protocol": "HTTP",
+                "port": ROUTER_PORT,
+                "vpcId": vpc_id,
+                "healthCheck": {"path": "/health", "protocol": "HTTP", "matcher": "200"},
+                "tags": {**tags, "hyperpod-dpd:endpoint": key},
+            },
+            autoname="name",
+        )
+        groups[key] = tg
+        service = ROUTER_SERVICE.format(name=e.name, namespace=e.namespace)
+        bindings[key] = Desired(
+            TARGET_GROUP_BINDING_TYPE,
+            f"{name}-{key}-binding",
+            parents,
+            {
+                "apiVersion": "elbv2.k8s.aws/v1beta1",
+                "kind": "TargetGroupBinding",
+                "metadata": {"name": f"traffic-{key}"[:63], "namespace": OPERATOR_NAMESPACE},
+                "spec": {
+                    "serviceRef": {"name": service, "port": ROUTER_PORT},
+                    "targetGroupARN": ref(tg.name, "arn"),
+                    "targetType": "ip",
+                },
+            },
+        )
+    listener = Desired(
+        LISTENER_TYPE,
+        f"{name}-listener",
+        parents,
+        {
+            "loadBalancerArn": ref(alb.name, "arn"),
+            "port": LISTENER_PORT,
+            "protocol": "HTTP",
+            "defaultActions": [
+                {
+                    "type": "forward",
+                    "forward": {
+                        "targetGroups": [
+                            {"arn": ref(groups[key].name, "arn"), "weight": weight}
+                            for key, weight in sorted(s.traffic.items())
+                        ]
+                    },
+                }
+            ],
+            "tags": tags,
+        },
+    )
+    return TrafficSpec(name, group, rules, alb, groups, bindings, listener)

@@ -1,0 +1,89 @@
+"""The canary of seed 003 as the plan shows it: a colocated baseline and a DPD candidate behind one
+weighted URL; shifting and rolling back change the routing only."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from hyperpod_dpd.offline.diff import diff_plans, load_plan
+from hyperpod_dpd.offline.planner import make_plan
+from tests.conftest import ROOT
+
+IEC = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
+
+
+def _plan(tmp_path, name, *replacements):
+    project = tmp_path / name
+    project.mkdir()
+    for file in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(ROOT / file, project / file)
+    text = (ROOT / "Pulumi.canary.yaml").read_text()
+    for old, new in replacements:
+        assert old in text, old
+        text = text.replace(old, new)
+    (project / "Pulumi.canary.yaml").write_text(text)
+    out = tmp_path / f"{name}-plan"
+    plan = make_plan(project, "canary", out)
+    return plan, out
+
+
+@pytest.fixture(scope="module")
+def canary(tmp_path_factory):
+    return _plan(tmp_path_factory.mktemp("canary"), "base")
+
+
+def test_the_canary_plans_two_endpoints_behind_one_weighted_listener(canary):
+    plan, _ = canary
+    assert plan.exit_code == 0 and not plan.violations
+    iecs = plan.run.of_type(IEC)
+    assert sorted(r.inputs["metadata"]["name"] for r in iecs) == ["baseline", "candidate"]
+    (listener,) = plan.run.of_type("aws:lb/listener:Listener")
+    (action,) = listener.inputs["defaultActions"]
+    groups = {r.urn: r.name for r in plan.run.of_type("aws:lb/targetGroup:TargetGroup")}
+    weights = {groups[g["arn"]] if g["arn"] in groups else g["arn"]: g["weight"]
+               for g in action["forward"]["targetGroups"]}  # fmt: skip
+    assert sorted(weights.values()) == [5, 95]
+    (alb,) = plan.run.of_type("aws:lb/loadBalancer:LoadBalancer")
+    assert alb.inputs["internal"] is True
+    assert plan.run.outputs["trafficWeights"] == {"baseline": 95, "candidate": 5}
+    assert plan.run.outputs["trafficUrl"].endswith("/v1/chat/completions")
+
+
+def test_each_target_group_is_bound_to_its_endpoints_router(canary):
+    plan, _ = canary
+    bindings = {
+        r.inputs["metadata"]["name"]: r.inputs["spec"]
+        for r in plan.run.of_type("kubernetes:elbv2.k8s.aws/v1beta1:TargetGroupBinding")
+    }
+    assert {k: v["serviceRef"] for k, v in bindings.items()} == {
+        "traffic-baseline": {"name": "baseline-inference-routing-service", "port": 443},
+        "traffic-candidate": {"name": "candidate-inference-routing-service", "port": 443},
+    }
+    namespaces = {r.inputs["metadata"]["namespace"]
+                  for r in plan.run.of_type("kubernetes:elbv2.k8s.aws/v1beta1:TargetGroupBinding")}  # fmt: skip
+    assert namespaces == {"hyperpod-inference-system"}
+
+
+def test_the_entry_point_admits_the_vpc_only(canary):
+    plan, _ = canary
+    rules = [r for r in plan.run.resources if r.name.startswith("traffic-ingress")]
+    assert [r.inputs["cidrIpv4"] for r in rules] == ["10.0.0.0/16"]
+
+
+@pytest.mark.parametrize(("weights", "label"), [((100, 0), "rollback"), ((50, 50), "shift")])
+def test_moving_weights_changes_the_listener_and_no_endpoint(canary, tmp_path, weights, label):
+    _, base = canary
+    _, head = _plan(
+        tmp_path,
+        label,
+        (
+            "    baseline: 95\n    candidate: 5",
+            f"    baseline: {weights[0]}\n    candidate: {weights[1]}",
+        ),
+    )
+    d = diff_plans(load_plan(base), load_plan(head))
+    assert not d.added and not d.removed
+    assert [(c.name, c.replace) for c in d.changed] == [("traffic-listener", [])]
+    assert not [m for m in d.manifests if m.startswith("inferenceendpointconfig.")]
