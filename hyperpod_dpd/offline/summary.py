@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from core.units import format_gib
+from hyperpod_dpd.offline.endpoint_summary import headline, render_endpoints
 from hyperpod_dpd.shared.cost import hourly_cost, total
 from settings import StackSettings
 from settings.stack import endpoint_sizing
@@ -46,20 +47,25 @@ def endpoint_facts(settings: StackSettings) -> list[tuple[str, str]]:
     if e.mode == "dpd":
         facts += [
             ("Replicas", f"prefill {e.prefill.replicas}, decode {e.decode.replicas}"),
+            *(
+                [("TP per role", f"prefill {e.role_tp('prefill')}, decode {e.role_tp('decode')}")]
+                if e.role_tp("prefill") != e.role_tp("decode")
+                else []
+            ),
             ("Routing", f"threshold {e.routing_threshold} tokens, {e.routing_strategy}"),
             ("PD buffer", f"{format_gib(e.pd_buffer_size)} per TP rank"),
         ]
     return facts
 
 
-def render_sizing(settings: StackSettings) -> list[str]:
+def render_sizing(settings: StackSettings, level: str = "##") -> list[str]:
     r = endpoint_sizing(settings)
     if r is None:
-        return ["", "## Sizing", "", "Not sized: the decode instance type is not a DPD type."]
+        return ["", f"{level} Sizing", "", "Not sized: the decode instance type is not a DPD type."]
     gib = 2**30
     lines = [
         "",
-        f"## Sizing ({r.model} on {r.instance_type}, TP {r.tensor_parallel_size})",
+        f"{level} Sizing ({r.model} on {r.instance_type}, TP {r.tensor_parallel_size})",
         "",
         "| | |",
         "|---|---|",
@@ -93,9 +99,19 @@ def render_cost(settings: StackSettings) -> list[str]:
 
 def render_summary(plan: Any) -> str:
     lines = [f"# Offline plan: stack `{plan.stack.stack}`", ""]
-    lines += ["## Endpoint", "", "| | |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in endpoint_facts(plan.settings)]
-    lines += render_sizing(plan.settings)
+    s = plan.settings
+    listed = s.entries()
+    if len(listed) == 1 and listed[0].key is None:
+        lines += ["## Endpoint", "", "| | |", "|---|---|"]
+        lines += [f"| {k} | {v} |" for k, v in endpoint_facts(s)]
+        lines += render_sizing(s)
+    else:
+        lines += render_endpoints(s)[1:]
+        for entry in listed:
+            view = s.model_copy(update={"endpoint": entry.config})
+            lines += ["", f"### Endpoint `{entry.key}`", "", "| | |", "|---|---|"]
+            lines += [f"| {k} | {v} |" for k, v in endpoint_facts(view)]
+            lines += render_sizing(view, level="####")
     lines += ["", f"## Resources ({len(plan.run.resources)})", "", "| type | count |", "|---|---|"]
     lines += [f"| `{t}` | {n} |" for t, n in resource_counts(plan.run.resources)]
     if plan.stopped:
@@ -135,7 +151,7 @@ def render_text(plan: Any) -> str:
     width = max((len(t) for t, _ in counts), default=4)
     lines = [
         f"Offline plan of stack '{plan.stack.stack}': {s.region}, GPU AZ {s.availability_zone_id}, "
-        f"endpoint {s.endpoint.name} ({s.endpoint.mode})",
+        f"{headline(s)}",
         "",
         f"  {'TYPE'.ljust(width)}  COUNT",
         *(f"  {t.ljust(width)}  {n:>5}" for t, n in counts),

@@ -87,3 +87,11 @@ def test_moving_weights_changes_the_listener_and_no_endpoint(canary, tmp_path, w
     assert not d.added and not d.removed
     assert [(c.name, c.replace) for c in d.changed] == [("traffic-listener", [])]
     assert not [m for m in d.manifests if m.startswith("inferenceendpointconfig.")]
+
+
+def test_the_plan_lists_each_endpoint_with_its_gpus_cost_and_traffic(canary):
+    _, out = canary
+    summary = (out / "summary.md").read_text()
+    assert "| baseline | colocated | colocated | 16 | $110.08 | 95% |" in summary
+    assert "| candidate | dpd | prefill, decode | 16 | $110.08 | 5% |" in summary
+    assert "### Endpoint `candidate`" in summary
