@@ -11,6 +11,7 @@ import pulumi_aws as aws
 
 from core.vocabulary import NODE_SECURITY_GROUP, SG_INGRESS_TYPE
 from infra.outputs import Outputs
+from specs.base import Desired
 from specs.nodes import NodeSecurityGroupSpec
 
 
@@ -35,11 +36,21 @@ class EfaSecurityGroup(pulumi.ComponentResource):
         )
         self.id = self.group.id
         out.publish(spec.group.name, id=self.id)
-        for rule in spec.rules:
-            kind = (
-                aws.vpc.SecurityGroupIngressRule
-                if rule.type == SG_INGRESS_TYPE
-                else aws.vpc.SecurityGroupEgressRule
-            )
-            kind(rule.name, **out.resolve(rule.kwargs()), opts=child)
+        create_rules(spec.rules, out, child)
         self.register_outputs({"id": self.id})
+
+
+def create_rules(
+    rules: tuple[Desired, ...], outputs: Outputs, opts: pulumi.ResourceOptions
+) -> list[pulumi.CustomResource]:
+    """A security group's rules, each its own resource (rules inline in the group would fight
+    separate ones), from their desired specs."""
+    created = []
+    for rule in rules:
+        kind = (
+            aws.vpc.SecurityGroupIngressRule
+            if rule.type == SG_INGRESS_TYPE
+            else aws.vpc.SecurityGroupEgressRule
+        )
+        created.append(kind(rule.name, **outputs.resolve(rule.kwargs()), opts=opts))
+    return created

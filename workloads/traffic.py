@@ -13,7 +13,8 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from core.vocabulary import SG_INGRESS_TYPE, TRAFFIC_SPLIT
+from core.vocabulary import TRAFFIC_SPLIT
+from infra.efa import create_rules
 from infra.outputs import Outputs
 from specs.traffic import CHAT_PATH, TrafficSpec
 
@@ -38,13 +39,7 @@ class TrafficSplit(pulumi.ComponentResource):
             spec.security_group.name, **out.resolve(spec.security_group.kwargs()), opts=child
         )
         out.publish(spec.security_group.name, id=group.id)
-        for rule in spec.rules:
-            kind = (
-                aws.vpc.SecurityGroupIngressRule
-                if rule.type == SG_INGRESS_TYPE
-                else aws.vpc.SecurityGroupEgressRule
-            )
-            kind(rule.name, **out.resolve(rule.kwargs()), opts=child)
+        create_rules(spec.rules, out, child)
         alb = aws.lb.LoadBalancer(
             spec.load_balancer.name, **out.resolve(spec.load_balancer.kwargs()), opts=child
         )
