@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from core.exits import EXIT_FAILED, EXIT_OK
+from hyperpod_dpd.offline.endpoint_summary import endpoint_rows
 from hyperpod_dpd.offline.engine import ProgramRun, run_program
 from hyperpod_dpd.offline.summary import render_summary
 from hyperpod_dpd.shared.cost import hourly_cost, total
@@ -193,6 +194,8 @@ def plan_facts(plan: Plan) -> dict[str, Any]:
         "project": plan.stack.project,
         "stopped": plan.stopped,
         "registeredBeforeStop": plan.registered_before_stop,
+        # Each endpoint at a glance (mode, groups, GPUs, hourly, traffic): the PR comment's table.
+        "endpoints": endpoint_rows(plan.settings),
         "costPerHour": {
             "total": total(lines),
             "lines": [
