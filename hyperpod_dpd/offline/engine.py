@@ -130,8 +130,28 @@ class DuplicateUrnError(pulumi.RunError):
     pass
 
 
+ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+def engine_urn(stack: str, project: str, parent: str, type_: str, name: str) -> str:
+    """The URN the engine gives a resource: its type qualified by its parent's whole qualified
+    type, the root stack's type never part of it (pulumi sdk/go/common/resource/urn.go, NewURN:
+    `if parentType != "" && parentType != RootStackType`). The SDK's mock keeps the parent's last
+    type only and the stack's type too, so its URNs differ from a real stack's."""
+    if parent:
+        qualified = parent.split("::")[2]
+        if qualified != ROOT_STACK_TYPE:
+            type_ = f"{qualified}${type_}"
+    return f"urn:pulumi:{stack}::{project}::{type_}::{name}"
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
-    """The SDK's mock monitor, keeping each registration's request as the engine receives it."""
+    """The SDK's mock monitor, keeping each registration's request as the engine receives it, and
+    naming each resource with the engine's URN (what `pulumi state`, `--target` and aliases take).
+    """
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        return engine_urn(pulumi.get_stack(), pulumi.get_project(), parent, type_, name)
 
     def __init__(
         self,

@@ -67,3 +67,39 @@ def test_a_duplicate_urn_fails_as_in_the_real_engine(tmp_path):
     program.write_text("import pulumi_aws as aws\naws.s3.Bucket('one')\n")
     run = run_program(program, {"aws:region": "us-east-2"}, [], project="p", stack="dev")
     assert [r.name for r in run.resources] == ["one"]
+
+
+def _qualified_type(r, by_urn) -> str:
+    """The rule, from the resources alone: the types of its component ancestors, outermost
+    first, then its own; the root stack (never recorded) is no ancestor."""
+    types, parent = [r.type], by_urn.get(r.parent)
+    while parent is not None:
+        types.insert(0, parent.type)
+        parent = by_urn.get(parent.parent)
+    return "$".join(types)
+
+
+@pytest.mark.parametrize("stack", ["dev", "canary"])
+def test_every_urn_and_parent_is_the_engines(stack):
+    """pulumi's NewURN (sdk/go/common/resource/urn.go): the parent's whole qualified type, `$`,
+    the type; the root stack's type never in it. Users copy these into `pulumi state`,
+    `--target`, aliases and protect."""
+    run = run_stack(stack_raw(stack), stack=stack)
+    by_urn = {r.urn: r for r in run.resources}
+    for r in run.resources:
+        assert r.urn == f"urn:pulumi:{stack}::hyperpod-dpd::{_qualified_type(r, by_urn)}::{r.name}"
+        assert "pulumi:pulumi:Stack$" not in r.urn
+        assert r.parent in by_urn or r.parent.endswith(
+            f"::pulumi:pulumi:Stack::hyperpod-dpd-{stack}"
+        )
+        assert all(d in by_urn for d in r.depends_on), r.name
+
+
+def test_a_nested_components_children_carry_the_whole_chain():
+    run = run_stack(stack_raw("dev"))
+    urns = {r.name: r.urn for r in run.resources}
+    assert urns["eks"] == "urn:pulumi:dev::hyperpod-dpd::hyperpod-dpd:infra:Eks::eks"
+    assert urns["inference-operator-tls-bucket"] == (
+        "urn:pulumi:dev::hyperpod-dpd::hyperpod-dpd:infra:InferenceOperator"
+        "$hyperpod-dpd:infra:SecureBucket$aws:s3/bucket:Bucket::inference-operator-tls-bucket"
+    )
