@@ -29,15 +29,23 @@ def load_prices(path: Path = PRICE_TABLE) -> dict[str, dict[str, Any]]:
     return safe_load(path.read_text())["prices"]
 
 
-def hourly_cost(
+def price_table(
     s: StackSettings, prices: dict[str, dict[str, Any]] | None = None
-) -> list[CostLine]:
+) -> dict[str, dict[str, Any]]:
+    """The repo's prices with the stack's overrides."""
     table = dict(prices or load_prices())
     for item, hourly in s.cost.hourly_prices.items():
         table[item] = {
             "hourly": hourly,
             "source": "stack override (hyperpod-dpd:cost.hourlyPrices)",
         }
+    return table
+
+
+def hourly_cost(
+    s: StackSettings, prices: dict[str, dict[str, Any]] | None = None
+) -> list[CostLine]:
+    table = price_table(s, prices)
     counts: dict[str, int] = {}
     for group in s.instance_groups.values():
         counts[group.instance_type] = counts.get(group.instance_type, 0) + group.instance_count
