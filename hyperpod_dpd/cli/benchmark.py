@@ -2,8 +2,8 @@
 
   hyperpod-dpd benchmark run --target URL --tokenizer PATH --scenario 'D(4096,256)'
       --concurrency 8,16,32 --out DIR [--requests N | --duration S] [--label TEXT]
-      [--model NAME] [--stack S]
-  hyperpod-dpd benchmark run --stack S --scenario ... --concurrency ... --out DIR
+      [--model NAME] [--stack S [--endpoint KEY]] [--gpus N] [--hourly-cost USD]
+  hyperpod-dpd benchmark run --stack S [--endpoint KEY] --scenario ... --concurrency ... --out DIR
       [--bucket B] [--service URL] [--kubeconfig K] [--context C] [--timeout MIN]
   hyperpod-dpd benchmark compare BASE HEAD [RUN ...] --out DIR
   hyperpod-dpd benchmark fake-server [--port 8000] [--interference 3] ...
@@ -11,10 +11,11 @@
 `run` drives aiperf (build/loadtest-venv, from requirements-loadtest.txt) against an
 OpenAI-compatible chat completions endpoint with streaming and writes DIR/results.json (plus
 aiperf's own exports under DIR/aiperf/). With `--stack`, results.json also records the stack's
-endpoint (mode, replicas, TP, threshold, buffer, image, chunked-prefill flags); with `--stack`
-and no `--target` the same run happens in the stack's cluster, as a Job on the system group
-against the router (hyperpod_dpd/loadtest/cluster_run.py), and its results are copied from
-s3://<model bucket>/benchmarks/<run id>/ to DIR. `compare` writes DIR/report.md and PNG charts.
+endpoint (mode, replicas, TP, threshold, buffer, image, chunked-prefill flags, GPUs, hourly
+cost; `--endpoint KEY` picks one of a stack's several endpoints); with `--stack` and no
+`--target` the same run happens in the stack's cluster, as a Job on the system group against
+that endpoint (the DPD router, or the colocated endpoint's Service; cluster_run.py), and its
+results are copied from s3://<model bucket>/benchmarks/<run id>/ to DIR. `compare` writes DIR/report.md and PNG charts.
 Exit codes: 0 done, 1 the load generator or a request failed, 2 bad input, 3 internal error.
 """
 
@@ -44,6 +45,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--stack", help="record this stack's endpoint; without --target, run in-cluster"
     )
+    run.add_argument(
+        "--endpoint", metavar="KEY",
+        help="with --stack: which of its endpoints (a key of hyperpod-dpd:endpoints; needed "
+        "when it has several)",
+    )  # fmt: skip
+    run.add_argument(
+        "--gpus", type=int,
+        help="GPUs serving the endpoint, for output tokens/s per GPU (default: the stack's "
+        "replicas x GPUs per node)",
+    )  # fmt: skip
     run.add_argument(
         "--hourly-cost", type=float,
         help="USD per hour of the endpoint, for cost per 1M output tokens (default: the stack's)",

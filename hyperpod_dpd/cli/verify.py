@@ -1,6 +1,6 @@
 """`hyperpod-dpd verify`: check a deployed DPD endpoint the way the docs do by hand.
 
-  hyperpod-dpd verify --stack dev [--kubeconfig K] [--router-url URL] [--format json]
+  hyperpod-dpd verify --stack dev [--endpoint KEY] [--kubeconfig K] [--router-url URL] [--format json]
   hyperpod-dpd verify --name N --namespace NS [--routing-threshold T] [--kubeconfig K]
 
 Exit codes: 0 every check passed (skipped ones allowed), 1 a check failed, 2 bad input (unknown
@@ -23,6 +23,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     where = parser.add_argument_group("endpoint (--stack, or --name and --namespace)")
     where.add_argument("--stack", help="stack name: reads the endpoint from Pulumi.<stack>.yaml")
+    where.add_argument(
+        "--endpoint",
+        metavar="KEY",
+        help="with --stack: which of its endpoints (a key of hyperpod-dpd:endpoints; needed when "
+        "it has several)",
+    )
     where.add_argument("--name", help="InferenceEndpointConfig name (overrides the stack's)")
     where.add_argument("--namespace", help="endpoint namespace (default: the stack's, or default)")
     where.add_argument(

@@ -40,10 +40,11 @@ from hyperpod_dpd.loadtest.run import (
     RunError,
     endpoint_record,
     run_plan,
-    stack_settings,
+    stack_endpoint,
     summary,
 )
 from hyperpod_dpd.loadtest.scenario import BenchmarkArgError, workload_argv
+from hyperpod_dpd.shared.endpoints import single_view
 from hyperpod_dpd.shared.kube import ClusterError
 
 FOLLOW_RETRIES = 6  # API errors in a row while following before giving up (the run goes on)
@@ -85,8 +86,10 @@ def model_bucket(args: argparse.Namespace, settings: Any, project_dir: Path) -> 
     return proc.stdout.strip()
 
 
-def in_cluster_target(args: argparse.Namespace, settings: Any, cluster: Any) -> str:
-    """The URL the Job sends the load to."""
+def in_cluster_target(
+    args: argparse.Namespace, settings: Any, cluster: Any, entry: Any = None
+) -> str:
+    """The URL the Job sends the load to: `entry`'s (None: the stack's only endpoint)."""
     from core.vocabulary import router_url
 
     if args.service:
@@ -96,7 +99,7 @@ def in_cluster_target(args: argparse.Namespace, settings: Any, cluster: Any) -> 
                 "for example --service http://<svc>.<namespace>.svc.cluster.local:8080",
             )  # fmt: skip
         return args.service
-    e = settings.endpoint
+    e = (entry or settings.entries()[0]).config
     if e.mode == "dpd":
         return router_url(e.name, e.namespace)
     # Colocated: the operator's Service for this endpoint is the one the IEC owns.
@@ -133,9 +136,10 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
         raise BenchmarkArgError(
             "--poll-interval", args.poll_interval, "seconds > 0", "use --poll-interval 5"
         )
-    settings = stack_settings(project_dir, args.stack)
-    endpoint = endpoint_record(args, settings)
-    access = benchmark_access(BENCHMARK, settings, "")
+    settings, entry = stack_endpoint(args, project_dir)
+    endpoint = endpoint_record(args, settings, entry)
+    # The runner's service account lives in the namespace of the endpoint it loads.
+    access = benchmark_access(BENCHMARK, single_view(settings, entry), "")
     bucket = model_bucket(args, settings, project_dir)
     try:
         cluster = Cluster.from_kubeconfig(kubeconfig_path(args.kubeconfig), args.context, 30.0)
@@ -148,7 +152,7 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
             run_id=run_id, namespace=access.namespace, service_account=access.service_account,
             region=settings.region, bucket=bucket, tokenizer_prefix=access.tokenizer_prefix,
             tokenizer_files=TOKENIZER_FILES, results_prefix=results_prefix(run_id),
-            target=in_cluster_target(args, settings, cluster),
+            target=in_cluster_target(args, settings, cluster, entry),
             # The label as a local run would name it (the --out here, not the pod's directory).
             workload=workload_argv(args, label=plan.label),
             endpoint=endpoint, timeout_seconds=int(args.timeout * 60),

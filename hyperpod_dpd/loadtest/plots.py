@@ -3,7 +3,8 @@
   python -m hyperpod_dpd.loadtest.plots DATA.json OUT_DIR
 
 Laid out like the AWS article's: for each compared run, grouped bars of percent improvement
-over BASE, one group per concurrency, one bar per metric (positive is better), and one chart of
+over BASE, one group per concurrency, one bar per metric (positive is better; output tokens/s
+per GPU and USD per 1M output tokens when the runs recorded GPUs and cost), and one chart of
 latency percentiles (p50/p95/p99 of TTFT, TPOT, ITL and E2E per run and concurrency). Prints the
 files it wrote, one per line. Only matplotlib and the standard library: this file runs where
 the project is not installed.
@@ -34,12 +35,13 @@ def improvement_chart(data: dict, run: str, out: Path) -> Path:
         xs = [x + (i - (len(bars) - 1) / 2) * width for x in range(len(levels))]
         heights = [v if v is not None else 0.0 for v in values]
         drawn = ax.bar(xs, heights, width, label=metric)
-        ax.bar_label(drawn, labels=[f"{h:+.0f}%" for h in heights], fontsize=7, padding=2)
+        shown = ["n/a" if v is None else f"{v:+.0f}%" for v in values]
+        ax.bar_label(drawn, labels=shown, fontsize=7, padding=2)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(levels)), [f"concurrency {c}" for c in levels])
     ax.set_ylabel(f"improvement over {data['base']} (%)\npositive is better")
     ax.set_title(f"{run} vs {data['base']}")
-    ax.legend(fontsize=8, ncols=len(bars), loc="upper center", bbox_to_anchor=(0.5, -0.08))
+    ax.legend(fontsize=8, ncols=min(len(bars), 4), loc="upper center", bbox_to_anchor=(0.5, -0.08))
     fig.tight_layout()
     path = out / f"improvement-{_slug(run)}.png"
     fig.savefig(path)

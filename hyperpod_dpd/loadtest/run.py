@@ -92,12 +92,15 @@ def stack_settings(project_dir: Path, stack_name: str) -> Any:
     return read_stack(project_dir, stack_name).settings
 
 
-def endpoint_facts(settings: Any, stack_name: str) -> dict[str, Any]:
-    """The IEC fields a comparison needs, from the stack's settings."""
-    from hyperpod_dpd.shared.cost import hourly_cost, total
-    from specs.endpoint import ClusterFacts, build_endpoint
+def endpoint_facts(settings: Any, stack_name: str, entry: Any = None) -> dict[str, Any]:
+    """The endpoint fields a comparison needs, from the stack's settings: `entry` (one of
+    `settings.entries()`; None: the stack's only endpoint), its GPUs and what they cost."""
+    from hyperpod_dpd.shared.cost import hourly_cost, price_table, total
+    from hyperpod_dpd.shared.endpoints import pool_nodes
 
-    e = settings.endpoint
+    entry = entry or settings.entries()[0]
+    e = entry.config
+    nodes = pool_nodes(settings, entry)
     facts: dict[str, Any] = {
         # What the whole stack bills per hour (the plan's estimate): the price of these tokens.
         "hourlyCostUsd": round(total(hourly_cost(settings)), 2),
@@ -107,17 +110,29 @@ def endpoint_facts(settings: Any, stack_name: str) -> dict[str, Any]:
         "mode": e.mode,
         "tensorParallelSize": e.tensor_parallel_size,
         "image": e.image,
+        # Each worker owns its node: replicas x GPUs per node, per pool (fixed replicas).
+        "gpus": sum(n.gpus for n in nodes),
+        "gpusPerPool": {n.pool: n.gpus for n in nodes},
     }
-    # Read off the IEC the program would deploy, not re-derived here.
-    iec = build_endpoint(settings, ClusterFacts(model_bucket="", az_name=""))
-    if iec.pd_spec is not None:
+    if entry.key is not None:
+        # Several endpoints share the stack: the price of these tokens is this endpoint's nodes
+        # (the shared cluster, NAT and system nodes would be counted once per endpoint).
+        table = price_table(settings)
+        prices = [(table.get(n.instance_type or "") or {}).get("hourly") for n in nodes]
+        own = None
+        if all(p is not None for p in prices):
+            own = round(sum(p * n.replicas for p, n in zip(prices, nodes, strict=True)), 2)
+        facts |= {"endpoint": entry.key, "hourlyCostUsd": own,
+                  "stackHourlyCostUsd": facts["hourlyCostUsd"]}  # fmt: skip
+    if e.mode == "dpd":
         facts |= {
-            "replicas": f"{iec.pd_spec.prefill.replicas}/{iec.pd_spec.decoding.replicas}",
-            "routingThreshold": iec.pd_spec.routing_threshold,
+            "replicas": f"{entry.replicas('prefill')}/{entry.replicas('decode')}",
+            "roleTensorParallelSize": {role: e.role_tp(role) for role in ("prefill", "decode")},
+            "routingThreshold": e.routing_threshold,
             "pdBufferSize": int(e.pd_buffer_size),
         }
     else:
-        facts["replicas"] = str(iec.replicas)
+        facts["replicas"] = str(entry.replicas("colocated"))
         facts["chunkedPrefill"] = e.colocated.describe()
     return facts
 
@@ -161,10 +176,28 @@ def run_plan(args: argparse.Namespace) -> RunPlan:
     return RunPlan(scenario, levels, stop, out, args.label or out.resolve().name, args.model)
 
 
-def endpoint_record(args: argparse.Namespace, settings: Any | None) -> dict[str, Any] | None:
-    """What results.json records about the endpoint: the stack's facts (`settings`, None
-    without --stack) and the hourly cost (the stack's estimate, or --hourly-cost)."""
-    endpoint = endpoint_facts(settings, args.stack) if settings is not None else None
+def stack_endpoint(args: argparse.Namespace, project_dir: Path) -> tuple[Any, Any]:
+    """The stack's settings and the endpoint `--endpoint` names (None, None without --stack)."""
+    from hyperpod_dpd.shared.endpoints import choose_endpoint
+
+    if not args.stack:
+        if args.endpoint is not None:
+            raise BenchmarkArgError(
+                "--endpoint", args.endpoint, "an endpoint key of the stack given with --stack",
+                f"add --stack S (or drop --endpoint: --target {args.target} says where it is)",
+            )  # fmt: skip
+        return None, None
+    settings = stack_settings(project_dir, args.stack)
+    return settings, choose_endpoint(settings, args.stack, args.endpoint)
+
+
+def endpoint_record(
+    args: argparse.Namespace, settings: Any | None, entry: Any = None
+) -> dict[str, Any] | None:
+    """What results.json records about the endpoint: the stack's facts (`settings` and its
+    `entry`, None without --stack), the hourly cost (the endpoint's estimate, or --hourly-cost)
+    and its GPUs (replicas x GPUs per node, or --gpus)."""
+    endpoint = endpoint_facts(settings, args.stack, entry) if settings is not None else None
     if args.hourly_cost is not None:
         if args.hourly_cost <= 0:
             raise BenchmarkArgError(
@@ -172,6 +205,15 @@ def endpoint_record(args: argparse.Namespace, settings: Any | None) -> dict[str,
                 "for example --hourly-cost 196.6 (two p5.48xlarge on demand)",
             )  # fmt: skip
         endpoint = {**(endpoint or {}), "hourlyCostUsd": args.hourly_cost}
+    gpus = getattr(args, "gpus", None)
+    if gpus is not None:
+        if gpus < 1:
+            raise BenchmarkArgError(
+                "--gpus", gpus, "the endpoint's GPUs, a whole number >= 1",
+                "for example --gpus 16 (one prefill and one decode p5.48xlarge)",
+            )  # fmt: skip
+        endpoint = {**(endpoint or {}), "gpus": gpus}
+        endpoint.pop("gpusPerPool", None)  # the stack's split no longer adds up to it
     return endpoint
 
 
@@ -179,8 +221,8 @@ def local_run(args: argparse.Namespace, project_dir: Path) -> int:
     plan = run_plan(args)
     target = check_target(args.target)
     tokenizer = tokenizer_dir(args.tokenizer)
-    settings = stack_settings(project_dir, args.stack) if args.stack else None
-    return execute(plan, target, tokenizer, endpoint_record(args, settings))
+    settings, entry = stack_endpoint(args, project_dir)
+    return execute(plan, target, tokenizer, endpoint_record(args, settings, entry))
 
 
 def execute(plan: RunPlan, target: str, tokenizer: Path, endpoint: dict[str, Any] | None) -> int:

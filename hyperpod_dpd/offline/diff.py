@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hyperpod_dpd.offline.iteration import Advisory, advisories
 from settings import ConfigError, ConfigProblem
 
 PLAN_FILES = ("resources.json", "policy-report.json", "plan.json")
@@ -67,6 +68,8 @@ class PlanDiff:
     manifests: dict[str, str]  # file -> unified diff
     new_violations: list[dict[str, str]]
     fixed_violations: list[dict[str, str]]
+    # One variable per iteration (iteration.py): DPD endpoints changing several at once.
+    advisories: list[Advisory] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -221,4 +224,5 @@ def diff_plans(base: PlanData, head: PlanData) -> PlanDiff:
         manifests=manifests,
         new_violations=[head_v[k] for k in sorted(head_v.keys() - base_v.keys())],
         fixed_violations=[base_v[k] for k in sorted(base_v.keys() - head_v.keys())],
+        advisories=advisories(base.resources, head.resources),
     )

@@ -30,6 +30,12 @@ def render_markdown(d: PlanDiff) -> str:
     if replacing:
         lines += ["", "> [!WARNING]", "> These changes **replace** resources (delete and create):"]
         lines += [f"> - `{_short(c.urn)}` ({c.type}): {', '.join(c.replace)}" for c in replacing]
+    for advisory in d.advisories:
+        lines += [
+            "",
+            "> [!IMPORTANT]",
+            f"> **Advisory, one variable per iteration:** {advisory.message}",
+        ]
     if d.added or d.removed or d.changed:
         lines += ["", "| | resource | type | changed inputs |", "|---|---|---|---|"]
         lines += [f"| + | `{r['name']}` | `{r['type']}` | |" for r in d.added]
@@ -76,6 +82,7 @@ def render_text(d: PlanDiff) -> str:
     out += [f"  NEW {v['policy']}: {_short(v['urn'])}: {v['message']}" for v in d.new_violations]
     out += [f"  FIXED {v['policy']}: {_short(v['urn'])}" for v in d.fixed_violations]
     out += [f"  sizing {k}: {a} -> {b}" for k, (a, b) in d.sizing_changes.items()]
+    out += [f"  ADVISORY one variable per iteration: {a.message}" for a in d.advisories]
     out.append(
         f"  cost per hour: {plan_cost(d.base):.2f} -> {plan_cost(d.head):.2f} ({d.cost_delta:+.2f})"
     )
@@ -93,6 +100,7 @@ def render_json(d: PlanDiff) -> str:
             "newViolations": d.new_violations,
             "fixedViolations": d.fixed_violations,
             "sizing": {k: {"base": a, "head": b} for k, (a, b) in d.sizing_changes.items()},
+            "advisories": [a.to_json() for a in d.advisories],
             "costPerHour": {
                 "base": plan_cost(d.base),
                 "head": plan_cost(d.head),

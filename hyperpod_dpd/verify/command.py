@@ -12,6 +12,7 @@ from typing import Any
 
 from core.exits import EXIT_BAD_INPUT, UsageProblem
 from core.vocabulary import router_url
+from hyperpod_dpd.shared.endpoints import choose_endpoint
 from hyperpod_dpd.shared.kube import Cluster, ClusterError, KubeconfigError, kubeconfig_path
 from hyperpod_dpd.verify.prompts import HttpPromptClient, PodPromptClient
 from hyperpod_dpd.verify.report import render_text, report_json
@@ -55,18 +56,26 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
 
 def resolve_target(args: argparse.Namespace, project_dir: Path) -> Any:
 
+    key = getattr(args, "endpoint", None)
     if args.stack:
-        endpoint = read_stack(project_dir, args.stack).settings.endpoint
+        settings = read_stack(project_dir, args.stack).settings
+        entry = choose_endpoint(settings, args.stack, key)
+        endpoint = entry.config
         if endpoint.mode != "dpd" and not args.name:
             raise UsageProblem(
-                f"stack {args.stack}'s endpoint {endpoint.name} is colocated (endpoint.mode "
-                f"{endpoint.mode}); verify checks DPD endpoints"
+                f"stack {args.stack}'s endpoint {endpoint.name} is colocated "
+                f"({entry.config_key('mode')} {endpoint.mode}); verify checks DPD endpoints"
             )
         return Target(
             name=args.name or endpoint.name,
             namespace=args.namespace or endpoint.namespace,
             routing_threshold=args.routing_threshold,
             fallback_threshold=endpoint.routing_threshold,
+        )
+    if key is not None:
+        raise UsageProblem(
+            f"--endpoint {key!r}: a key of the stack's endpoints, with --stack STACK; add "
+            "--stack, or name the endpoint with --name NAME [--namespace NS]"
         )
     if not args.name:
         raise UsageProblem("say which endpoint: --stack STACK, or --name NAME [--namespace NS]")

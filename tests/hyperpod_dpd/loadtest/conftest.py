@@ -125,6 +125,8 @@ def measured_runs(bench_venv, tokenizer, tmp_path_factory) -> Iterator[MeasuredR
                 "benchmark", "run", "--target", server.url, "--tokenizer", str(tokenizer_arg),
                 "--scenario", SCENARIO, "--concurrency", levels, "--duration", seconds,
                 "--out", str(base / label), "--label", label,
+                # Two p5.48xlarge each, as the canary stack's baseline and candidate.
+                "--gpus", "16", "--hourly-cost", "110.08",
             ])  # fmt: skip
             assert code == 0, f"benchmark run against the {label} server exited {code}"
     finally:

@@ -35,6 +35,12 @@ def test_dpd_improves_tpot_not_ttft_and_the_charts_are_drawn(measured_runs, tmp_
     ttft = float(rows["TTFT p50"].rstrip(" |").rsplit("| ", 1)[1].rstrip("%"))
     assert tpot > 5, f"TPOT improved by {tpot}%"  # decode never waits for a prefill
     assert ttft <= 0, f"TTFT improved by {ttft}%"  # the first token waits for the transfer
+    # The recipe's rows, from the GPUs and hourly cost the runs recorded.
+    per_gpu = float(rows["output tokens/s per GPU"].rstrip(" |").rsplit("| ", 1)[1].rstrip("%"))
+    cost = float(rows["USD per 1M output tokens"].rstrip(" |").rsplit("| ", 1)[1].rstrip("%"))
+    # Same GPUs and price on both: per GPU +p% is p / (1 + p) fewer dollars per token.
+    assert per_gpu > 0 and cost == pytest.approx(per_gpu / (1 + per_gpu / 100), abs=0.15)
+    assert rows["error rate"].endswith("| 0.00% | 0.00% | +0.00 pp |")
     for name in ("improvement-dpd.png", "latency-percentiles.png"):
         path = report_dir / name
         assert f"]({name})" in report
@@ -78,3 +84,38 @@ def test_report_states_the_convention_and_three_runs_compare_to_the_first():
     assert row == "| USD per 1M output tokens | $69.44 | n/a | $55.56 | n/a | +20.0% |"
     assert text.count("## Concurrency") == 2
     assert text.index("## Concurrency 8") < text.index("## Concurrency 16")  # as numbers
+
+
+def test_the_recipe_rows_error_rate_tokens_per_gpu_and_cost():
+    """Seed 003's comparison of baseline and candidate: TTFT/ITL/E2E percentiles, error rate,
+    output tokens/s per GPU and the cost per 1M output tokens, each against BASE."""
+    from hyperpod_dpd.loadtest.compare import chart_data
+
+    baseline = _results("baseline", 300, 40, 800, {"mode": "colocated", "gpus": 16,
+                                                   "hourlyCostUsd": 110.08})  # fmt: skip
+    candidate = _results("candidate", 320, 20, 1000, {"mode": "dpd", "gpus": 16,
+                                                      "hourlyCostUsd": 110.08})  # fmt: skip
+    candidate["levels"]["8"] = {**candidate["levels"]["8"], "requests": 98, "errors": 2}
+    text = report_md([baseline, candidate], [])
+    for metric in ("TTFT p50", "TTFT p95", "TTFT p99", "ITL p50", "ITL p95", "ITL p99",
+                   "E2E latency p50", "E2E latency p99"):  # fmt: skip
+        assert f"| {metric} |" in text, metric
+    assert "| baseline | D(4096,256) | colocated | n/a | n/a | 16 |" in text
+    section = text.split("## Concurrency 8")[1].split("##")[0]
+    lines = {line.split(" | ")[0].strip("| "): line for line in section.splitlines()}
+    assert lines["output tokens/s per GPU"] == "| output tokens/s per GPU | 50.0 | 62.5 | +25.0% |"
+    assert (
+        lines["USD per 1M output tokens"]
+        == "| USD per 1M output tokens | $38.22 | $30.58 | +20.0% |"
+    )
+    assert lines["error rate"] == "| error rate | 0.00% | 2.00% | -2.00 pp |"
+    data = chart_data([baseline, candidate])
+    bars = data["improvements"]["candidate"]
+    assert bars["output tokens/s per GPU"] == [pytest.approx(25.0)] * 2
+    assert bars["USD per 1M output tokens"] == [pytest.approx(20.0)] * 2
+    # Runs that recorded no GPUs and no cost: no such rows or bars, never a made-up number.
+    bare = [_results("a", 300, 40, 800), _results("b", 320, 20, 1000)]
+    assert "per GPU" not in report_md(
+        bare, []
+    ) and "| error rate | 0.00% | 0.00% | +0.00 pp |" in report_md(bare, [])
+    assert "output tokens/s per GPU" not in chart_data(bare)["improvements"]["b"]

@@ -1,0 +1,84 @@
+"""Which endpoint of a stack a Day-2 command works on (`--endpoint KEY`), and what it runs on.
+
+A stack has one `hyperpod-dpd:endpoint` or several `hyperpod-dpd:endpoints` keyed by name
+(settings/endpoints.py). `verify` and `benchmark run` take `--endpoint KEY`: needed with
+several, optional with one (then only its name is accepted). Every refusal is a UsageProblem
+(exit 2) naming `--endpoint`, the value, the keys allowed and the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.catalog import INSTANCES
+from core.exits import UsageProblem
+from settings.endpoints import EndpointEntry, placement
+
+FLAG = "--endpoint"
+GPUS_PER_NODE = 8  # a p5-class node, when the catalog does not know the instance type
+
+
+def choose_endpoint(settings: Any, stack: str, key: str | None) -> EndpointEntry:
+    """The entry of `stack` that `--endpoint key` names (None: the only one)."""
+    entries = settings.entries()
+    if len(entries) == 1 and entries[0].key is None:
+        (entry,) = entries
+        if key is None or key == entry.config.name:
+            return entry
+        raise UsageProblem(
+            f"{FLAG} {key!r}: stack {stack} has one endpoint (hyperpod-dpd:endpoint), named "
+            f"{entry.config.name}; give {FLAG} {entry.config.name} or leave {FLAG} out"
+        )
+    keys = [e.key for e in entries]
+    listed = ", ".join(str(k) for k in keys)
+    if key is None:
+        raise UsageProblem(
+            f"{FLAG}: stack {stack} has several endpoints (hyperpod-dpd:endpoints: {listed}); "
+            f"say which one, e.g. {FLAG} {keys[0]}"
+        )
+    for entry in entries:
+        if entry.key == key:
+            return entry
+    raise UsageProblem(
+        f"{FLAG} {key!r}: one of the endpoints of stack {stack} ({listed}); "
+        f"give one of those keys of hyperpod-dpd:endpoints"
+    )
+
+
+def single_view(settings: Any, entry: EndpointEntry) -> Any:
+    """The stack's settings as if `entry` were its one `endpoint`: what code written for the
+    single endpoint (the IEC builder, the benchmark runner's access) reads as `.endpoint`."""
+    if entry.key is None:
+        return settings
+    return settings.model_copy(update={"endpoint": entry.config, "endpoints": {}})
+
+
+@dataclass(frozen=True)
+class PoolNodes:
+    """One worker pool of an endpoint: its replicas (one node each) and their instance type."""
+
+    pool: str
+    replicas: int
+    instance_type: str | None  # None: no instance group of the pool's role
+
+    @property
+    def gpus_per_node(self) -> int:
+        spec = INSTANCES.get(self.instance_type or "")
+        return spec.gpu_count if spec else GPUS_PER_NODE
+
+    @property
+    def gpus(self) -> int:
+        return self.replicas * self.gpus_per_node
+
+
+def pool_nodes(settings: Any, entry: EndpointEntry) -> list[PoolNodes]:
+    """The nodes `entry` runs at its fixed replicas (each worker owns a node), per pool."""
+    groups = settings.instance_groups
+    alone = len(settings.entries()) == 1
+    out = []
+    for pool in entry.pools():
+        where = placement(entry, pool, groups, alone)
+        kind = groups[where[0]].instance_type if where else None
+        out.append(PoolNodes(pool, entry.replicas(pool), kind))
+    return out
