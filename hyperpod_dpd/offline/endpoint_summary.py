@@ -3,40 +3,24 @@ groups, GPUs at its minimum and maximum replicas, its share of the hourly cost, 
 
 from __future__ import annotations
 
-from core.catalog import INSTANCES
 from hyperpod_dpd.shared.cost import price_table
+from hyperpod_dpd.shared.endpoints import pool_nodes
 from settings import StackSettings
-from settings.endpoints import EndpointEntry, placement, scaling_of
-
-GPUS_PER_NODE = 8  # every DPD instance type (core/catalog.py); an unknown type counts as 8
-
-
-def _pool_nodes(entry: EndpointEntry, pool: str) -> tuple[int, int]:
-    """(least, most) replicas of a pool: each replica is one node."""
-    scaling = scaling_of(entry.config, pool)
-    fixed = entry.replicas(pool)
-    if scaling is None:
-        return fixed, fixed
-    return scaling.min_replicas, entry.replicas(pool, at_most=True)
+from settings.endpoints import EndpointEntry, placement
 
 
 def endpoint_rows(s: StackSettings) -> list[dict[str, str]]:
-    """One row per endpoint, in key order."""
-    listed = s.entries()
+    """One row per endpoint, in key order (hourly: its nodes at minimum replicas)."""
     prices = price_table(s)
     rows = []
-    for entry in listed:
-        gpus_min = gpus_max = 0
-        hourly = 0.0
-        groups: list[str] = []
-        for pool in entry.pools():
-            where = placement(entry, pool, s.instance_groups, len(listed) == 1)
-            groups += where
-            kind = s.instance_groups[where[0]].instance_type if where else ""
-            per_node = INSTANCES[kind].gpu_count if kind in INSTANCES else GPUS_PER_NODE
-            least, most = _pool_nodes(entry, pool)
-            gpus_min, gpus_max = gpus_min + least * per_node, gpus_max + most * per_node
-            hourly += least * ((prices.get(kind) or {}).get("hourly") or 0.0)
+    for entry in s.entries():
+        least, most = pool_nodes(s, entry, at="min"), pool_nodes(s, entry, at="max")
+        gpus_min, gpus_max = sum(n.gpus for n in least), sum(n.gpus for n in most)
+        hourly = sum(
+            n.replicas * ((prices.get(n.instance_type or "") or {}).get("hourly") or 0.0)
+            for n in least
+        )
+        groups = [g for pool in entry.pools() for g in _groups(s, entry, pool)]
         weight = s.traffic.get(entry.key or "")
         rows.append(
             {
@@ -49,6 +33,10 @@ def endpoint_rows(s: StackSettings) -> list[dict[str, str]]:
             }
         )
     return rows
+
+
+def _groups(s: StackSettings, entry: EndpointEntry, pool: str) -> list[str]:
+    return placement(entry, pool, s.instance_groups, len(s.entries()) == 1)
 
 
 def render_endpoints(s: StackSettings) -> list[str]:

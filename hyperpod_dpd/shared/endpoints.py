@@ -13,7 +13,7 @@ from typing import Any
 
 from core.catalog import INSTANCES
 from core.exits import UsageProblem
-from settings.endpoints import EndpointEntry, placement
+from settings.endpoints import EndpointEntry, placement, scaling_of
 
 FLAG = "--endpoint"
 GPUS_PER_NODE = 8  # a p5-class node, when the catalog does not know the instance type
@@ -72,13 +72,18 @@ class PoolNodes:
         return self.replicas * self.gpus_per_node
 
 
-def pool_nodes(settings: Any, entry: EndpointEntry) -> list[PoolNodes]:
-    """The nodes `entry` runs at its fixed replicas (each worker owns a node), per pool."""
+def pool_nodes(settings: Any, entry: EndpointEntry, at: str = "fixed") -> list[PoolNodes]:
+    """The nodes `entry` runs (each worker owns a node), per pool: at its fixed replicas, or
+    with `at` "min" / "max" at its autoscaler's bounds (fixed where it has none)."""
     groups = settings.instance_groups
     alone = len(settings.entries()) == 1
     out = []
     for pool in entry.pools():
         where = placement(entry, pool, groups, alone)
         kind = groups[where[0]].instance_type if where else None
-        out.append(PoolNodes(pool, entry.replicas(pool), kind))
+        replicas = entry.replicas(pool, at_most=at == "max")
+        scaling = scaling_of(entry.config, pool)
+        if at == "min" and scaling is not None:
+            replicas = scaling.min_replicas
+        out.append(PoolNodes(pool, replicas, kind))
     return out
