@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from hyperpod_dpd.offline.diff import PlanDiff, plan_cost
+from hyperpod_dpd.offline.endpoint_summary import endpoint_table
 
 
 def _money(delta: float) -> str:
@@ -66,7 +67,16 @@ def render_markdown(d: PlanDiff) -> str:
     if d.sizing_changes:
         lines += ["", "#### Sizing", "", "| | base | head |", "|---|---|---|"]
         lines += [f"| {k} | {a} | {b} |" for k, (a, b) in d.sizing_changes.items()]
+    lines += _endpoints(d)
     return "\n".join(lines) + "\n"
+
+
+def _endpoints(d: PlanDiff) -> list[str]:
+    """The head's endpoints at a glance (plans written before plan.json had them: none)."""
+    rows = d.head.facts.get("endpoints") or []
+    if not rows:
+        return []
+    return ["", "#### Endpoints (head)", "", *endpoint_table(rows)]
 
 
 def render_text(d: PlanDiff) -> str:

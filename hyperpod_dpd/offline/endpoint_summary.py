@@ -39,17 +39,21 @@ def _groups(s: StackSettings, entry: EndpointEntry, pool: str) -> list[str]:
     return placement(entry, pool, s.instance_groups, len(s.entries()) == 1)
 
 
+def endpoint_table(rows: list[dict[str, str]]) -> list[str]:
+    """The rows as a markdown table (summary.md and the pull request comment)."""
+    lines = ["| endpoint | mode | groups | GPUs (min-max) | hourly, nodes at min | traffic |"]
+    lines += ["|---|---|---|---|---|---|"]
+    lines += [
+        f"| {r['endpoint']} | {r['mode']} | {r['groups']} | {r['gpus']} | {r['hourly']} | "
+        f"{r['traffic']} |"
+        for r in rows
+    ]
+    return lines
+
+
 def render_endpoints(s: StackSettings) -> list[str]:
     """summary.md's table of the endpoints (hourly: their nodes at minimum replicas)."""
-    lines = ["", f"## Endpoints ({len(s.entries())})", ""]
-    lines += ["| endpoint | mode | groups | GPUs (min-max) | hourly, nodes at min | traffic |"]
-    lines += ["|---|---|---|---|---|---|"]
-    for r in endpoint_rows(s):
-        lines.append(
-            f"| {r['endpoint']} | {r['mode']} | {r['groups']} | {r['gpus']} | {r['hourly']} | "
-            f"{r['traffic']} |"
-        )
-    return lines
+    return ["", f"## Endpoints ({len(s.entries())})", "", *endpoint_table(endpoint_rows(s))]
 
 
 def headline(s: StackSettings) -> str:

@@ -95,3 +95,14 @@ def test_the_plan_lists_each_endpoint_with_its_gpus_cost_and_traffic(canary):
     assert "| baseline | colocated | colocated | 16 | $110.08 | 95% |" in summary
     assert "| candidate | dpd | prefill, decode | 16 | $110.08 | 5% |" in summary
     assert "### Endpoint `candidate`" in summary
+
+
+def test_the_pull_request_comment_lists_the_endpoints_and_the_split(canary, tmp_path):
+    from hyperpod_dpd.offline.diff_render import render_markdown
+
+    _, base = canary
+    _, head = _plan(tmp_path, "shift", ("    baseline: 95\n    candidate: 5",
+                                        "    baseline: 50\n    candidate: 50"))  # fmt: skip
+    comment = render_markdown(diff_plans(load_plan(base), load_plan(head)))
+    assert "#### Endpoints (head)" in comment
+    assert "| candidate | dpd | prefill, decode | 16 | $110.08 | 50% |" in comment
