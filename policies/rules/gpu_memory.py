@@ -9,28 +9,48 @@ utilization range, or, when none exists, what else to change.
 
 from __future__ import annotations
 
+import dataclasses
+
 from core.catalog import GIB, INSTANCES
-from core.gpu_memory import worker_fit
+from core.gpu_memory import weights_bytes_per_rank, worker_fit
 from policies.rules import views
 from policies.rules.base import Finding, Rule
 
 
-def advice(fit, role, model, instance, tp, buffer) -> str:
-    """How to make `fit` work, as the stack's keys say it (shared with pd-buffer-fits)."""
+def advice(fit, role, model, instance, tp, buffer, overhead, max_len) -> str:
+    """How to make `fit` work, as the stack's keys say it (shared with pd-buffer-fits). Every
+    option named is one that works: each is checked with the same sizing before it is offered."""
     if fit.possible:
         return (
             "set hyperpod-dpd:endpoint.gpuMemoryUtilization between "
             f"{fit.lowest:.2f} and {fit.highest:.2f}"
         )
     options = []
-    if tp < instance.gpu_count:
-        options.append("raise hyperpod-dpd:endpoint.tensorParallelSize (more GPUs per replica)")
+    gpus = instance.gpu_count
+    if tp < gpus and worker_fit(role, model, instance, gpus, max_len, buffer, overhead).possible:
+        options.append(f"raise hyperpod-dpd:endpoint.tensorParallelSize to {gpus}")
     if role == "decode" and buffer:
         room = fit.gpu_memory_bytes - fit.need_bytes - (fit.outside_bytes - buffer)
         if room > 0:
             options.append(f"shrink hyperpod-dpd:endpoint.pdBufferSize to at most {room // GIB}GiB")
-    options.append("lower hyperpod-dpd:endpoint.maxModelLen")
-    larger = [i.name for i in INSTANCES.values() if i.gpu_memory_bytes > instance.gpu_memory_bytes]
+    # The KV cache of one short sequence: when even that does not fit, no context length will.
+    if worker_fit(role, model, instance, tp, 1, buffer, overhead).possible:
+        options.append("lower hyperpod-dpd:endpoint.maxModelLen")
+    weights = weights_bytes_per_rank(model, tp) / GIB
+    if not options:
+        options.append(_what_would(role, model, instance, buffer, overhead, max_len))
+        return (
+            f"the weights alone do not fit: {model.name} at TP {tp} is {weights:.1f} GiB per GPU "
+            f"of {instance.gpu_model}'s {fit.gpu_memory_bytes / GIB:.1f} GiB, with "
+            f"{fit.outside_bytes / GIB:.1f} GiB beside vLLM's share; no context length or "
+            "utilization helps: " + options[0]
+        )
+    larger = [
+        i.name
+        for i in INSTANCES.values()
+        if i.gpu_memory_bytes > instance.gpu_memory_bytes
+        and worker_fit(role, model, i, i.gpu_count, max_len, buffer, overhead).possible
+    ]
     if larger:
         options.append(f"use a larger-GPU instance type ({', '.join(larger)})")
     return (
@@ -38,6 +58,28 @@ def advice(fit, role, model, instance, tp, buffer) -> str:
         f"share, {fit.outside_bytes / GIB:.1f} GiB beside it, of {fit.gpu_memory_bytes / GIB:.1f}"
         f" GiB): " + ", or ".join(options)
     )
+
+
+def _what_would(role, model, instance, buffer, overhead, max_len) -> str:
+    """The instance types (at TP = their GPUs) and the 8-bit checkpoint that would hold it."""
+    fits = [
+        f"{i.name} ({i.gpu_model}, {i.gpu_memory_bytes / GIB:.0f} GiB)"
+        for i in INSTANCES.values()
+        if i.gpu_memory_bytes > instance.gpu_memory_bytes
+        and worker_fit(role, model, i, i.gpu_count, max_len, buffer, overhead).possible
+    ]
+    ways = []
+    if fits:
+        ways.append(
+            "set hyperpod-dpd:instanceGroups.<group>.instanceType to one with more memory per "
+            f"GPU: {', '.join(fits)}"
+        )
+    if model.bytes_per_element > 1:
+        fp8 = dataclasses.replace(model, bytes_per_element=1)
+        at = instance.gpu_count
+        if worker_fit(role, fp8, instance, at, max_len, buffer, overhead).possible:
+            ways.append(f"stage an FP8 checkpoint of {model.name} (half the weights) at TP {at}")
+    return ", or ".join(ways) or "serve a smaller model: none of the catalog's GPUs holds it"
 
 
 def check(resources, limits):
@@ -62,7 +104,7 @@ def check(resources, limits):
                 f"sequence, but --gpu-memory-utilization {utilization:g} gives vLLM "
                 f"{share / GIB:.1f} GiB of each {instance.gpu_model}'s "
                 f"{fit.gpu_memory_bytes / GIB:.1f} GiB; "
-                + advice(fit, role, model, instance, tp, buffer),
+                + advice(fit, role, model, instance, tp, buffer, overhead, max_len),
             )
 
 

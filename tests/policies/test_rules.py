@@ -184,12 +184,32 @@ def test_405b_on_h100_fits_no_utilization_and_says_what_else(dev):
             "llama-3.1-405b"
         )
     ((_, _prefill), (_, decode)) = findings("hyperpod-dpd-gpu-memory", dev)
-    assert "no --gpu-memory-utilization works" in decode
-    assert "raise hyperpod-dpd:endpoint.tensorParallelSize" not in decode  # TP 8 = all GPUs
+    # The weights alone (94.5 GiB per GPU at TP 8) exceed an H100: no context length can fit,
+    # so the advice says so and names only what would work (issue 26, "advice must help").
+    assert "the weights alone do not fit: llama-3.1-405b at TP 8 is 94.5 GiB per GPU" in decode
+    assert "maxModelLen" not in decode and "tensorParallelSize" not in decode
     assert decode.endswith(
-        "lower hyperpod-dpd:endpoint.maxModelLen, or use a larger-GPU instance type "
-        "(ml.p5e.48xlarge, ml.p5en.48xlarge, ml.p6-b200.48xlarge, ml.p6-b300.48xlarge)"
+        "more memory per GPU: ml.p5e.48xlarge (H200, 141 GiB), ml.p5en.48xlarge (H200, 141 GiB), "
+        "ml.p6-b200.48xlarge (B200, 179 GiB), ml.p6-b300.48xlarge (B300, 269 GiB), or stage an "
+        "FP8 checkpoint of llama-3.1-405b (half the weights) at TP 8"
     )
+
+
+@pytest.mark.parametrize(
+    "instance_type", ["ml.p5e.48xlarge", "ml.p5en.48xlarge", "ml.p6-b200.48xlarge"]
+)
+def test_following_the_405b_advice_makes_the_workers_fit(dev, instance_type):
+    """Each instance type the advice names, applied to the stack it was shown for, removes the
+    problem (the hint is checked with the same sizing before it is offered)."""
+    named(dev, "endpoint-iec").props["metadata"]["annotations"]["hyperpod-dpd/sizing-model"] = (
+        "llama-3.1-405b"
+    )
+    assert findings("hyperpod-dpd-gpu-memory", dev)
+    for name in ("prefill", "decode"):
+        gpu_group(dev, name)["instanceType"] = instance_type
+    iec_spec(dev)["instanceType"] = instance_type
+    _set_arg(dev, "--gpu-memory-utilization", "0.85")
+    assert findings("hyperpod-dpd-gpu-memory", dev) == []
 
 
 def test_overhead_limit_is_tunable(dev):
