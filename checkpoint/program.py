@@ -16,7 +16,16 @@ from pathlib import Path
 from checkpoint.errors import CheckpointError
 from checkpoint.progress import MODES
 from checkpoint.upload.options import CACHE_ENV, TRANSFER_CLIENTS, UploadOptions
-from core.exits import EXIT_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK
+from core import cli_inputs as inputs
+from core.exits import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    environment_problem,
+    tolerant_streams,
+)
 from core.units import parse_byte_size
 
 
@@ -59,7 +68,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "--region",
         help="the cluster's Region: refuse a destination bucket elsewhere (default: no check)",
     )
-    up.add_argument("--endpoint-url", help="S3 endpoint (S3-compatible stores, tests)")
+    up.add_argument(
+        "--endpoint-url", type=inputs.http_url, help="S3 endpoint (S3-compatible stores, tests)"
+    )
     up.add_argument(
         "--concurrency", type=_positive_int, default=16, help="parallel S3 requests (default 16)"
     )
@@ -114,7 +125,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     )
     ver.add_argument("--dest", required=True, help="s3://BUCKET/PREFIX of the checkpoint")
     ver.add_argument("--region", help="only for the first request (the bucket's Region is used)")
-    ver.add_argument("--endpoint-url", help="S3 endpoint (S3-compatible stores, tests)")
+    ver.add_argument(
+        "--endpoint-url", type=inputs.http_url, help="S3 endpoint (S3-compatible stores, tests)"
+    )
     ver.add_argument(
         "--deep", action="store_true", help="also download every object and recompute checksums"
     )
@@ -132,7 +145,7 @@ def _common_output(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--progress-interval",
-        type=float,
+        type=inputs.finite_float,
         default=15.0,
         help="seconds between plain progress lines (default 15)",
     )
@@ -258,10 +271,15 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m checkpoint`: the in-cluster Job's entry point."""
     import traceback
 
+    tolerant_streams()
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args, None)
     except Exception as exc:
+        problem = environment_problem(exc)
+        if problem is not None:
+            print(f"error: {problem}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         if args.debug:
             traceback.print_exc()
         print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug)", file=sys.stderr)

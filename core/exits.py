@@ -23,3 +23,42 @@ class UsageProblem(Exception):
     """Bad input: the command line prints `error: <message>` and exits with EXIT_BAD_INPUT."""
 
     exit_code = EXIT_BAD_INPUT
+
+
+# Errors of the user's environment, not of our code: AWS credentials and profiles (botocore) the
+# commands meet when they first ask AWS. Named here by class so nothing below imports botocore.
+_AWS_SETUP_ERRORS = {
+    "ProfileNotFound",
+    "NoCredentialsError",
+    "PartialCredentialsError",
+    "NoRegionError",
+    "InvalidConfigError",
+    "ConfigParseError",
+    "CredentialRetrievalError",
+}
+
+
+def environment_problem(exc: BaseException) -> str | None:
+    """A bad-input message for an error of the user's AWS setup (None: not one)."""
+    kind = type(exc)
+    if kind.__module__.startswith("botocore") and kind.__name__ in _AWS_SETUP_ERRORS:
+        import os
+
+        profile = os.environ.get("AWS_PROFILE")
+        where = f" (AWS_PROFILE={profile!r})" if profile else ""
+        return (
+            f"AWS credentials{where}: {exc}. Fix: set AWS_PROFILE to a profile of your AWS config "
+            "(`aws configure list-profiles`) or unset it, and check `aws sts get-caller-identity`"
+        )
+    return None
+
+
+def tolerant_streams() -> None:
+    """Let stdout and stderr print any text: a value the user gave in bytes that are not UTF-8
+    (Python's surrogate escapes) is shown escaped, never a UnicodeEncodeError."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")

@@ -41,7 +41,13 @@ PIP_PACKAGES = (JOB_BOTO3, "huggingface_hub==2.4.0")  # same pins as requirement
 CODE_DIR, APP_DIR = "/code", "/app"  # the ConfigMap's mount; where the program is laid out
 SCRATCH_LIMIT = "50Gi"  # one Hub file at a time is staged here (shards are ~5 GB)
 # What the staging program imports besides its own package (a test runs it from these alone).
-CODE_FILES = ("core/__init__.py", "core/collector.py", "core/exits.py", "core/units.py")
+CODE_FILES = (
+    "core/__init__.py",
+    "core/cli_inputs.py",
+    "core/collector.py",
+    "core/exits.py",
+    "core/units.py",
+)
 
 
 def shipped_paths() -> list[str]:

@@ -20,7 +20,14 @@ import sys
 import traceback
 from pathlib import Path
 
-from core.exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, UsageProblem
+from core.exits import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    UsageProblem,
+    environment_problem,
+    tolerant_streams,
+)
 from hyperpod_dpd.cli import (
     benchmark,
     checkpoint,
@@ -69,6 +76,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    tolerant_streams()
     args = parser().parse_args(argv)
     project_dir = getattr(args, "project_dir", None) or find_project_dir(Path.cwd())
     try:
@@ -80,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:
+        problem = environment_problem(exc)
+        if problem is not None:
+            print(f"error: {problem}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         if args.debug:
             traceback.print_exc()
         print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug)", file=sys.stderr)

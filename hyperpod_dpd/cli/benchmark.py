@@ -24,6 +24,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core import cli_inputs as inputs
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -41,9 +43,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--tokenizer", type=Path, help="local tokenizer: a directory or its tokenizer.json"
     )
     add_workload_flags(run)
-    run.add_argument("--out", type=Path, required=True, help="results directory (created)")
     run.add_argument(
-        "--stack", help="record this stack's endpoint; without --target, run in-cluster"
+        "--out", type=inputs.output_dir, required=True, help="results directory (created)"
+    )
+    run.add_argument(
+        "--stack",
+        type=inputs.stack_name,
+        help="record this stack's endpoint; without --target, run in-cluster",
     )
     run.add_argument(
         "--endpoint", metavar="KEY",
@@ -56,27 +62,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "replicas x GPUs per node)",
     )  # fmt: skip
     run.add_argument(
-        "--hourly-cost", type=float,
+        "--hourly-cost", type=inputs.finite_float,
         help="USD per hour of the endpoint, for cost per 1M output tokens (default: the stack's)",
     )  # fmt: skip
-    run.add_argument("--project-dir", type=Path, help="directory of Pulumi.yaml (default: found)")
+    run.add_argument(
+        "--project-dir", type=inputs.project_dir, help="directory of Pulumi.yaml (default: found)"
+    )
     job = run.add_argument_group("in-cluster run (--stack without --target)")
     job.add_argument("--bucket", help="model bucket (default: checkpoint.bucketName, else "
                      "`pulumi stack output modelBucket`)")  # fmt: skip
     job.add_argument("--service", help="in-cluster URL to load (default: the DPD router; for "
                      "colocated, the Service the endpoint owns)")  # fmt: skip
-    job.add_argument("--kubeconfig", type=Path, help="default: $KUBECONFIG or ~/.kube/config")
+    job.add_argument(
+        "--kubeconfig", type=inputs.input_file, help="default: $KUBECONFIG or ~/.kube/config"
+    )
     job.add_argument("--context", help="kubeconfig context (default: the current one)")
-    job.add_argument("--timeout", type=float, default=240.0,
+    job.add_argument("--timeout", type=inputs.finite_float, default=240.0,
                      help="minutes the Job may take, venv build included (240)")  # fmt: skip
-    job.add_argument("--poll-interval", type=float, default=5.0, help="seconds (5)")
+    job.add_argument("--poll-interval", type=inputs.finite_float, default=5.0, help="seconds (5)")
     job.add_argument("--dry-run", action="store_true", help="check everything, print the Job and "
                      "its ConfigMap as YAML, create nothing")  # fmt: skip
     run.set_defaults(handler=run_benchmark)
 
     compare = sub.add_parser("compare", help="report.md and charts: each run against the first")
     compare.add_argument("runs", nargs="+", type=Path, help="BASE HEAD [RUN ...]: run directories")
-    compare.add_argument("--out", type=Path, required=True, help="report directory (created)")
+    compare.add_argument(
+        "--out", type=inputs.output_dir, required=True, help="report directory (created)"
+    )
     compare.set_defaults(handler=compare_runs)
 
     fake = sub.add_parser(

@@ -7,15 +7,19 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core import cli_inputs as inputs
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("diff", help="compare two plans (directories or git refs)")
     parser.add_argument("base")
     parser.add_argument("head")
-    parser.add_argument("--stack", help="with git refs: the stack to plan at each ref")
+    parser.add_argument(
+        "--stack", type=inputs.stack_name, help="with git refs: the stack to plan at each ref"
+    )
     parser.add_argument("--format", choices=["markdown", "text", "json"], default="markdown")
-    parser.add_argument("--out", type=Path, help="also write the output to this file")
-    parser.add_argument("--project-dir", type=Path)
+    parser.add_argument("--out", type=inputs.output_file, help="also write the output to this file")
+    parser.add_argument("--project-dir", type=inputs.project_dir)
     parser.set_defaults(handler=run)
 
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core import cli_inputs as inputs
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "fetch", help="download the pinned chart and policy the stack deploys (.hyperpod-dpd/)"
     )
-    parser.add_argument("--project-dir", type=Path)
+    parser.add_argument("--project-dir", type=inputs.project_dir)
     parser.set_defaults(handler=run)
 
 

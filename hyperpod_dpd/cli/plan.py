@@ -9,13 +9,24 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core import cli_inputs as inputs
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     plan = subparsers.add_parser("plan", help="offline plan of a stack (no cloud, no Pulumi CLI)")
-    plan.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
-    plan.add_argument("--out", type=Path, help="output directory (default build/plan/<stack>)")
+    plan.add_argument(
+        "--stack",
+        required=True,
+        type=inputs.stack_name,
+        help="stack name: reads Pulumi.<stack>.yaml",
+    )
+    plan.add_argument(
+        "--out", type=inputs.output_dir, help="output directory (default build/plan/<stack>)"
+    )
     plan.add_argument("--format", choices=["text", "json"], default="text")
-    plan.add_argument("--project-dir", type=Path, help="directory of Pulumi.yaml (default: found)")
+    plan.add_argument(
+        "--project-dir", type=inputs.project_dir, help="directory of Pulumi.yaml (default: found)"
+    )
     plan.add_argument(
         "--preview",
         action="store_true",

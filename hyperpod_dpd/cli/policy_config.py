@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core import cli_inputs as inputs
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("policy-config", help="CrossGuard pack config of a stack")
-    parser.add_argument("--stack", required=True)
-    parser.add_argument("--out", type=Path, help="write here instead of stdout")
-    parser.add_argument("--project-dir", type=Path)
+    parser.add_argument("--stack", required=True, type=inputs.stack_name)
+    parser.add_argument("--out", type=inputs.output_file, help="write here instead of stdout")
+    parser.add_argument("--project-dir", type=inputs.project_dir)
     parser.set_defaults(handler=run)
 
 

@@ -6,14 +6,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core import cli_inputs as inputs
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "policy-pack", help="assemble the self-contained CrossGuard pack (and its venv)"
     )
-    parser.add_argument("--out", type=Path, help="pack directory (default build/policy-pack)")
+    parser.add_argument(
+        "--out", type=inputs.output_dir, help="pack directory (default build/policy-pack)"
+    )
     parser.add_argument("--no-venv", action="store_true", help="do not build the pack's venv")
-    parser.add_argument("--project-dir", type=Path)
+    parser.add_argument("--project-dir", type=inputs.project_dir)
     parser.set_defaults(handler=run)
 
 

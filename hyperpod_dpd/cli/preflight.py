@@ -7,12 +7,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core import cli_inputs as inputs
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("preflight", help="check AWS capacity, quotas, plans (boto3)")
-    parser.add_argument("--stack", required=True)
+    parser.add_argument("--stack", required=True, type=inputs.stack_name)
     parser.add_argument("--format", choices=["text", "json"], default="text")
-    parser.add_argument("--project-dir", type=Path)
+    parser.add_argument("--project-dir", type=inputs.project_dir)
     parser.set_defaults(handler=run, client_factory=None)
 
 

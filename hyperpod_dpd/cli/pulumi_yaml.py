@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core import cli_inputs as inputs
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     gen = subparsers.add_parser(
@@ -15,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gen.add_argument(
         "--check", action="store_true", help="exit 1 if either is out of date (nothing written)"
     )
-    gen.add_argument("--project-dir", type=Path)
+    gen.add_argument("--project-dir", type=inputs.project_dir)
     gen.set_defaults(handler=run)
 
 

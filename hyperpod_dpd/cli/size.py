@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core import cli_inputs as inputs
 from core.catalog import MODELS
 from core.kv_cache import (
     DOCS_GPU_MEMORY_UTILIZATION,
@@ -42,7 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--pd-buffer", default=DOCS_PD_BUFFER_BYTES, help="PD_BUFFER_SIZE per TP rank, e.g. 16GiB"
     )
-    p.add_argument("--gpu-memory-utilization", type=float, default=DOCS_GPU_MEMORY_UTILIZATION)
+    p.add_argument(
+        "--gpu-memory-utilization", type=inputs.finite_float, default=DOCS_GPU_MEMORY_UTILIZATION
+    )
     p.add_argument("--max-model-len", type=int, default=DOCS_MAX_MODEL_LEN)
     p.add_argument(
         "--in-flight", type=int, help="KV transfers expected at once: adds a buffer size advice"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core import cli_inputs as inputs
 from core.versions import VERIFY_CURL_IMAGE
 
 
@@ -22,7 +23,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n")[0],
     )
     where = parser.add_argument_group("endpoint (--stack, or --name and --namespace)")
-    where.add_argument("--stack", help="stack name: reads the endpoint from Pulumi.<stack>.yaml")
+    where.add_argument(
+        "--stack",
+        type=inputs.stack_name,
+        help="stack name: reads the endpoint from Pulumi.<stack>.yaml",
+    )
     where.add_argument(
         "--endpoint",
         metavar="KEY",
@@ -36,7 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=int,
         help="expected router threshold in tokens (default: the IEC's pdSpec.routingThreshold)",
     )
-    parser.add_argument("--kubeconfig", type=Path, help="default: $KUBECONFIG or ~/.kube/config")
+    parser.add_argument(
+        "--kubeconfig", type=inputs.input_file, help="default: $KUBECONFIG or ~/.kube/config"
+    )
     parser.add_argument("--context", help="kubeconfig context (default: the current one)")
     prompts = parser.add_argument_group("prompts")
     prompts.add_argument(
@@ -58,15 +65,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="read-only: skip prompts and log checks after them",
     )
     limits = parser.add_argument_group("time limits (seconds)")
-    limits.add_argument("--timeout", type=float, default=300.0, help="per prompt (default 300)")
     limits.add_argument(
-        "--api-timeout", type=float, default=30.0, help="per Kubernetes request (default 30)"
+        "--timeout", type=inputs.finite_float, default=300.0, help="per prompt (default 300)"
     )
     limits.add_argument(
-        "--poll-interval", type=float, default=2.0, help="between pod/log polls (default 2)"
+        "--api-timeout",
+        type=inputs.finite_float,
+        default=30.0,
+        help="per Kubernetes request (default 30)",
+    )
+    limits.add_argument(
+        "--poll-interval",
+        type=inputs.finite_float,
+        default=2.0,
+        help="between pod/log polls (default 2)",
     )
     parser.add_argument("--format", choices=["text", "json"], default="text")
-    parser.add_argument("--project-dir", type=Path)
+    parser.add_argument("--project-dir", type=inputs.project_dir)
     parser.set_defaults(handler=run)
 
 

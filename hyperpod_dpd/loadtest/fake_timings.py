@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
+from core import cli_inputs as inputs
+
 
 @dataclass(frozen=True)
 class Timings:
@@ -34,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     for flag, field in FLAGS:
-        parser.add_argument(flag, type=float, default=getattr(Timings, field))
+        parser.add_argument(flag, type=inputs.finite_float, default=getattr(Timings, field))
 
 
 def argv_of(args: argparse.Namespace) -> list[str]:

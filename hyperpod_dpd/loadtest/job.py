@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # runs it from these alone).
 CODE_FILES = (
     "core/__init__.py",
+    "core/cli_inputs.py",
     "core/exits.py",
     "hyperpod_dpd/__init__.py",
     "hyperpod_dpd/shared/__init__.py",

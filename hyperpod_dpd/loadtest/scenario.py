@@ -11,6 +11,8 @@ import argparse
 import re
 from dataclasses import dataclass
 
+from core import cli_inputs as inputs
+
 _SCENARIO = re.compile(r"^D\((\d+),\s*(\d+)\)$")
 MAX_TOKENS = 1_000_000
 
@@ -106,7 +108,7 @@ def add_workload_flags(parser: argparse.ArgumentParser) -> None:
     stop.add_argument(
         "--requests", type=int, help="requests per level (default 10 x the top level, >= 100)"
     )
-    stop.add_argument("--duration", type=float, help="seconds per level")
+    stop.add_argument("--duration", type=inputs.finite_float, help="seconds per level")
     parser.add_argument("--label", help="the run's name in reports (default: the --out name)")
     parser.add_argument(
         "--model", help="served model name (default: the server's first /v1/models)"

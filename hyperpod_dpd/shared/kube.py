@@ -75,6 +75,11 @@ class Cluster:
             )
         except (ConfigException, OSError, ValueError, yaml.YAMLError) as exc:
             raise KubeconfigError(f"kubeconfig {path}: {exc}") from None
+        except (TypeError, AttributeError, KeyError) as exc:  # a YAML file that is no kubeconfig
+            raise KubeconfigError(
+                f"kubeconfig {path} is not a kubeconfig ({type(exc).__name__}: {exc}); pass "
+                "--kubeconfig or run `aws eks update-kubeconfig --name <cluster>`"
+            ) from None
         return cls(api, request_timeout)
 
     @property

@@ -15,7 +15,10 @@ def _run(argv, capsys, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
-    code = main(argv)
+    try:
+        code = main(argv)
+    except SystemExit as exited:  # argparse refused a flag's value (its types: core/cli_inputs.py)
+        code = exited.code
     captured = capsys.readouterr()
     return code, captured.out + captured.err
 
@@ -26,7 +29,7 @@ CASES = {
     "an --endpoint-url that is not a URL": (
         ["checkpoint", "upload", "--source", "{src}", "--dest", "s3://bucket-a/p",
          "--endpoint-url", "notaurl"],
-        "--endpoint-url 'notaurl'",
+        "argument --endpoint-url: got 'notaurl'",
     ),
     "a bad revision, before any credentials": (
         ["checkpoint", "upload", "--source", "hf://org/model", "--revision", "main",
