@@ -87,6 +87,8 @@ def operation(method: str, key: str, query: dict, headers: dict) -> str:
     if method == "HEAD":
         return "HeadObject" if key else "HeadBucket"
     if method == "GET":
+        if key and "uploadId" in query:
+            return "ListParts"
         if key:
             return "GetObjectAttributes" if "attributes" in query else "GetObject"
         for name, op in (
