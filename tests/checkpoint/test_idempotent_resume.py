@@ -75,6 +75,19 @@ def put_part(s3_client, bucket, key, upload_id, number: int, data: bytes) -> Non
     )
 
 
+def interrupted(s3_client, bucket, contents, first_part=None, metadata_crc=None) -> str:
+    """The big file's key, whose upload a killed run left with its first part sent."""
+    key = f"{PREFIX}/{BIG}"
+    upload_id = start_upload(s3_client, bucket, key, contents[BIG], metadata_crc=metadata_crc)
+    first = contents[BIG][:PART] if first_part is None else first_part
+    put_part(s3_client, bucket, key, upload_id, 1, first)
+    return key
+
+
+def ops_on(s3, bucket: str, key: str, mark: int) -> list[str]:
+    return [w.op for w in s3.recorder.writes(mark, bucket) if w.key == key]
+
+
 def rerun(run_cli, src, bucket, s3):
     mark = s3.recorder.mark()
     dest = f"s3://{bucket}/{PREFIX}"
@@ -104,11 +117,9 @@ def test_parts_already_in_s3_and_verified_are_not_sent_again(
     s3, s3_client, bucket, local_checkpoint, run_cli
 ):
     src, contents = local_checkpoint
-    key = f"{PREFIX}/{BIG}"
-    upload_id = start_upload(s3_client, bucket, key, contents[BIG])
-    put_part(s3_client, bucket, key, upload_id, 1, contents[BIG][:PART])
+    key = interrupted(s3_client, bucket, contents)
     mark, err = rerun(run_cli, src, bucket, s3)
-    ops = [w.op for w in s3.recorder.writes(mark, bucket) if w.key == key]
+    ops = ops_on(s3, bucket, key, mark)
     assert ops == ["UploadPart", "CompleteMultipartUpload"], ops
     assert f"resumed the upload of {BIG}: 1 of 2 parts" in err
     assert s3_client.get_object(Bucket=bucket, Key=key)["Body"].read() == contents[BIG]
@@ -119,11 +130,9 @@ def test_a_part_that_does_not_hold_the_files_bytes_is_sent_again(
     s3, s3_client, bucket, local_checkpoint, run_cli
 ):
     src, contents = local_checkpoint
-    key = f"{PREFIX}/{BIG}"
-    upload_id = start_upload(s3_client, bucket, key, contents[BIG])
-    put_part(s3_client, bucket, key, upload_id, 1, b"\0" * PART)
+    key = interrupted(s3_client, bucket, contents, first_part=b"\0" * PART)
     mark, _ = rerun(run_cli, src, bucket, s3)
-    ops = [w.op for w in s3.recorder.writes(mark, bucket) if w.key == key]
+    ops = ops_on(s3, bucket, key, mark)
     assert ops.count("UploadPart") == 2, ops
     assert s3_client.get_object(Bucket=bucket, Key=key)["Body"].read() == contents[BIG]
 
@@ -132,9 +141,7 @@ def test_list_parts_of_an_upload_gone_meanwhile_uploads_the_file_anew(
     s3, s3_client, bucket, local_checkpoint, run_cli
 ):
     src, contents = local_checkpoint
-    key = f"{PREFIX}/{BIG}"
-    upload_id = start_upload(s3_client, bucket, key, contents[BIG])
-    put_part(s3_client, bucket, key, upload_id, 1, contents[BIG][:PART])
+    key = interrupted(s3_client, bucket, contents)
     gone = s3.recorder.add_fault(
         Fault("ListParts", bucket, key=key, status=404, code="NoSuchUpload")
     )
@@ -148,9 +155,7 @@ def test_an_upload_started_for_an_earlier_version_of_the_file_is_not_kept(
 ):
     """Same parts, other metadata (the file changed after its first part was sent)."""
     src, contents = local_checkpoint
-    key = f"{PREFIX}/{BIG}"
-    upload_id = start_upload(s3_client, bucket, key, contents[BIG], metadata_crc="AAAAAAAAAAA=")
-    put_part(s3_client, bucket, key, upload_id, 1, contents[BIG][:PART])
+    key = interrupted(s3_client, bucket, contents, metadata_crc="AAAAAAAAAAA=")
     rerun(run_cli, src, bucket, s3)
     head = s3_client.head_object(Bucket=bucket, Key=key)
     assert head["Metadata"][META_CRC64NVME] == crc64nvme_of(contents[BIG])
