@@ -18,7 +18,11 @@
    place writes nothing at all).
 
 An interrupted run (kill -9, a node going away) leaves verified objects in place and no
-manifest; the next run transfers only what is missing or wrong.
+manifest; the next run transfers only what is missing or wrong. The multipart uploads it left
+are finished by the next run when they are of files still to send (their parts kept only when
+verified against the file's bytes: checkpoint/s3/resume.py) and aborted otherwise; one S3 no
+longer knows (completed or aborted meanwhile) is gone, not an error. Nothing else it left (a
+checksum cache cut short, temp files, a staging directory) stops or misleads the next run.
 
 Here: the steps in order and the manifest (1, 3, 5). planner.py decides what to transfer (2),
 executor.py transfers it (4) with the checks of checks.py.
