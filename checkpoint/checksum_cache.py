@@ -16,8 +16,9 @@ hashing started; a file written just before the upload is hashed again on the ne
 
 Where: $HYPERPOD_DPD_CHECKSUM_CACHE, else $XDG_CACHE_HOME/hyperpod-dpd/checksums, else
 ~/.cache/hyperpod-dpd/checksums; one JSON file per source directory, replaced atomically (a
-temp file renamed over it). A file that cannot be read or parsed is ignored and rebuilt; one
-that cannot be written (a read-only home in a container) only costs the next run a re-read.
+temp file renamed over it; temp files that killed runs left are removed). A file that cannot be
+read or parsed (cut short, garbage) is ignored, with a note, and replaced; one that cannot be
+written (a read-only home in a container) only costs the next run a re-read.
 `--no-checksum-cache` (or HYPERPOD_DPD_CHECKSUM_CACHE=off) hashes every file every time.
 """
 
@@ -42,6 +43,11 @@ DISABLED_VALUES = ("off", "none", "0", "false", "no")
 FORMAT = "hyperpod-dpd/checksum-cache/v1"
 RACY_WINDOW_NS = 2_000_000_000
 MAX_ENTRIES = 100_000  # per source directory; entries of files not seen this run go first
+
+# A save writes a temp file (this prefix) and renames it over the cache file: one older than
+# this was left by a run killed between the two (a live save takes milliseconds).
+TEMP_PREFIX = ".tmp-"
+STALE_TEMP_SECONDS = 600
 
 Log = Callable[[str], None]
 _now_ns = time.time_ns  # the clock the racy window is measured on (a seam for the tests)
@@ -134,6 +140,7 @@ class ChecksumCache:
         self._lock = threading.Lock()
         self._writing = threading.Lock()  # one save at a time: a newer one never overwritten
         self._write_failed = False
+        self._swept = False  # temp files of killed runs removed (once per run)
         self._entries: dict[str, _Entry] = {}
         self._seen: set[str] = set()
         self._dirty = False
@@ -201,6 +208,8 @@ class ChecksumCache:
                     f"note: ignoring the checksum cache {file} ({exc.strerror or exc}); "
                     "rebuilding it"
                 )
+                with self._lock:
+                    self._dirty = True  # replaced by the first save
             return {}
         try:
             doc = json.loads(data.decode("utf-8"))
@@ -210,7 +219,8 @@ class ChecksumCache:
             if not isinstance(files, dict):
                 raise ValueError("no 'files' object")
             return {str(k): _Entry.from_json(v) for k, v in files.items()}
-        except (ValueError, TypeError) as exc:  # JSONDecodeError, UnicodeDecodeError: ValueErrors
+        # JSONDecodeError, UnicodeDecodeError: ValueErrors; RecursionError: nested too deep
+        except (ValueError, TypeError, RecursionError) as exc:
             if note:
                 self._log(
                     f"note: ignoring the corrupt checksum cache {file} ({exc}); rebuilding it"
@@ -249,7 +259,10 @@ class ChecksumCache:
         doc = {"format": FORMAT, "files": {k: v.to_json() for k, v in sorted(merged.items())}}
         try:
             file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=file.parent)
+            if not self._swept:
+                self._swept = True
+                _remove_stale_temp_files(file.parent)
+            fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".json", dir=file.parent)
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as out:
                     json.dump(doc, out, separators=(",", ":"))
@@ -267,3 +280,14 @@ class ChecksumCache:
                     f"note: cannot write the checksum cache {file} ({exc.strerror or exc}); "
                     "the next run reads the files again"
                 )
+
+
+def _remove_stale_temp_files(directory: Path) -> None:
+    """Delete the temp files that runs killed in the middle of a save left in `directory`."""
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory):
+            if entry.name.startswith(TEMP_PREFIX) and entry.name.endswith(".json"):
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                        os.unlink(entry.path)

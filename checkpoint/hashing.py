@@ -36,6 +36,11 @@ def crc64nvme_b64(value: int) -> str:
     return base64.b64encode(value.to_bytes(8, "big")).decode("ascii")
 
 
+def crc64nvme_of(data: bytes | memoryview) -> str:
+    """The CRC64NVME of `data`, as S3 reports it."""
+    return crc64nvme_b64(checksums.crc64nvme(data))
+
+
 def digest_chunks(
     chunks: Iterable[bytes | memoryview],
     *,

@@ -7,6 +7,7 @@ content, so that a rerun knows from a HeadObject whether the object is right.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -19,6 +20,8 @@ from checkpoint.s3.uri import S3Location
 META_SOURCE_ID = "hyperpod-dpd-source-id"
 META_CRC64NVME = "hyperpod-dpd-crc64nvme"
 META_SHA256 = "hyperpod-dpd-sha256"
+# S3's answer about a multipart upload id it no longer knows: completed or aborted, gone.
+GONE = ("NoSuchUpload",)
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,16 @@ class ObjectState:
     crc64nvme: str | None  # S3's full-object CRC64NVME, when the object has one
     metadata: dict[str, str]
     version_id: str | None
+
+
+@dataclass(frozen=True)
+class IncompleteUpload:
+    """A multipart upload started under the prefix and neither completed nor aborted."""
+
+    key: str
+    upload_id: str
+    initiated: str  # sortable: ISO time, or a datetime's str()
+    checksum_algorithm: str | None
 
 
 class Destination:
@@ -73,24 +86,53 @@ class Destination:
         except (ClientError, BotoCoreError) as exc:
             raise s3_error(exc, "list", self.location.uri) from None
 
-    def abort_incomplete_uploads(self) -> int:
-        """Abort multipart uploads left under the prefix by an interrupted run."""
-        aborted = 0
+    def incomplete_uploads(self) -> list[IncompleteUpload]:
+        """The multipart uploads under the prefix that were started and neither completed nor
+        aborted (by an interrupted run)."""
+        return list(self._incomplete_uploads())
+
+    def _incomplete_uploads(self) -> Iterator[IncompleteUpload]:
         args = {"Bucket": self.location.bucket, "Prefix": self.location.list_prefix}
-        try:
-            while True:
+        while True:
+            try:
                 page = self.client.list_multipart_uploads(**args)
-                for upload in page.get("Uploads", []):
-                    self.client.abort_multipart_upload(
-                        Bucket=self.location.bucket, Key=upload["Key"], UploadId=upload["UploadId"]
-                    )
-                    aborted += 1
-                if not page.get("IsTruncated"):
-                    return aborted
-                args["KeyMarker"] = page["NextKeyMarker"]
-                args["UploadIdMarker"] = page["NextUploadIdMarker"]
-        except (ClientError, BotoCoreError) as exc:
+            except (ClientError, BotoCoreError) as exc:
+                raise s3_error(
+                    exc, "clean up incomplete uploads under", self.location.uri
+                ) from None
+            for upload in page.get("Uploads", []):
+                yield IncompleteUpload(
+                    key=upload["Key"],
+                    upload_id=upload["UploadId"],
+                    initiated=str(upload.get("Initiated", "")),
+                    checksum_algorithm=upload.get("ChecksumAlgorithm"),
+                )
+            if not page.get("IsTruncated"):
+                return
+            args["KeyMarker"] = page["NextKeyMarker"]
+            args["UploadIdMarker"] = page["NextUploadIdMarker"]
+
+    def abort_upload(self, key: str, upload_id: str) -> bool:
+        """Abort one multipart upload; False when S3 no longer knows it (NoSuchUpload: completed
+        or aborted meanwhile, by the run that started it or another one): gone either way."""
+        try:
+            self.client.abort_multipart_upload(
+                Bucket=self.location.bucket, Key=key, UploadId=upload_id
+            )
+        except ClientError as exc:
+            if error_code(exc) in GONE:
+                return False
             raise s3_error(exc, "clean up incomplete uploads under", self.location.uri) from None
+        except BotoCoreError as exc:
+            raise s3_error(exc, "clean up incomplete uploads under", self.location.uri) from None
+        return True
+
+    def abort_incomplete_uploads(self, uploads: Iterable[IncompleteUpload] | None = None) -> int:
+        """Abort multipart uploads left under the prefix by an interrupted run (`uploads`, else
+        all those listed, page by page); how many were aborted (one already gone is not an
+        error, and not counted)."""
+        chosen = self._incomplete_uploads() if uploads is None else uploads
+        return sum(self.abort_upload(u.key, u.upload_id) for u in chosen)
 
     def delete_keys(self, keys: list[str]) -> None:
         for start in range(0, len(keys), 1000):

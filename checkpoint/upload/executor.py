@@ -10,8 +10,6 @@ and stay, verified, for the rerun.
 from __future__ import annotations
 
 import contextlib
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -32,9 +30,11 @@ from checkpoint.s3.destination import (
     META_SHA256,
     META_SOURCE_ID,
     Destination,
+    IncompleteUpload,
     ObjectState,
 )
 from checkpoint.s3.errors import s3_error
+from checkpoint.s3.resume import resume_upload
 from checkpoint.s3.transfers import Transfers
 from checkpoint.sources.base import FileSource, Source, SourceFile
 from checkpoint.sources.hf import HfSource
@@ -49,6 +49,7 @@ from checkpoint.upload.checks import (
 from checkpoint.upload.options import UploadOptions
 from checkpoint.upload.planner import Plan
 from checkpoint.upload.result import UploadResult
+from checkpoint.upload.workdir import Workdir
 
 # How often the checksum cache is written while files finish uploading (it is also written
 # before the transfers and after them, failed or not): one small JSON file per interval at most.
@@ -73,6 +74,9 @@ class Executor:
     hashing: threading.BoundedSemaphore  # shared with the planner: at most one file per core
     stop: threading.Event = field(default_factory=threading.Event)  # a file failed for good
     progress: Progress | None = None
+    # S3 key -> the incomplete multipart upload of an interrupted run to finish (its verified
+    # parts are not sent again); see checkpoint/s3/resume.py
+    resumable: dict[str, IncompleteUpload] = field(default_factory=dict)
     _cache_saved_at: float = field(default_factory=time.monotonic)
     _cache_save_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -82,10 +86,12 @@ class Executor:
         staging = isinstance(self.source, FileSource) and self.source.stages
         budget = None
         workdir = None
+        staged: Workdir | None = None
         if staging:
             # Fail before downloading anything: a file that can never fit, no access to the
             # model (gated), no permission to write the bucket.
-            workdir = Path(tempfile.mkdtemp(prefix="hyperpod-dpd-", dir=opts.tmp_dir))
+            staged = Workdir(opts.tmp_dir)  # after deleting those of killed runs
+            workdir = staged.path
             try:
                 budget = DiskBudget(workdir, opts.tmp_limit)
                 for f in plan.todo:
@@ -94,7 +100,7 @@ class Executor:
                     self.source.check_access(plan.todo[0])
                 self.dest.probe_write(loc.key(plan.todo[0].path))
             except BaseException:
-                shutil.rmtree(workdir, ignore_errors=True)
+                staged.close()
                 raise
         total = sum(f.size for f in plan.todo)
         if isinstance(self.source, S3Source):
@@ -144,8 +150,8 @@ class Executor:
         finally:
             pool.shutdown(wait=True)
             transfers.close()
-            if workdir is not None:
-                shutil.rmtree(workdir, ignore_errors=True)
+            if staged is not None:
+                staged.close()
             if budget is not None:
                 result.peak_tmp_bytes = budget.peak
         if failures:
@@ -233,10 +239,58 @@ class Executor:
             metadata = {META_SOURCE_ID: source_id, META_CRC64NVME: digest.crc64nvme}
             if f.sha256:
                 metadata[META_SHA256] = f.sha256
-            transfers.upload(path, bucket, key, metadata, lambda n: count("upload", n))
+            resumed = self._resume(f, path, key, lambda n: count("upload", n))
+            if not resumed:
+                transfers.upload(path, bucket, key, metadata, lambda n: count("upload", n))
         state = self.dest.head(key)
         check_uploaded(f, state, digest, f"s3://{bucket}/{key}")
+        if resumed and any(state.metadata.get(k) != v for k, v in metadata.items()):
+            # Started for other bytes of this file (changed since): same bytes now, other
+            # metadata. The next attempt uploads it anew.
+            raise IntegrityError(
+                f"s3://{bucket}/{key}: the resumed upload carries the metadata of an earlier "
+                "version of the file"
+            )
         return _entry(f, state, source_id)
+
+    def _resume(self, f: SourceFile, path: Path, key: str, on_bytes) -> bool:
+        """Finish the incomplete upload an interrupted run left for `key`, if any: True when
+        done, False when there is none to finish (or S3 no longer knows it)."""
+        upload = self.resumable.get(key)
+        if upload is None:
+            return False
+        sent = 0
+
+        def counted(n: int) -> None:
+            nonlocal sent
+            sent += n
+            on_bytes(n)
+
+        try:
+            resumed = resume_upload(
+                self.dest.client,
+                path,
+                self.dest.location.bucket,
+                key,
+                upload.upload_id,
+                part_size=self.options.part_size,
+                concurrency=self.options.concurrency,
+                on_bytes=counted,
+            )
+        except TransferError:
+            raise  # kept for the next attempt: its parts sent so far stay
+        except BaseException:
+            self.resumable.pop(key, None)
+            raise
+        self.resumable.pop(key, None)  # completed, or gone
+        if resumed is None:
+            on_bytes(-sent)  # counted again by the upload anew
+            return False
+        self.log(
+            f"resumed the upload of {f.path}: {resumed.reused} of {resumed.parts} parts were "
+            "already in S3 and verified"
+        )
+        return True
 
     def _copy(self, f: SourceFile, transfers: Transfers, on_bytes) -> ManifestFile:
         source: S3Source = self.source  # type: ignore[assignment]

@@ -18,7 +18,11 @@
    place writes nothing at all).
 
 An interrupted run (kill -9, a node going away) leaves verified objects in place and no
-manifest; the next run transfers only what is missing or wrong.
+manifest; the next run transfers only what is missing or wrong. The multipart uploads it left
+are finished by the next run when they are of files still to send (their parts kept only when
+verified against the file's bytes: checkpoint/s3/resume.py) and aborted otherwise; one S3 no
+longer knows (completed or aborted meanwhile) is gone, not an error. Nothing else it left (a
+checksum cache cut short, temp files, a staging directory) stops or misleads the next run.
 
 Here: the steps in order and the manifest (1, 3, 5). planner.py decides what to transfer (2),
 executor.py transfers it (4) with the checks of checks.py.
@@ -51,8 +55,9 @@ from checkpoint.s3.client import (
     make_client,
     probe_region,
 )
-from checkpoint.s3.destination import Destination
+from checkpoint.s3.destination import Destination, IncompleteUpload
 from checkpoint.s3.errors import s3_error
+from checkpoint.s3.resume import pick_resumable
 from checkpoint.s3.uri import parse_s3_uri
 from checkpoint.sources.base import SOURCE_FORMS, Source, select_files
 from checkpoint.sources.hf import HfSource, parse_hf_uri
@@ -61,7 +66,7 @@ from checkpoint.sources.s3 import S3Source
 from checkpoint.upload.checks import check_readable
 from checkpoint.upload.executor import Executor
 from checkpoint.upload.options import UploadOptions
-from checkpoint.upload.planner import plan_upload
+from checkpoint.upload.planner import Plan, plan_upload
 from checkpoint.upload.result import UploadResult
 
 Log = Callable[[str], None]
@@ -164,6 +169,15 @@ class _Upload:
             source, destination, options, session, region, log, self.cache, self._hashing
         )
 
+    def _resume_or_abort(self, uploads: list[IncompleteUpload], plan: Plan) -> int:
+        """Hand the executor the incomplete uploads of an earlier run it can finish (files to
+        upload again, not copy); abort the others. How many were aborted."""
+        keys = set()
+        if not isinstance(self.source, S3Source):
+            keys = {self.dest.location.key(f.path) for f in plan.todo}
+        self.executor.resumable, stale = pick_resumable(uploads, keys)
+        return self.dest.abort_incomplete_uploads(stale)
+
     def run(self) -> UploadResult:
         opts, loc = self.options, self.dest.location
         files = select_files(self.source.list_files(), opts.include, opts.exclude)
@@ -197,12 +211,12 @@ class _Upload:
 
         # Requests that do not depend on one another go at once (a rerun with everything in
         # place is nothing but these): the manifest, the listing of the prefix, the incomplete
-        # uploads of an earlier run (aborted; nothing is written before they are gone), and
-        # the plan's HEAD of every object.
+        # uploads of an earlier run (resumed or aborted; nothing is written before those to
+        # abort are gone), and the plan's HEAD of every object.
         with ThreadPoolExecutor(3, thread_name_prefix="survey") as side:
             reading = side.submit(load_manifest)
             listing = side.submit(self.dest.list_keys)
-            aborting = None if opts.dry_run else side.submit(self.dest.abort_incomplete_uploads)
+            incomplete = None if opts.dry_run else side.submit(self.dest.incomplete_uploads)
             plan = plan_upload(
                 files,
                 reading.result,
@@ -214,8 +228,8 @@ class _Upload:
             )
             existing = reading.result()
             listed = listing.result()
-            if aborting is not None:
-                result.aborted_uploads = aborting.result()
+            if incomplete is not None:
+                result.aborted_uploads = self._resume_or_abort(incomplete.result(), plan)
         if result.aborted_uploads:
             self.log(f"aborted {result.aborted_uploads} incomplete uploads of an earlier run")
         if self.cache is not None:

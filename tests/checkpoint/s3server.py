@@ -37,6 +37,7 @@ class Request:
     bucket: str
     key: str
     status: int
+    part: int | None = None  # UploadPart's partNumber
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,8 @@ def operation(method: str, key: str, query: dict, headers: dict) -> str:
     if method == "HEAD":
         return "HeadObject" if key else "HeadBucket"
     if method == "GET":
+        if key and "uploadId" in query:
+            return "ListParts"
         if key:
             return "GetObjectAttributes" if "attributes" in query else "GetObject"
         for name, op in (
@@ -137,11 +140,12 @@ class Recorder:
             if fault is not None:
                 fault.times -= 1
             seq = len(self.requests)
-            self.requests.append(Request(seq, op, bucket, key, 0))
+            part = int(query["partNumber"][0]) if op == "UploadPart" else None
+            self.requests.append(Request(seq, op, bucket, key, 0, part))
 
         def record(status: str, headers, exc_info=None):
             with self._lock:
-                self.requests[seq] = Request(seq, op, bucket, key, int(status.split()[0]))
+                self.requests[seq] = Request(seq, op, bucket, key, int(status.split()[0]), part)
             return start_response(status, headers, exc_info)
 
         if (
