@@ -66,6 +66,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     )
     up.add_argument(
         "--region",
+        type=inputs.aws_region,
         help="the cluster's Region: refuse a destination bucket elsewhere (default: no check)",
     )
     up.add_argument(
@@ -91,7 +92,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "--max-bandwidth", type=_size, help="upload at most this many bytes/s (classic client)"
     )
     up.add_argument(
-        "--tmp-dir", type=Path, help="where hf:// files are staged one by one (default: TMPDIR)"
+        "--tmp-dir", type=inputs.output_dir, help="where hf:// files are staged one by one (default: TMPDIR)"
     )
     up.add_argument(
         "--tmp-limit",
@@ -124,7 +125,11 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "checksum, 1 naming the objects that are not (or when there is no manifest).",
     )
     ver.add_argument("--dest", required=True, help="s3://BUCKET/PREFIX of the checkpoint")
-    ver.add_argument("--region", help="only for the first request (the bucket's Region is used)")
+    ver.add_argument(
+        "--region",
+        type=inputs.aws_region,
+        help="only for the first request (the bucket's Region is used)",
+    )
     ver.add_argument(
         "--endpoint-url", type=inputs.http_url, help="S3 endpoint (S3-compatible stores, tests)"
     )

@@ -111,9 +111,13 @@ def load_model(name_or_path: str | Path) -> ModelSpec:
     if str(name_or_path) in MODELS:
         return MODELS[str(name_or_path)]
     path = Path(name_or_path)
-    if path.is_dir():
-        path = path / "config.json"
-    if path.is_file():
+    try:
+        if path.is_dir():
+            path = path / "config.json"
+        found = path.is_file()
+    except (OSError, ValueError):  # a name the file system refuses (too long, NUL, ...)
+        found = False
+    if found:
         return _from_config_json(path)
     raise SizingError(
         "model",
@@ -126,10 +130,13 @@ def load_model(name_or_path: str | Path) -> ModelSpec:
 def _from_config_json(path: Path) -> ModelSpec:
     try:
         config = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # JSONDecodeError, or bytes that are not UTF-8 text
         raise SizingError(
-            "model", str(path), f"cannot read it as JSON ({exc})", "Point to a valid config.json."
-        ) from exc
+            "model",
+            str(path),
+            f"cannot read it as JSON ({type(exc).__name__}: {exc})"[:300],
+            "Point to a valid config.json.",
+        ) from None
     if not isinstance(config, dict):
         raise SizingError("model", str(path), "is not a JSON object", "Point to a config.json.")
     # Multimodal configs (e.g. Llama 4, Qwen2.5-VL) keep the language model under text_config.

@@ -16,6 +16,8 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from core.regions import REGION_PATTERN
+
 # Pulumi's rule for stack names (pulumi/pkg/backend: "stack names may only contain
 # alphanumerics, hyphens, underscores, or periods"), at most 100 characters.
 STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
@@ -150,6 +152,13 @@ def finite_float(value: str) -> float:
     if not math.isfinite(number):
         raise _bad(value, "a finite number", "e.g. 5")
     return number
+
+
+def aws_region(value: str) -> str:
+    """An AWS Region name (botocore refuses anything else with an error of its own)."""
+    if not re.match(REGION_PATTERN, value):
+        raise _bad(value, "an AWS Region name such as us-east-2", "e.g. --region us-east-2")
+    return value
 
 
 def positive_float(value: str) -> float:

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from settings.errors import MISSING, ConfigProblem, full_key, set_fix
-from settings.fields import BucketName, KeyPrefix, SettingsModel
+from settings.fields import BucketName, KeyPrefix, SettingsModel, bucket_rules
 
 HF_SOURCE = re.compile(r"^hf://[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _S3_SOURCE = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$")
@@ -79,6 +79,15 @@ def check_checkpoint(c: CheckpointConfig) -> list[ConfigProblem]:
             ]
     elif c.source.startswith("s3://") and not _S3_SOURCE.match(c.source):
         return [ConfigProblem(source_key, c.source, "s3://<bucket>/<prefix>", set_fix(source_key))]
+    elif c.source.startswith("s3://"):
+        bucket, _, key = c.source.removeprefix("s3://").partition("/")
+        try:
+            bucket_rules(bucket)
+            if any(part in ("", ".", "..") for part in key.rstrip("/").split("/")):
+                raise ValueError("a key prefix without empty, '.' or '..' segments")
+        except ValueError as exc:
+            allowed = f"s3://<bucket>/<prefix> with a valid bucket name and key ({exc})"
+            return [ConfigProblem(source_key, c.source, allowed, set_fix(source_key))]
     elif "://" in c.source and not c.source.startswith(("hf://", "s3://")):
         allowed = "hf://<org>/<model>, s3://<bucket>/<prefix> or a local directory"
         return [ConfigProblem(source_key, c.source, allowed, set_fix(source_key))]

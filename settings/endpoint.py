@@ -10,7 +10,7 @@ from pydantic import Field
 from core.kv_cache import DOCS_GPU_MEMORY_UTILIZATION, DOCS_MAX_MODEL_LEN, DOCS_PD_BUFFER_BYTES
 from core.versions import DLC_VLLM_IMAGE
 from core.vocabulary import ROUTER_SERVICE
-from settings.errors import ConfigProblem, full_key
+from settings.errors import ConfigProblem, full_key, set_fix
 from settings.fields import (
     ByteSize,
     DnsLabel,
@@ -255,5 +255,67 @@ def check_colocated(
             "step budget smaller than its batch",
             f"set {key} to {max(e.decode.max_num_seqs, 2048)} or more (2048 is vLLM's usual "
             "chunked-prefill budget)",
+        ))  # fmt: skip
+    return problems
+
+
+# Variables the operator or NVIDIA's device plugin sets on the worker pods: a value here would
+# fight theirs (the GPUs a pod was given, the model path, the port).
+OWNED_ENVIRONMENT = frozenset(
+    {
+        "CUDA_VISIBLE_DEVICES",
+        "NVIDIA_VISIBLE_DEVICES",
+        "NVIDIA_DRIVER_CAPABILITIES",
+        "NVIDIA_REQUIRE_CUDA",
+        "NEURON_RT_VISIBLE_CORES",
+        "HOSTNAME",
+        "KUBERNETES_SERVICE_HOST",
+        "KUBERNETES_SERVICE_PORT",
+        "POD_NAME",
+        "POD_NAMESPACE",
+    }
+)
+HASH_SEED_MAX = 4294967295  # Python: PYTHONHASHSEED is "random" or 0..4294967295
+
+
+def check_worker_inputs(
+    e: EndpointConfig, path: tuple[str, ...] = ("endpoint",)
+) -> list[ConfigProblem]:
+    """Environment the pods' owners set, a hash seed Python accepts and that is fixed (LMCache
+    keys hash with it), a long-prefill threshold a prompt can reach, a name the operator's
+    Service can take (DNS-1035: it starts with a letter)."""
+    problems = []
+    env_key = full_key((*path, "environmentVariables"))
+    for name in sorted(set(e.environment_variables) & OWNED_ENVIRONMENT):
+        problems.append(ConfigProblem(
+            f"{env_key}.{name}", e.environment_variables[name],
+            "no variable the operator or the GPU device plugin sets on the pods",
+            f"remove {name} from {env_key}",
+        ))  # fmt: skip
+    seed = e.environment_variables.get("PYTHONHASHSEED")
+    # "random" is Python's own word: the hash-seed policy judges it (a mandatory rule).
+    if seed not in (None, "random") and not (seed.isdigit() and int(seed) <= HASH_SEED_MAX):
+        problems.append(ConfigProblem(
+            f"{env_key}.PYTHONHASHSEED", seed,
+            f"what Python accepts: a seed from 0 to {HASH_SEED_MAX} (fixed and the same on both "
+            "roles: LMCache keys use Python's hash())",
+            f"set {env_key}.PYTHONHASHSEED to \"0\" (the DPD docs' value), or remove it",
+        ))  # fmt: skip
+    threshold = e.colocated.long_prefill_token_threshold
+    if threshold is not None and threshold > e.max_model_len:
+        key = full_key((*path, "colocated", "longPrefillTokenThreshold"))
+        problems.append(ConfigProblem(
+            key, threshold,
+            f"at most maxModelLen ({e.max_model_len}): no prompt is longer, so no prefill would "
+            "ever count as long",
+            f"{set_fix(key, e.max_model_len // 4)}",
+        ))  # fmt: skip
+    if not e.name[:1].isalpha():
+        key = full_key((*path, "name"))
+        problems.append(ConfigProblem(
+            key, e.name,
+            "a name starting with a letter (the operator names Services after it, and a "
+            "Service name is a DNS-1035 label)",
+            f"prefix it, e.g. {set_fix(key, 'llm-' + e.name)}",
         ))  # fmt: skip
     return problems

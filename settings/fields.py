@@ -61,7 +61,7 @@ _BUCKET_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
 _BUCKET_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
 
 
-def _bucket_name(value: str) -> str:
+def bucket_rules(value: str) -> str:
     if ".." in value:
         raise ValueError("an S3 bucket name has no two adjacent periods")
     if re.fullmatch(r"\d{1,3}(\.\d{1,3}){3}", value):
@@ -105,7 +105,7 @@ DnsLabel = Annotated[str, matching(DNS_LABEL_PATTERN)]
 GroupName = Annotated[str, matching(GROUP_NAME_PATTERN, max_length=63)]
 InstanceType = Annotated[str, matching(INSTANCE_TYPE_PATTERN)]
 EnvName = Annotated[str, matching(ENV_NAME_PATTERN)]
-BucketName = Annotated[str, matching(BUCKET_PATTERN), AfterValidator(_bucket_name)]
+BucketName = Annotated[str, matching(BUCKET_PATTERN), AfterValidator(bucket_rules)]
 Namespace = Annotated[str, matching(DNS_LABEL_PATTERN), AfterValidator(_own_namespace)]
 KeyPrefix = Annotated[
     str, StringConstraints(min_length=1, max_length=512), AfterValidator(_key_prefix)
@@ -137,6 +137,12 @@ class SettingsModel(BaseModel):
     # extra="forbid": an unknown (usually misspelt) key is an error, never silently ignored.
     # strict=True: no coercion, so `"yes"`, `"3"` or `true` where a number or a boolean belongs
     # is an error naming the key, never silently read as something else.
+    # allow_inf_nan=False: .inf and .nan are no number a key takes (prices, sizes, targets).
     model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True, strict=True
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
+        strict=True,
+        allow_inf_nan=False,
     )

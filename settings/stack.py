@@ -24,6 +24,7 @@ from settings.cluster import (
     InferenceOperatorConfig,
     InstanceGroupConfig,
     check_access_entries,
+    check_aws_limits,
     check_groups,
     check_kubernetes,
     check_operator,
@@ -32,7 +33,12 @@ from settings.cluster import (
     instance_type_for,
 )
 from settings.cost import CostConfig
-from settings.endpoint import EndpointConfig, check_colocated, check_derived_names
+from settings.endpoint import (
+    EndpointConfig,
+    check_colocated,
+    check_derived_names,
+    check_worker_inputs,
+)
 from settings.endpoint_sizing import check_sizing_inputs, size_endpoint
 from settings.endpoints import EndpointEntry, check_endpoints, entries
 from settings.errors import ConfigProblem, full_key, set_fix
@@ -167,10 +173,12 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         ),
         *(p for x in listed for p in check_derived_names(x.config, x.path)),
         *(p for x in listed for p in check_colocated(x.config, x.path)),
+        *(p for x in listed for p in check_worker_inputs(x.config, x.path)),
         # Pulumi.yaml declares endpoint's defaults: the single endpoint counts as given when it
         # differs from them.
         *check_endpoints(s.endpoint, s.endpoint != EndpointConfig(), s.endpoints, groups),
         *check_traffic(s.traffic, listed),
+        *check_aws_limits(groups, s.eks, s.region),
         *_check_scaling_has_metrics(listed, s.observability.enabled),
     ]
 

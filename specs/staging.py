@@ -46,6 +46,7 @@ CODE_FILES = (
     "core/cli_inputs.py",
     "core/collector.py",
     "core/exits.py",
+    "core/regions.py",
     "core/units.py",
 )
 

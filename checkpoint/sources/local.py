@@ -19,9 +19,15 @@ class LocalSource:
 
     def __init__(self, directory: str, revision: str | None = None):
         path = Path(directory).expanduser()
-        if not path.exists():
+        try:
+            exists, is_dir = path.exists(), path.is_dir()
+        except OSError as exc:  # a name the file system refuses (too long, ...)
+            raise SourceError(
+                f"--source {directory[:80]}: {exc.strerror} (expected {SOURCE_FORMS})"
+            ) from None
+        if not exists:
             raise SourceError(f"--source {directory}: no such directory (expected {SOURCE_FORMS})")
-        if not path.is_dir():
+        if not is_dir:
             raise SourceError(
                 f"--source {directory} is a file, not a directory of checkpoint files"
             )

@@ -63,7 +63,7 @@ def find_project_dir(start: Path) -> Path:
     for directory in (start, *start.parents):
         if (directory / "Pulumi.yaml").exists():
             return directory
-    return Path(__file__).resolve().parents[1]  # the checkout this package runs from
+    return Path(__file__).resolve().parents[2]  # the checkout this package runs from
 
 
 def parser() -> argparse.ArgumentParser:

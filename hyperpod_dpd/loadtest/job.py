@@ -30,6 +30,7 @@ CODE_FILES = (
     "core/__init__.py",
     "core/cli_inputs.py",
     "core/exits.py",
+    "core/regions.py",
     "hyperpod_dpd/__init__.py",
     "hyperpod_dpd/shared/__init__.py",
     "hyperpod_dpd/shared/venvs.py",

@@ -9,16 +9,16 @@ from dataclasses import asdict
 from pathlib import Path
 
 from core.exits import EXIT_FAILED, EXIT_OK
-from hyperpod_dpd.preflight.checks import FAIL, boto3_factory, render, run_checks
+from hyperpod_dpd.preflight import checks as aws_checks
 from settings.stack_file import read_stack
 
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
     settings = read_stack(project_dir, args.stack).settings
-    factory = args.client_factory or boto3_factory(settings.region)
-    checks = run_checks(settings, factory)
+    factory = args.client_factory or aws_checks.boto3_factory(settings.region)
+    checks = aws_checks.run_checks(settings, factory)
     if args.format == "json":
         print(json.dumps([asdict(c) for c in checks], indent=2))
     else:
-        print(render(checks))
-    return EXIT_FAILED if any(c.result == FAIL for c in checks) else EXIT_OK
+        print(aws_checks.render(checks))
+    return EXIT_FAILED if any(c.result == aws_checks.FAIL for c in checks) else EXIT_OK
