@@ -3,7 +3,7 @@
 This package parses arguments and dispatches, nothing else: one module per command, each with
 `register(subparsers)` (its parser; the parser's defaults set `handler`) and handlers
 `(args, project_dir) -> exit code` that call into the command's room (hyperpod_dpd/offline,
-verify, loadtest, preflight, fetch, size, crossguard, project_files) or into checkpoint/.
+verify, loadtest, advise, preflight, fetch, size, crossguard, project_files) or into checkpoint/.
 A command module imports only the standard library at the top: what a handler needs (Pulumi
 SDKs, boto3, kubernetes, pydantic models) is imported when it runs, so `hyperpod-dpd --help`
 and every `<command> --help` start without loading them.
@@ -22,6 +22,7 @@ from pathlib import Path
 
 from core.exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, UsageProblem
 from hyperpod_dpd.cli import (
+    advise,
     benchmark,
     checkpoint,
     diff,
@@ -47,6 +48,7 @@ COMMANDS = (
     diff,
     verify,
     benchmark,
+    advise,
     pulumi_yaml,
 )
 
