@@ -90,7 +90,7 @@ def _project(tmp_path):
 
 @pytest.mark.parametrize(
     ("workload", "mode"),
-    [(SHORT + ["--tpot-ms", "50"], "colocated"), (SEEDS + ["--tpot-ms", "12"], "dpd")],
+    [([*SHORT, "--tpot-ms", "50"], "colocated"), ([*SEEDS, "--tpot-ms", "12"], "dpd")],
 )
 def test_the_recommended_patch_written_into_the_stack_plans(workload, mode, tmp_path, monkeypatch):
     project = _project(tmp_path)
