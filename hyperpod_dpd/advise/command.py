@@ -13,7 +13,7 @@ from typing import Any
 
 from core.exits import EXIT_OK, UsageProblem
 from core.kv_cache import DOCS_GPU_MEMORY_UTILIZATION, DOCS_MAX_MODEL_LEN, DOCS_PD_BUFFER_BYTES
-from hyperpod_dpd.advise import chart, engine, patch, render
+from hyperpod_dpd.advise import chart, engine, measured, patch, render
 from hyperpod_dpd.advise.recommend import recommend
 from hyperpod_dpd.advise.search import (
     Memory,
@@ -102,7 +102,38 @@ def setting(args: argparse.Namespace, project_dir: Path) -> Setting:
     )
 
 
+def compare(args: argparse.Namespace, project_dir: Path) -> int:
+    """--measured RUN: the run's layout and workload predicted, beside what it measured."""
+    data = measured.read_run(args.measured)
+    layout = measured.run_layout(data, args.measured)
+    isl, osl = measured.run_lengths(data, args.measured)
+    where = setting(args, project_dir)
+    levels = sorted(int(level) for level in data["levels"])
+    load = workload(isl, osl, None, levels, None, None, None, where.context, where.context_key)
+    configs = [{"id": f"0@{li}", "label": f"{layout.label} at concurrency {level}",
+                "config": prediction_config(where.target, layout, traffic(load, level, None))}
+               for li, level in enumerate(load.levels)]  # fmt: skip
+    answer = engine.simulate(configs)
+    predicted = {}
+    for result in answer["results"]:
+        if "error" in result:
+            raise UsageProblem(f"--measured {args.measured}: aisimulate cannot simulate "
+                               f"{layout.label}: {result['error'][:200]}")  # fmt: skip
+        li = int(result["id"].split("@")[1])
+        c = candidate(layout, load.levels[li], result["summary"], where.target, load, where.hourly)
+        predicted[float(load.levels[li])] = c.as_json(load)
+    rows = measured.beside(data, predicted)
+    if args.format == "json":
+        print(render.as_json({"engine": answer["engine"], "run": data.get("label"),
+                              "layout": layout.label, "levels": rows}))  # fmt: skip
+    else:
+        print(measured.text(str(data.get("label")), layout, rows))
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace, project_dir: Path) -> int:
+    if args.measured is not None:
+        return compare(args, project_dir)
     if args.max_nodes < 1:
         raise UsageProblem(f"--max-nodes {args.max_nodes}: at least 1 node. Give 1 or more.")
     where = setting(args, project_dir)

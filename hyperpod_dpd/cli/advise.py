@@ -5,6 +5,7 @@ SLOs by aisimulate (GPU-free simulation from measured kernel data, in its own ve
                       (--isl N --osl N | --trace FILE) [--concurrency 8,16,32 | --rps R,...]
                       [--ttft-ms MS] [--tpot-ms MS] [--max-nodes 4] [--chart PNG | --no-chart]
                       [--format text|json]
+  hyperpod-dpd advise --measured RUN_DIR [--stack S | --model M --instance-type T]
 
 Exit codes: 0 advised, 2 bad input (the message names the flag). The room: hyperpod_dpd/advise.
 """
@@ -48,6 +49,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--chart", type=Path, default=Path("build/advise/frontier.png"), help="frontier PNG"
     )
     p.add_argument("--no-chart", dest="chart", action="store_const", const=None)
+    p.add_argument(
+        "--measured",
+        type=Path,
+        help="a benchmark run's directory: its layout and workload predicted beside its numbers",
+    )
     p.add_argument("--write", action="store_true", help="apply the patch to Pulumi.<stack>.yaml")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.set_defaults(handler=run)
