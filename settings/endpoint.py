@@ -151,6 +151,12 @@ class EndpointConfig(SettingsModel):
         "the image policy accepts only the two documented images otherwise.",
     )
     tensor_parallel_size: int = Field(8, ge=1, description="vLLM --tensor-parallel-size.")
+    replicas: int | None = Field(
+        None,
+        ge=1,
+        description="Colocated mode only: worker replicas (one node each). Default: prefill."
+        "replicas + decode.replicas, the GPU budget of DPD's two pools (a fair A/B).",
+    )
     max_model_len: int = Field(
         DOCS_MAX_MODEL_LEN, ge=1, description="vLLM --max-model-len, in tokens."
     )

@@ -55,8 +55,8 @@ class EndpointEntry:
         if at_most and scaling is not None and scaling.max_replicas is not None:
             return scaling.max_replicas
         if pool == "colocated":
-            # The colocated baseline at the GPU budget of DPD's two pools, for a fair A/B.
-            return e.prefill.replicas + e.decode.replicas
+            # Its own count, or the GPU budget of DPD's two pools (a fair A/B).
+            return e.replicas or e.prefill.replicas + e.decode.replicas
         return getattr(e, pool).replicas
 
 

@@ -3,7 +3,7 @@
 This package parses arguments and dispatches, nothing else: one module per command, each with
 `register(subparsers)` (its parser; the parser's defaults set `handler`) and handlers
 `(args, project_dir) -> exit code` that call into the command's room (hyperpod_dpd/offline,
-verify, loadtest, preflight, fetch, size, crossguard, project_files) or into checkpoint/.
+verify, loadtest, advise, preflight, fetch, size, crossguard, project_files) or into checkpoint/.
 A command module imports only the standard library at the top: what a handler needs (Pulumi
 SDKs, boto3, kubernetes, pydantic models) is imported when it runs, so `hyperpod-dpd --help`
 and every `<command> --help` start without loading them.
@@ -29,6 +29,7 @@ from core.exits import (
     tolerant_streams,
 )
 from hyperpod_dpd.cli import (
+    advise,
     benchmark,
     checkpoint,
     diff,
@@ -54,6 +55,7 @@ COMMANDS = (
     diff,
     verify,
     benchmark,
+    advise,
     pulumi_yaml,
 )
 

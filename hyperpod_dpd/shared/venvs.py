@@ -1,5 +1,6 @@
 """Virtual environments the tools run in beside the project's own: the CrossGuard pack's
-(policies/requirements.txt) and the benchmark's (requirements-loadtest.txt)."""
+(policies/requirements.txt), the benchmark's (requirements-loadtest.txt) and the layout
+advisor's (requirements-advise.txt)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ import sys
 from pathlib import Path
 
 
-def venv_from(requirements: Path, venv: Path, python: str = sys.executable) -> Path:
+def venv_from(
+    requirements: Path, venv: Path, python: str = sys.executable, no_deps: bool = False
+) -> Path:
     """`venv` holding exactly `requirements`: built when missing, rebuilt when the file changed
-    (a stamp inside the venv remembers what it was built from), else left as it is."""
+    (a stamp inside the venv remembers what it was built from), else left as it is. `no_deps`:
+    the file lists every package to install, and pip adds none a package declares (for a
+    package that declares more than the part of it we run needs)."""
     stamp = venv / ".requirements"
     wanted = requirements.read_text()
     if stamp.exists() and stamp.read_text() == wanted:
@@ -21,7 +26,8 @@ def venv_from(requirements: Path, venv: Path, python: str = sys.executable) -> P
         shutil.rmtree(venv)
     subprocess.run([python, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, "install", "-r", str(requirements)], check=True)
+    options = ["--no-deps"] if no_deps else []
+    subprocess.run([*pip, "install", *options, "-r", str(requirements)], check=True)
     stamp.write_text(wanted)
     return venv
 

@@ -1,0 +1,51 @@
+"""aisimulate in its own venv (build/advise-venv, from requirements-advise.txt, built on first use
+and rebuilt when the file changes), spoken to as a subprocess: JSON in, JSON out (simulate.py).
+No module of the project imports aisimulate; only simulate.py runs beside it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from hyperpod_dpd.shared.venvs import foreign_env, venv_from
+
+ROOT = Path(__file__).resolve().parents[2]
+REQUIREMENTS = ROOT / "requirements-advise.txt"
+VENV = ROOT / "build" / "advise-venv"
+PROGRAM = Path(__file__).with_name("simulate.py")
+
+
+class EngineError(RuntimeError):
+    """The simulator program failed as a whole (not one layout): names what to look at."""
+
+
+def advise_venv(venv: Path = VENV, requirements: Path = REQUIREMENTS) -> Path:
+    """`venv` holding exactly `requirements` (every package listed, hashed; pip adds none)."""
+    if not (venv / ".requirements").exists():
+        print(f"building {venv} from {requirements.name} (once; a minute)", file=sys.stderr)
+    return venv_from(requirements, venv, no_deps=True)
+
+
+def simulate(configs: list[dict[str, Any]], venv: Path | None = None) -> dict[str, Any]:
+    """aisimulate's answer for `configs` ([{"id", "label", "config"}]): {"engine", "results"}.
+    Its progress lines pass through to our stderr."""
+    python = (venv or advise_venv()) / "bin" / "python"
+    done = subprocess.run(
+        [str(python), str(PROGRAM)],
+        input=json.dumps({"configs": configs}),
+        stdout=subprocess.PIPE,
+        stderr=None,  # progress, straight to the user
+        text=True,
+        env=foreign_env(PYTHONDONTWRITEBYTECODE="1"),
+        check=False,
+    )
+    if done.returncode != 0:
+        raise EngineError(
+            f"the simulator ({PROGRAM.name} in {python.parents[1]}) exited {done.returncode}; "
+            f"its messages are above. Rebuild the venv with `rm -r {python.parents[1]}` if it "
+            "is damaged."
+        )
+    return json.loads(done.stdout)

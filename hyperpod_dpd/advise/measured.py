@@ -1,0 +1,110 @@
+"""Predicted beside measured: `advise --measured RUN` simulates the layout and the workload a
+`benchmark run` recorded (its results.json: scenario, endpoint mode, replicas, TP, levels) and
+sets each prediction beside the measurement, flagging a gap over 25%.
+
+results.json is read as data (its schema, hyperpod-dpd/benchmark-results/v1, is the benchmark's:
+hyperpod_dpd/loadtest/results.py); this room does not import the benchmark's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from core.exits import UsageProblem
+from hyperpod_dpd.advise.search import Layout
+
+SCHEMA = "hyperpod-dpd/benchmark-results/v1"
+GAP = 0.25
+# (our name, predicted key of a candidate, measured value of a results.json level)
+METRICS = (
+    ("TTFT p50 ms", "ttftMs", lambda lvl: lvl["ttft"]["p50"]),
+    ("TPOT p50 ms", "tpotMs", lambda lvl: lvl["tpot"]["p50"]),
+    ("E2E p50 ms", "e2eMs", lambda lvl: lvl["e2e"]["p50"]),
+)
+WHERE_TO_LOOK = {
+    "TTFT p50 ms": "the prefill queue depth and, for DPD, the KV transfer time (HyperPod inference "
+    "dashboard); a measured TTFT far above the prediction with a deep queue means too few prefill "
+    "replicas, without one the deployment (EFA, routing threshold) is off",
+    "TPOT p50 ms": "the decode batch (running requests against --max-num-seqs) and the ITL "
+    "percentiles; a measured TPOT far from the prediction with a full batch points at the "
+    "simulator, with a small one at the deployment (CUDA graphs, TP)",
+    "E2E p50 ms": "TTFT and TPOT above: E2E is their sum over the output",
+}
+
+
+def read_run(path: Path) -> dict[str, Any]:
+    file = path / "results.json" if path.is_dir() else path
+    try:
+        data = json.loads(file.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageProblem(f"--measured {path}: cannot read a results.json there ({exc}). "
+                           "Give a `hyperpod-dpd benchmark run --out` directory.") from exc  # fmt: skip
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise UsageProblem(f"--measured {path}: not a benchmark results.json ({SCHEMA}). "
+                           "Give a `hyperpod-dpd benchmark run --out` directory.")  # fmt: skip
+    return data
+
+
+def run_layout(run: dict[str, Any], path: Path) -> Layout:
+    e = run.get("endpoint") or {}
+    if "mode" not in e or "replicas" not in e:
+        raise UsageProblem(f"--measured {path}: the run recorded no endpoint layout (it ran "
+                           "without --stack). Rerun the benchmark with --stack S.")  # fmt: skip
+    tp = int(e.get("tensorParallelSize", 8))
+    if e["mode"] == "dpd":
+        prefill, decode = (int(x) for x in str(e["replicas"]).split("/"))
+        return Layout("dpd", prefill, tp, decode, tp)
+    return Layout("colocated", int(e["replicas"]), tp)
+
+
+def run_lengths(run: dict[str, Any], path: Path) -> tuple[int, int]:
+    match = re.fullmatch(r"D\((\d+),(\d+)\)", str(run.get("scenario", "")))
+    if not match:
+        raise UsageProblem(f"--measured {path}: scenario {run.get('scenario')!r} is not D(IN,OUT)."
+                           " Give a run of fixed lengths.")  # fmt: skip
+    return int(match[1]), int(match[2])
+
+
+def beside(run: dict[str, Any], predicted: dict[float, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per level: each metric predicted and measured, the gap (measured over predicted - 1)
+    and whether it is over 25%."""
+    out = []
+    for level, measured in sorted(run["levels"].items(), key=lambda kv: int(kv[0])):
+        p = predicted.get(float(level))
+        if p is None:
+            continue
+        rows = []
+        pairs = [(name, p[key], get(measured)) for name, key, get in METRICS]
+        gpus = p["gpus"]
+        pairs.append(("output tok/s", p["outputTokensPerSecondPerGpu"] * gpus,
+                      measured["outputTokensPerSecond"]))  # fmt: skip
+        for name, pred, meas in pairs:
+            gap = (meas / pred - 1) if pred else None
+            rows.append({"metric": name, "predicted": round(pred, 2), "measured": round(meas, 2),
+                         "gapPercent": None if gap is None else round(gap * 100, 1),
+                         "flagged": gap is not None and abs(gap) > GAP})  # fmt: skip
+        out.append({"concurrency": int(level), "metrics": rows})
+    return out
+
+
+def text(label: str, layout: Layout, levels: list[dict[str, Any]]) -> str:
+    lines = [f"predicted beside measured: {label} ({layout.label})"]
+    flagged = set()
+    for level in levels:
+        lines.append(f"\nconcurrency {level['concurrency']}")
+        lines.append(f"  {'metric':<14}{'predicted':>11}{'measured':>11}{'gap':>9}")
+        for r in level["metrics"]:
+            gap = "n/a" if r["gapPercent"] is None else f"{r['gapPercent']:+.0f}%"
+            mark = "  <- over 25%" if r["flagged"] else ""
+            lines.append(
+                f"  {r['metric']:<14}{r['predicted']:>11.1f}{r['measured']:>11.1f}{gap:>9}{mark}"
+            )
+            if r["flagged"]:
+                flagged.add(r["metric"])
+    for metric in sorted(flagged):
+        lines.append(f"\n{metric}: the simulator or the deployment is off; look at "
+                     f"{WHERE_TO_LOOK.get(metric, 'the error count and the concurrency reached')}.")  # fmt: skip
+    return "\n".join(lines)

@@ -1,0 +1,118 @@
+"""The stack-file patch that deploys a layout, and `--write`, which applies it keeping comments.
+
+The patch is a JSON merge patch (RFC 7396) of the stack file's `config:` block, keyed as
+`Pulumi.<stack>.yaml` is (`hyperpod-dpd:endpoint`, `hyperpod-dpd:instanceGroups`): a mapping
+merges into the mapping there, a value replaces, null removes the key.
+
+- A DPD layout: endpoint mode dpd, prefill/decode replicas and TP each; the stack's GPU groups
+  become one prefill and one decode group with P and D nodes (the groups of those roles kept,
+  with their settings, under their names; others removed).
+- A colocated layout: endpoint mode colocated with `replicas` and `tensorParallelSize`; one GPU
+  group of N nodes (a colocated group if there is one, else the decode group, else the prefill
+  group; the rest removed).
+- A stack of several endpoints (`endpoints`): only that endpoint's keys; they share the groups,
+  whose counts stay the user's to set (the message says how many nodes the layout needs).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hyperpod_dpd.advise.search import Layout
+
+PROJECT = "hyperpod-dpd"
+GPU_ROLES = ("prefill", "decode", "colocated")
+
+
+def endpoint_keys(layout: Layout) -> dict[str, Any]:
+    if layout.mode == "colocated":
+        return {
+            "mode": "colocated",
+            "replicas": layout.replicas,
+            "tensorParallelSize": layout.tp,
+            # Colocated workers run the endpoint's TP: per-role TPs would be DPD's only.
+            "prefill": {"tensorParallelSize": None},
+            "decode": {"tensorParallelSize": None},
+        }
+    return {
+        "mode": "dpd",
+        "replicas": None,
+        "tensorParallelSize": layout.decode_tp,
+        "prefill": {"replicas": layout.replicas, "tensorParallelSize": layout.tp},
+        "decode": {"replicas": layout.decode_replicas, "tensorParallelSize": layout.decode_tp},
+    }
+
+
+def group_keys(
+    layout: Layout, groups: dict[str, dict[str, Any]], instance_type: str
+) -> dict[str, Any]:
+    """instanceGroups changes: `groups` are the stack's (name -> {instanceType, role, ...})."""
+    gpu = {name: g for name, g in groups.items() if g.get("role") in GPU_ROLES}
+
+    def named(role: str) -> str | None:
+        return next((n for n in sorted(gpu) if gpu[n].get("role") == role), None)
+
+    wanted: dict[str, tuple[str, int]] = {}  # group name -> (role, nodes)
+    if layout.mode == "dpd":
+        for role, nodes in (("prefill", layout.replicas), ("decode", layout.decode_replicas)):
+            wanted[named(role) or role] = (role, nodes)
+    else:
+        name = named("colocated") or named("decode") or named("prefill") or "colocated"
+        role = gpu[name]["role"] if name in gpu else "colocated"
+        wanted[name] = (role, layout.replicas)
+    patch: dict[str, Any] = {name: None for name in gpu if name not in wanted}
+    for name, (role, nodes) in wanted.items():
+        if name in gpu:
+            patch[name] = {"instanceCount": nodes}
+        else:
+            patch[name] = {"instanceType": instance_type, "instanceCount": nodes, "role": role}
+    return patch
+
+
+def config_patch(
+    layout: Layout,
+    instance_type: str,
+    groups: dict[str, dict[str, Any]] | None,
+    endpoint_key: str | None,
+) -> dict[str, Any]:
+    """The patch deploying `layout`. `groups`: the stack's instanceGroups (None: no stack, the
+    patch then creates the GPU groups); `endpoint_key`: the endpoint's key in `endpoints`
+    (None: the single `endpoint`)."""
+    if endpoint_key is not None:
+        return {f"{PROJECT}:endpoints": {endpoint_key: endpoint_keys(layout)}}
+    return {
+        f"{PROJECT}:instanceGroups": group_keys(layout, groups or {}, instance_type),
+        f"{PROJECT}:endpoint": endpoint_keys(layout),
+    }
+
+
+def merge(target: Any, patch: Any) -> Any:
+    """RFC 7396 merge of `patch` into `target` (a mapping changed in place, so a ruamel.yaml
+    CommentedMap keeps its comments and order); returns the result."""
+    if not isinstance(patch, dict):
+        return patch
+    if not isinstance(target, dict):
+        target = {}
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, dict):
+            target[key] = merge(target.get(key), value)
+        else:
+            target[key] = value
+    return target
+
+
+def write(path: Path, patch: dict[str, Any]) -> None:
+    """Apply `patch` to the `config:` block of the stack file at `path`, keeping its comments,
+    key order and quoting."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML()  # round-trip: comments, order and flow style survive
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    document = yaml.load(path.read_text())
+    merge(document.setdefault("config", {}), patch)
+    with path.open("w") as out:
+        yaml.dump(document, out)

@@ -1,0 +1,65 @@
+"""`hyperpod-dpd advise`: colocated or DPD, and which layout, predicted from the workload and the
+SLOs by aisimulate (GPU-free simulation from measured kernel data, in its own venv).
+
+  hyperpod-dpd advise [--stack S [--endpoint NAME] [--write] | --model M --instance-type T]
+                      (--isl N --osl N | --trace FILE) [--concurrency 8,16,32 | --rps R,...]
+                      [--ttft-ms MS] [--tpot-ms MS] [--max-nodes 4] [--chart PNG | --no-chart]
+                      [--format text|json]
+  hyperpod-dpd advise --measured RUN_DIR [--stack S | --model M --instance-type T]
+
+Exit codes: 0 advised, 2 bad input (the message names the flag). The room: hyperpod_dpd/advise.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def _numbers(kind: type) -> object:
+    def parse(text: str) -> list:
+        try:
+            return [kind(part) for part in text.split(",") if part.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: a comma-separated list of numbers, e.g. 8,16,32"
+            ) from None
+
+    return parse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `advise` to the hyperpod-dpd command line."""
+    p = subparsers.add_parser(
+        "advise", help="colocated or DPD, and which layout (predicted by aisimulate)"
+    )
+    p.add_argument("--stack", help="read model, instance type, prices and limits from this stack")
+    p.add_argument("--endpoint", help="the endpoint's key, for a stack with several")
+    p.add_argument("--model", help="catalog model (default llama-3.3-70b, or the stack's)")
+    p.add_argument("--instance-type", help="a DPD instance type (default ml.p5.48xlarge)")
+    p.add_argument("--isl", type=int, help="input tokens per request")
+    p.add_argument("--osl", type=int, help="output tokens per request")
+    p.add_argument("--trace", type=Path, help="JSONL of input/output token counts per request")
+    p.add_argument("--concurrency", type=_numbers(int), help="requests in flight (default 8,16,32)")
+    p.add_argument("--rps", type=_numbers(float), help="requests per second, instead")
+    p.add_argument("--ttft-ms", type=float, help="SLO: TTFT p50 at most this")
+    p.add_argument("--tpot-ms", type=float, help="SLO: TPOT p50 at most this")
+    p.add_argument("--max-nodes", type=int, default=4, help="node budget of a layout (default 4)")
+    p.add_argument(
+        "--chart", type=Path, default=Path("build/advise/frontier.png"), help="frontier PNG"
+    )
+    p.add_argument("--no-chart", dest="chart", action="store_const", const=None)
+    p.add_argument(
+        "--measured",
+        type=Path,
+        help="a benchmark run's directory: its layout and workload predicted beside its numbers",
+    )
+    p.add_argument("--write", action="store_true", help="apply the patch to Pulumi.<stack>.yaml")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, project_dir: Path | None) -> int:
+    from hyperpod_dpd.advise.command import run as advise
+
+    return advise(args, project_dir)

@@ -1,0 +1,50 @@
+"""`advise --measured RUN`: the layout and workload a benchmark run recorded, predicted, beside
+what it measured; gaps over 25% flagged with where to look."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hyperpod_dpd.cli import main
+
+pytestmark = pytest.mark.long
+
+
+def _level(ttft, tpot, e2e, tokens):
+    def pct(v):
+        return {"mean": v, "p50": v, "p95": v, "p99": v}
+
+    return {"ttft": pct(ttft), "tpot": pct(tpot), "itl": pct(tpot), "e2e": pct(e2e),
+            "outputTokensPerSecond": tokens, "requestsPerSecond": 1.0, "requests": 100,
+            "errors": 0, "inputTokens": 4096, "outputTokens": 256, "durationSeconds": 60}  # fmt: skip
+
+
+def _run(tmp_path, endpoint, levels):
+    run = tmp_path / "dpd"
+    run.mkdir()
+    data = {"schema": "hyperpod-dpd/benchmark-results/v1", "label": "dpd", "scenario": "D(4096,256)",
+            "endpoint": endpoint, "levels": levels}  # fmt: skip
+    (run / "results.json").write_text(json.dumps(data))
+    return run
+
+
+def test_predicted_beside_measured_flags_the_gap(tmp_path, capsys):
+    # Measured TPOT 30 ms against a 1P1D prediction near 10 ms: flagged; TTFT near it: not.
+    run = _run(tmp_path, {"mode": "dpd", "replicas": "1/1", "tensorParallelSize": 8},
+               {"8": _level(190, 30.0, 7800, 700)})  # fmt: skip
+    assert main(["advise", "--measured", str(run), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["layout"] == "1P1D TP8/TP8"
+    rows = {r["metric"]: r for r in doc["levels"][0]["metrics"]}
+    assert rows["TPOT p50 ms"]["flagged"] and rows["TPOT p50 ms"]["measured"] == 30.0
+    assert not rows["TTFT p50 ms"]["flagged"]
+    assert main(["advise", "--measured", str(run)]) == 0
+    assert "TPOT p50 ms: the simulator or the deployment is off" in capsys.readouterr().out
+
+
+def test_a_run_without_its_layout_is_refused(tmp_path, capsys):
+    run = _run(tmp_path, None, {"8": _level(190, 10.0, 2800, 700)})
+    assert main(["advise", "--measured", str(run)]) == 2
+    assert "--measured" in capsys.readouterr().err
