@@ -92,7 +92,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "--max-bandwidth", type=_size, help="upload at most this many bytes/s (classic client)"
     )
     up.add_argument(
-        "--tmp-dir", type=inputs.output_dir, help="where hf:// files are staged one by one (default: TMPDIR)"
+        "--tmp-dir",
+        type=inputs.output_dir,
+        help="where hf:// files are staged one by one (default: TMPDIR)",
     )
     up.add_argument(
         "--tmp-limit",

@@ -39,7 +39,7 @@ def read_run(path: Path) -> dict[str, Any]:
     file = path / "results.json" if path.is_dir() else path
     try:
         data = json.loads(file.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # JSON errors and bytes that are no UTF-8 text
         raise UsageProblem(f"--measured {path}: cannot read a results.json there ({exc}). "
                            "Give a `hyperpod-dpd benchmark run --out` directory.") from exc  # fmt: skip
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core import cli_inputs as inputs
+
 
 def _numbers(kind: type) -> object:
     def parse(text: str) -> list:
@@ -33,7 +35,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "advise", help="colocated or DPD, and which layout (predicted by aisimulate)"
     )
-    p.add_argument("--stack", help="read model, instance type, prices and limits from this stack")
+    p.add_argument(
+        "--stack",
+        type=inputs.stack_name,
+        help="read model, instance type, prices and limits from this stack",
+    )
     p.add_argument("--endpoint", help="the endpoint's key, for a stack with several")
     p.add_argument("--model", help="catalog model (default llama-3.3-70b, or the stack's)")
     p.add_argument("--instance-type", help="a DPD instance type (default ml.p5.48xlarge)")
@@ -42,8 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--trace", type=Path, help="JSONL of input/output token counts per request")
     p.add_argument("--concurrency", type=_numbers(int), help="requests in flight (default 8,16,32)")
     p.add_argument("--rps", type=_numbers(float), help="requests per second, instead")
-    p.add_argument("--ttft-ms", type=float, help="SLO: TTFT p50 at most this")
-    p.add_argument("--tpot-ms", type=float, help="SLO: TPOT p50 at most this")
+    p.add_argument("--ttft-ms", type=inputs.finite_float, help="SLO: TTFT p50 at most this")
+    p.add_argument("--tpot-ms", type=inputs.finite_float, help="SLO: TPOT p50 at most this")
     p.add_argument("--max-nodes", type=int, default=4, help="node budget of a layout (default 4)")
     p.add_argument(
         "--chart", type=Path, default=Path("build/advise/frontier.png"), help="frontier PNG"
@@ -51,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-chart", dest="chart", action="store_const", const=None)
     p.add_argument(
         "--measured",
-        type=Path,
+        type=inputs.input_path,
         help="a benchmark run's directory: its layout and workload predicted beside its numbers",
     )
     p.add_argument("--write", action="store_true", help="apply the patch to Pulumi.<stack>.yaml")

@@ -65,9 +65,11 @@ def compare_runs(args: argparse.Namespace, project_dir: Path) -> int:
         report = write_report(args.runs, args.out)
     except (CompareError, ExportError, BenchmarkArgError) as exc:
         return _bad(str(exc))
-    except OSError as exc:  # a run directory or --out the file system refuses (too long, ...)
-        shown = str(exc.filename)[:80] + ("..." if len(str(exc.filename)) > 80 else "")
-        return _bad(f"{shown}: {exc.strerror}; give run directories and an --out that exist or "
+    except (OSError, ValueError) as exc:  # a path the file system refuses (too long, NUL, ...)
+        name = str(getattr(exc, "filename", None) or "a run directory")
+        shown = name[:80] + ("..." if len(name) > 80 else "")
+        why = getattr(exc, "strerror", None) or str(exc)
+        return _bad(f"{shown}: {why}; give run directories and an --out that exist or "
                     "can be made")  # fmt: skip
     print(f"wrote {report}")
     return EXIT_OK

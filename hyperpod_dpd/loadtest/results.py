@@ -73,8 +73,8 @@ def read(path: Path) -> dict[str, Any]:
         raise ExportError(
             f"{path}: not found (give a directory that `benchmark run` wrote)"
         ) from None
-    except json.JSONDecodeError as e:
-        raise ExportError(f"{path}: not JSON ({e})") from e
+    except (OSError, ValueError) as e:  # not JSON, not UTF-8 text, unreadable
+        raise ExportError(f"{path}: not JSON ({type(e).__name__}: {e})"[:300]) from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ExportError(f"{path}: not a results.json of `hyperpod-dpd benchmark run`")
     return data

@@ -98,7 +98,7 @@ def plan_refs(repo: Path, refs: list[str], stack: str, work: Path) -> dict[str, 
 
 def resolve(sides: list[str], repo: Path, stack: str | None, work: Path) -> list[PlanData]:
     """Each side as a plan: a plan directory is read, a git ref is planned (needs --stack)."""
-    refs = [side for side in sides if not Path(side).is_dir()]
+    refs = [side for side in sides if not _is_dir(side)]
     if refs and stack is None:
         raise PlanDirError(
             [
@@ -114,3 +114,11 @@ def resolve(sides: list[str], repo: Path, stack: str | None, work: Path) -> list
         )
     planned = plan_refs(repo, refs, stack, work) if refs else {}
     return [load_plan(planned.get(side, Path(side)), label=side) for side in sides]
+
+
+def _is_dir(side: str) -> bool:
+    """A plan directory (a name the file system refuses, too long or with NUL, is none)."""
+    try:
+        return Path(side).is_dir()
+    except (OSError, ValueError):
+        return False
