@@ -47,6 +47,7 @@ from settings.network import NetworkConfig, check_vpc, check_zones
 from settings.observability import ObservabilityConfig
 from settings.policy import PolicyConfig, check_policy_names
 from settings.traffic import check_traffic
+from settings.vllm_args import check_role_args
 
 
 class StackSettings(SettingsModel):
@@ -174,6 +175,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *(p for x in listed for p in check_derived_names(x.config, x.path)),
         *(p for x in listed for p in check_colocated(x.config, x.path)),
         *(p for x in listed for p in check_worker_inputs(x.config, x.path)),
+        *(p for x in listed for p in check_role_args(x, groups, alone=len(listed) == 1)),
         # Pulumi.yaml declares endpoint's defaults: the single endpoint counts as given when it
         # differs from them.
         *check_endpoints(s.endpoint, s.endpoint != EndpointConfig(), s.endpoints, groups),

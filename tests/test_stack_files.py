@@ -178,6 +178,12 @@ BROKEN: dict[str, tuple[dict, int, str]] = {
     "a misspelt key": ({"endpont": {"name": "x"}}, 2, "did you mean 'hyperpod-dpd:endpoint'"),
     "a plaintext secret key": ({"hfToken": TOKEN}, 2, f"{NS}:hfToken"),
     "a branch as revision": ({"checkpoint.revision": "main"}, 2, f"{NS}:checkpoint.revision"),
+    "an empty vLLM arg": ({"endpoint.decode.args": [""]}, 2, f"{NS}:endpoint.decode.args"),
+    "a positional vLLM arg": (
+        {"endpoint.prefill.args": ["serve"]},
+        2,
+        f"{NS}:endpoint.prefill.args",
+    ),
 }
 # Broken as text: what no edit of a mapping can write.
 BROKEN_TEXT: dict[str, tuple[str, str]] = {
