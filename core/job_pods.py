@@ -1,0 +1,62 @@
+"""What the two in-cluster Jobs (checkpoint staging: specs/staging.py; benchmark runs:
+hyperpod_dpd/loadtest/job.py) share: they run as a non-root user with no privileges, and install
+nothing at run time that is not pinned by hash.
+
+Each Job pip-installs from a requirements file that lists every package, dependencies included,
+as `name==version --hash=sha256:...` (requirements-job-*.txt, written by
+scripts/lock_job_requirements.py), shipped in the Job's ConfigMap: pip refuses a file whose
+hash differs, so an index or mirror can serve only those exact wheels.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+RUN_AS = 1000  # any non-root uid: the image's files are world-readable
+# pip's flags for a hash-pinned install: every file checked, nothing resolved, no sdist built.
+HASHED_INSTALL = ("--require-hashes", "--no-deps", "--only-binary=:all:")
+_PINNED = re.compile(
+    r"^[A-Za-z0-9][A-Za-z0-9._-]*==[^\s=;,<>!~*]+(\s+--hash=sha256:[0-9a-f]{64})+$"
+)
+
+
+def pod_security_context() -> dict[str, Any]:
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": RUN_AS,
+        "runAsGroup": RUN_AS,
+        "fsGroup": RUN_AS,  # the emptyDir volumes are the user's to write
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def container_security_context(read_only_root: bool = False) -> dict[str, Any]:
+    """No privilege escalation and no capabilities; `read_only_root`: writes go to volumes only."""
+    context: dict[str, Any] = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    if read_only_root:
+        context["readOnlyRootFilesystem"] = True
+    return context
+
+
+def pip_install_user(requirements: str) -> str:
+    """The shell command that installs a hash-pinned `requirements` file into the user's site
+    (under $HOME: a volume of the pod), with the image's pip."""
+    flags = "--user --quiet --no-cache-dir --disable-pip-version-check " + " ".join(HASHED_INSTALL)
+    return f"pip install {flags} -r {shlex.quote(requirements)}"
+
+
+def unhashed_lines(text: str) -> list[str]:
+    """The requirement lines of a requirements file that are not `name==version` with at least
+    one sha256 hash (comments and blank lines aside; an option line such as `-r` or
+    `--index-url` counts as one: a hash-pinned file needs none)."""
+    lines = (line.split(" #", 1)[0].strip() for line in text.splitlines())
+    return [line for line in lines if line and not line.startswith("#") and not _PINNED.match(line)]
+
+
+def is_hash_pinned(text: str) -> bool:
+    """True for a file with requirement lines, every one of them pinned by hash."""
+    return not unhashed_lines(text) and any(
+        line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()
+    )
