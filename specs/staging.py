@@ -6,6 +6,11 @@ in-Region, with an IRSA role that can write only the model's prefix, and the Hug
 from a Pulumi secret through a Kubernetes Secret. Pulumi waits for the Job to complete, so the endpoint, which depends on it, only ever
 points at a complete, verified checkpoint (the manifest object is written last). The Job's name
 derives from (source, revision, prefix): it changes, and the Job runs again, only when those do.
+
+The pod runs as a non-root user with no privileges and a read-only root file system: what it
+writes goes to its volumes (the program, its packages, HOME and TMPDIR to a small work volume;
+Hub files to the scratch volume). It installs its packages from requirements-job-staging.txt,
+shipped in the ConfigMap, every one pinned by hash (core/job_pods.py).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checkpoint.job import job_command
+from core.job_pods import container_security_context, pip_install_user, pod_security_context
 from core.refs import ref
 from core.versions import JOB_BOTO3, JOB_PYTHON_IMAGE
 from core.vocabulary import (
@@ -35,10 +41,18 @@ NAMESPACE = STAGING_NAMESPACE
 SERVICE_ACCOUNT = "checkpoint-stager"
 CODE_CONFIG_MAP = "checkpoint-staging-code"
 TOKEN_SECRET = "hf-token"
-# Base image: a stock Python; the Job installs the two pinned packages the staging code needs.
+# Base image: a stock Python; the Job installs the two pinned packages the staging code needs
+# and their dependencies, each pinned by hash in REQUIREMENTS (from these, by
+# scripts/lock_job_requirements.py).
 IMAGE = JOB_PYTHON_IMAGE
 PIP_PACKAGES = (JOB_BOTO3, "huggingface_hub==2.4.0")  # same pins as requirements.txt
-CODE_DIR, APP_DIR = "/code", "/app"  # the ConfigMap's mount; where the program is laid out
+REQUIREMENTS = "requirements-job-staging.txt"
+REQUIREMENTS_KEY = "requirements.txt"  # its ConfigMap key (a shipped path has no '-')
+CODE_DIR = "/code"  # the ConfigMap's mount
+# The work volume: the program laid out, HOME (pip's --user site) and TMPDIR.
+WORK_DIR = "/work"
+APP_DIR, HOME_DIR = f"{WORK_DIR}/app", f"{WORK_DIR}/home"
+WORK_LIMIT = "1Gi"
 SCRATCH_LIMIT = "50Gi"  # one Hub file at a time is staged here (shards are ~5 GB)
 # What the staging program imports besides its own package (a test runs it from these alone).
 CODE_FILES = (
@@ -72,6 +86,10 @@ def config_map_key(path: str) -> str:
 def code_files() -> dict[str, str]:
     """ConfigMap key -> file text: the staging package (a tree) and the few modules it imports."""
     return {config_map_key(p): (ROOT / p).read_text() for p in shipped_paths()}
+
+
+def requirements_text() -> str:
+    return (ROOT / REQUIREMENTS).read_text()
 
 
 def unpack_command(code_dir: str = CODE_DIR, app_dir: str = APP_DIR) -> str:
@@ -145,7 +163,7 @@ def staging(
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {"name": CODE_CONFIG_MAP, "namespace": NAMESPACE},
-            "data": files,
+            "data": {**files, REQUIREMENTS_KEY: requirements_text()},
         },
     )
     token = None
@@ -168,12 +186,14 @@ def staging(
         revision=c.revision,
         tmp_limit=SCRATCH_LIMIT.replace("Gi", "GiB"),
     )
-    install = "pip install --quiet --no-cache-dir " + " ".join(f"'{p}'" for p in PIP_PACKAGES)
+    install = pip_install_user(f"{CODE_DIR}/{REQUIREMENTS_KEY}")
     script = f"{install} && {unpack_command()} && cd {APP_DIR} && exec " + " ".join(
         _quote(p) for p in command
     )
     env = [
         {"name": "AWS_REGION", "value": s.region},
+        {"name": "HOME", "value": HOME_DIR},
+        {"name": "TMPDIR", "value": WORK_DIR},
         {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
         {"name": "HF_XET_HIGH_PERFORMANCE", "value": "1"},
         {"name": "HF_XET_CHUNK_CACHE_SIZE_BYTES", "value": "0"},
@@ -205,11 +225,13 @@ def staging(
                         "serviceAccountName": SERVICE_ACCOUNT,
                         "restartPolicy": "Never",
                         "nodeSelector": role_node_selector("system"),
+                        "securityContext": pod_security_context(),
                         "containers": [
                             {
                                 "name": "stage",
                                 "image": IMAGE,
                                 "command": ["/bin/sh", "-c", script],
+                                "securityContext": container_security_context(read_only_root=True),
                                 "env": env,
                                 "resources": {
                                     "requests": {
@@ -222,6 +244,7 @@ def staging(
                                 "volumeMounts": [
                                     {"name": "code", "mountPath": CODE_DIR, "readOnly": True},
                                     {"name": "scratch", "mountPath": "/scratch"},
+                                    {"name": "work", "mountPath": WORK_DIR},
                                 ],
                             }
                         ],
@@ -231,6 +254,7 @@ def staging(
                                 "configMap": {"name": CODE_CONFIG_MAP},
                             },
                             {"name": "scratch", "emptyDir": {"sizeLimit": SCRATCH_LIMIT}},
+                            {"name": "work", "emptyDir": {"sizeLimit": WORK_LIMIT}},
                         ],
                     }
                 },

@@ -53,3 +53,45 @@ def test_the_whole_package_tree_is_shipped_and_each_key_unpacks_to_its_path():
 def test_a_shipped_path_with_a_dash_is_refused():
     with pytest.raises(ValueError, match="no '-'"):
         staging.config_map_key("checkpoint/s3-extra/client.py")
+
+
+def test_the_job_runs_as_non_root_and_writes_only_to_its_volumes():
+    pod = _spec().job.props["spec"]["template"]["spec"]
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True, "runAsUser": 1000, "runAsGroup": 1000, "fsGroup": 1000,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }  # fmt: skip
+    (container,) = pod["containers"]
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+        "readOnlyRootFilesystem": True,
+    }  # fmt: skip
+    # With a read-only root, every place it writes is an emptyDir: HOME (pip's --user site),
+    # TMPDIR, the unpacked program and the Hub files' staging directory (--tmp-dir).
+    empty_dirs = {v["name"] for v in pod["volumes"] if "emptyDir" in v}
+    writable = [m["mountPath"] for m in container["volumeMounts"] if m["name"] in empty_dirs]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    script = container["command"][2]
+    tmp_dir = script.split("'--tmp-dir' '", 1)[1].split("'", 1)[0]
+    for path in (env["HOME"], env["TMPDIR"], staging.APP_DIR, tmp_dir):
+        assert any(path == m or path.startswith(f"{m}/") for m in writable), path
+    assert "pip install --user " in script
+
+
+def test_the_pins_change_the_config_map_but_not_the_job(monkeypatch):
+    before = _spec()
+    monkeypatch.setattr(staging, "requirements_text", lambda: "boto3==9 --hash=sha256:" + "0" * 64)
+    after = _spec()
+    assert after.job == before.job
+    assert after.code.props["data"]["requirements.txt"].startswith("boto3==9 ")
+
+
+def test_the_lock_holds_the_pinned_packages_and_what_they_need():
+    from hyperpod_dpd.shared.venvs import requirement_set
+
+    pins = requirement_set(staging.requirements_text())
+    for package in staging.PIP_PACKAGES:  # 'boto3[crt]==1.44.8': the [crt] extra is awscrt
+        name, version = package.split("==")
+        assert f"{name.split('[')[0].replace('_', '-')}=={version}" in pins
+    assert any(p.startswith("awscrt==") for p in pins)
+    assert any(p.startswith("botocore==") for p in pins)

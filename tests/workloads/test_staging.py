@@ -42,7 +42,19 @@ def test_job_runs_the_staging_cli_on_a_system_node(dev):
     bucket = dev.named("models-bucket").id
     assert f"'--dest' 's3://{bucket}/{PREFIX}'" in script
     assert "'--revision' '6f6073b423013f6a7d4d9f39144961bfbfbc386b'" in script
-    assert "'boto3[crt]==1.44.8' 'huggingface_hub==2.4.0'" in script
+    # The pinned packages, each with its hash, from the Job's ConfigMap (specs/staging.py).
+    install = "--require-hashes --no-deps --only-binary=:all: -r /code/requirements.txt"
+    assert (
+        f"pip install --user --quiet --no-cache-dir --disable-pip-version-check {install}" in script
+    )
+    (code,) = [
+        c
+        for c in dev.of_type("kubernetes:core/v1:ConfigMap")
+        if c.inputs["metadata"]["name"] == "checkpoint-staging-code"
+    ]
+    requirements = code.inputs["data"]["requirements.txt"]
+    assert "\nboto3==1.44.8 --hash=sha256:" in requirements
+    assert "\nhuggingface_hub==2.4.0 --hash=sha256:" in requirements
 
 
 def test_job_identity_follows_source_revision_and_prefix_only(dev):
