@@ -6,8 +6,12 @@ The Job runs the benchmark code of this checkout, not a copy baked into an image
 holds the files `CODE_FILES` lists (a test runs the run from those files alone), laid out at
 their paths by the volume's `items`. The container is a stock Python (core/versions.py) that
 installs boto3 with the project's pin; the program then builds aiperf's venv from
-requirements-loadtest.txt, as on a laptop. One Job per run, never retried (a retry would send
-the load twice); deleted a week after it ends, and its ConfigMap with it (owner reference).
+requirements-loadtest.txt, as on a laptop. Nothing is installed that is not pinned by hash
+(core/job_pods.py): boto3 comes from requirements-job-benchmark.txt, and the Job's
+requirements-loadtest.txt is requirements-job-loadtest.txt (the same versions, each with its
+hash), which the venv's pip then installs with --require-hashes. One Job per run, never retried
+(a retry would send the load twice); deleted a week after it ends, and its ConfigMap with it
+(owner reference).
 """
 
 from __future__ import annotations
@@ -20,7 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.versions import JOB_BOTO3, JOB_PYTHON_IMAGE
+from core.job_pods import (
+    container_security_context,
+    pip_install_user,
+    pod_security_context,
+)
+from core.versions import JOB_PYTHON_IMAGE
 from core.vocabulary import BENCHMARK_LABEL, role_node_selector
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +39,7 @@ CODE_FILES = (
     "core/__init__.py",
     "core/cli_inputs.py",
     "core/exits.py",
+    "core/job_pods.py",
     "core/regions.py",
     "hyperpod_dpd/__init__.py",
     "hyperpod_dpd/shared/__init__.py",
@@ -41,12 +51,16 @@ CODE_FILES = (
     "hyperpod_dpd/loadtest/run.py",
     "hyperpod_dpd/loadtest/scenario.py",
     "requirements-loadtest.txt",
+    "requirements-job-benchmark.txt",
 )
+# A shipped path whose text comes from another file: aiperf's venv is built from the hash-pinned
+# lock of requirements-loadtest.txt's versions (scripts/lock_job_requirements.py writes it).
+SHIPPED_FROM = {"requirements-loadtest.txt": "requirements-job-loadtest.txt"}
+BOTO3_REQUIREMENTS = "requirements-job-benchmark.txt"  # core/versions.py JOB_BOTO3, hashed
 # The pod runs as a non-root user with no privileges: what it keeps (the program, boto3, aiperf's
 # venv, the results) goes to its scratch volume (aiperf's own IPC files go to the image's /tmp).
 CODE_DIR, SCRATCH_DIR = "/code", "/scratch"
 APP_DIR, HOME_DIR = f"{SCRATCH_DIR}/app", f"{SCRATCH_DIR}/home"
-RUN_AS = 1000  # any non-root uid: the image's files are world-readable
 CONTAINER = "benchmark"
 UPLOAD_GRACE_SECONDS = 120
 KEEP_SECONDS = 7 * 24 * 3600  # ttlSecondsAfterFinished: the Job and its pod's log, for a week
@@ -64,7 +78,7 @@ def job_name(run_id: str) -> str:
 
 def code_files() -> dict[str, str]:
     """Path (relative to the checkout) -> file text: what the ConfigMap ships."""
-    return {path: (ROOT / path).read_text() for path in CODE_FILES}
+    return {path: (ROOT / SHIPPED_FROM.get(path, path)).read_text() for path in CODE_FILES}
 
 
 def config_key(path: str) -> str:
@@ -106,13 +120,12 @@ def program_argv(run: ClusterRun) -> list[str]:
 
 
 def script(run: ClusterRun) -> str:
-    """The container's shell command: boto3 (into the user's site-packages under $HOME), the
-    shipped files copied to APP_DIR (the volume's entries are symlinks into its data directory:
-    -L copies the files), then the run."""
+    """The container's shell command: boto3, pinned by hash (into the user's site-packages
+    under $HOME), the shipped files copied to APP_DIR (the volume's entries are symlinks into its
+    data directory: -L copies the files), then the run."""
     return (
-        "pip install --user --quiet --no-cache-dir --disable-pip-version-check "
-        f"{shlex.quote(JOB_BOTO3)} && mkdir -p {APP_DIR} && cp -RL {CODE_DIR}/* {APP_DIR}/"
-        f" && cd {APP_DIR} && exec {shlex.join(program_argv(run))}"
+        f"{pip_install_user(f'{CODE_DIR}/{BOTO3_REQUIREMENTS}')} && mkdir -p {APP_DIR}"
+        f" && cp -RL {CODE_DIR}/* {APP_DIR}/ && cd {APP_DIR} && exec {shlex.join(program_argv(run))}"
     )
 
 
@@ -158,13 +171,7 @@ def job(run: ClusterRun, files: dict[str, str]) -> dict[str, Any]:
                     "terminationGracePeriodSeconds": UPLOAD_GRACE_SECONDS,
                     "serviceAccountName": run.service_account,
                     "restartPolicy": "Never",
-                    "securityContext": {
-                        "runAsNonRoot": True,
-                        "runAsUser": RUN_AS,
-                        "runAsGroup": RUN_AS,
-                        "fsGroup": RUN_AS,
-                        "seccompProfile": {"type": "RuntimeDefault"},
-                    },
+                    "securityContext": pod_security_context(),
                     # The load generator must not compete with the GPUs' pods it measures.
                     "nodeSelector": role_node_selector("system"),
                     "containers": [
@@ -172,10 +179,8 @@ def job(run: ClusterRun, files: dict[str, str]) -> dict[str, Any]:
                             "name": CONTAINER,
                             "image": JOB_PYTHON_IMAGE,
                             "command": ["/bin/sh", "-c", script(run)],
-                            "securityContext": {
-                                "allowPrivilegeEscalation": False,
-                                "capabilities": {"drop": ["ALL"]},
-                            },
+                            # Not a read-only root: aiperf's IPC files go to the image's /tmp.
+                            "securityContext": container_security_context(),
                             "env": [
                                 {"name": "AWS_REGION", "value": run.region},
                                 {"name": "HOME", "value": HOME_DIR},
