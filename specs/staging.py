@@ -49,10 +49,11 @@ PIP_PACKAGES = (JOB_BOTO3, "huggingface_hub==2.4.0")  # same pins as requirement
 REQUIREMENTS = "requirements-job-staging.txt"
 REQUIREMENTS_KEY = "requirements.txt"  # its ConfigMap key (a shipped path has no '-')
 CODE_DIR = "/code"  # the ConfigMap's mount
-# The work volume: the program laid out, HOME (pip's --user site) and TMPDIR.
+# The work volume: the program laid out, HOME (pip's --user site, ~100 MB, and HF_HOME with
+# Xet's metadata cache) and TMPDIR. The Hub files go to the scratch volume.
 WORK_DIR = "/work"
 APP_DIR, HOME_DIR = f"{WORK_DIR}/app", f"{WORK_DIR}/home"
-WORK_LIMIT = "1Gi"
+WORK_LIMIT = "5Gi"  # with SCRATCH_LIMIT, within the container's ephemeral-storage limit
 SCRATCH_LIMIT = "50Gi"  # one Hub file at a time is staged here (shards are ~5 GB)
 # What the staging program imports besides its own package (a test runs it from these alone).
 CODE_FILES = (

@@ -76,6 +76,15 @@ def test_the_job_runs_as_non_root_and_writes_only_to_its_volumes():
     for path in (env["HOME"], env["TMPDIR"], staging.APP_DIR, tmp_dir):
         assert any(path == m or path.startswith(f"{m}/") for m in writable), path
     assert "pip install --user " in script
+    # The volumes fill up together within the container's limit (over it, the pod is evicted).
+    sizes = [
+        int(v["emptyDir"]["sizeLimit"].removesuffix("Gi"))
+        for v in pod["volumes"]
+        if "emptyDir" in v
+    ]
+    assert sum(sizes) <= int(
+        container["resources"]["limits"]["ephemeral-storage"].removesuffix("Gi")
+    )
 
 
 def test_the_pins_change_the_config_map_but_not_the_job(monkeypatch):
