@@ -18,13 +18,11 @@ from checkpoint.progress import MODES
 from checkpoint.upload.options import CACHE_ENV, TRANSFER_CLIENTS, UploadOptions
 from core import cli_inputs as inputs
 from core.exits import (
-    EXIT_BAD_INPUT,
     EXIT_FAILED,
-    EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    environment_problem,
     tolerant_streams,
+    unhandled,
 )
 from core.units import parse_byte_size
 
@@ -276,18 +274,9 @@ def build_parser(prog: str = "python -m checkpoint") -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m checkpoint`: the in-cluster Job's entry point."""
-    import traceback
-
     tolerant_streams()
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args, None)
     except Exception as exc:
-        problem = environment_problem(exc)
-        if problem is not None:
-            print(f"error: {problem}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        if args.debug:
-            traceback.print_exc()
-        print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug)", file=sys.stderr)
-        return EXIT_INTERNAL
+        return unhandled(exc, args.debug)

@@ -62,3 +62,21 @@ def tolerant_streams() -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+
+
+def unhandled(exc: BaseException, debug: bool) -> int:
+    """What a command line does with an error no room handled: the user's AWS setup is bad
+    input (EXIT_BAD_INPUT, with the fix); anything else is ours (EXIT_INTERNAL; the traceback
+    with --debug). Prints the message on stderr and returns the exit code."""
+    import sys
+
+    problem = environment_problem(exc)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if debug:
+        import traceback
+
+        traceback.print_exception(exc)
+    print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug)", file=sys.stderr)
+    return EXIT_INTERNAL

@@ -17,16 +17,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from pathlib import Path
 
 from core.exits import (
     EXIT_BAD_INPUT,
-    EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     UsageProblem,
-    environment_problem,
     tolerant_streams,
+    unhandled,
 )
 from hyperpod_dpd.cli import (
     advise,
@@ -90,14 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:
-        problem = environment_problem(exc)
-        if problem is not None:
-            print(f"error: {problem}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        if args.debug:
-            traceback.print_exc()
-        print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug)", file=sys.stderr)
-        return EXIT_INTERNAL
+        return unhandled(exc, args.debug)
 
 
 def entry() -> None:
