@@ -326,11 +326,12 @@ def _show_pod(cluster: Any, run: ClusterRun, pod: dict[str, Any], seen: Follow) 
 
 def download(run: ClusterRun, out: Path) -> int:
     """Every object the Job uploaded, at its relative path under `out`."""
-    import boto3
     from botocore.exceptions import BotoCoreError, ClientError
 
+    from hyperpod_dpd.shared.aws import client_factory
+
     prefix = f"{run.results_prefix}/"
-    s3 = boto3.client("s3", region_name=run.region)
+    s3 = client_factory(run.region)("s3")
     count = 0
     try:
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=run.bucket, Prefix=prefix):

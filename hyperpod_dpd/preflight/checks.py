@@ -8,17 +8,15 @@ another AZ or type. Every check reads the account (boto3) and changes nothing.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from core.versions import EKS_ADDON_VERSIONS
+from hyperpod_dpd.shared.aws import ClientFactory, client_factory
 from settings import StackSettings
 
-ClientFactory = Callable[[str], Any]
 PASS, FAIL, WARN = "pass", "FAIL", "warn"
 
 
@@ -195,8 +193,7 @@ def render(checks: list[Check]) -> str:
 
 
 def boto3_factory(region: str) -> ClientFactory:
-    session = boto3.session.Session(region_name=region)
-    return lambda service: session.client(service)
+    return client_factory(region)
 
 
 # Each step, its check's name, and what to do when AWS refuses it: one row, so a new step cannot
