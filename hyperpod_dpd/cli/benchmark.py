@@ -89,6 +89,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     compare.add_argument(
         "--out", type=inputs.output_dir, required=True, help="report directory (created)"
     )
+    compare.add_argument(
+        "--predicted",
+        action="store_true",
+        help="also set what `advise` predicts for each run's layout and workload beside what it "
+        "measured, gaps over 25%% flagged (aisimulate, build/advise-venv)",
+    )
     compare.set_defaults(handler=compare_runs)
 
     fake = sub.add_parser(
@@ -109,7 +115,19 @@ def run_benchmark(args: argparse.Namespace, project_dir: Path) -> int:
 def compare_runs(args: argparse.Namespace, project_dir: Path) -> int:
     from hyperpod_dpd.loadtest.command import compare_runs as compare
 
-    return compare(args, project_dir)
+    code = compare(args, project_dir)
+    if code != 0 or not args.predicted:
+        return code
+    # Each run as `advise --measured RUN` would take it: the two rooms stay apart.
+    from hyperpod_dpd.cli import advise
+
+    parser = argparse.ArgumentParser(prog="hyperpod-dpd")
+    advise.register(parser.add_subparsers())
+    for run in args.runs:
+        measured = parser.parse_args(["advise", "--measured", str(run), "--no-chart"])
+        print(f"\n{run}: predicted beside measured")
+        code = max(code, measured.handler(measured, project_dir))
+    return code
 
 
 def fake_server(args: argparse.Namespace, project_dir: Path) -> int:

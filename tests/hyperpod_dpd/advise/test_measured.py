@@ -48,3 +48,18 @@ def test_a_run_without_its_layout_is_refused(tmp_path, capsys):
     run = _run(tmp_path, None, {"8": _level(190, 10.0, 2800, 700)})
     assert main(["advise", "--measured", str(run)]) == 2
     assert "--measured" in capsys.readouterr().err
+
+
+def test_benchmark_compare_sets_the_prediction_beside_each_run(tmp_path, capsys):
+    """`benchmark compare --predicted`: the report, then each run's layout predicted beside what
+    it measured, as `advise --measured` shows it (issue 29, predicted beside measured)."""
+    base = _run(tmp_path, {"mode": "dpd", "replicas": "1/1", "tensorParallelSize": 8},
+                {"8": _level(190, 30.0, 7800, 700)})  # fmt: skip
+    head = tmp_path / "head"
+    head.mkdir()
+    (head / "results.json").write_text((base / "results.json").read_text())
+    assert main(["benchmark", "compare", str(base), str(head), "--out", str(tmp_path / "r"),
+                 "--predicted"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert out.count(": predicted beside measured\n") == 2
+    assert "TPOT p50 ms: the simulator or the deployment is off" in out
