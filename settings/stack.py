@@ -10,6 +10,7 @@ and the CrossGuard pack.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, get_origin
 
 from pydantic import BaseModel, Field, model_validator
@@ -123,6 +124,12 @@ class StackSettings(SettingsModel):
         """Every endpoint of the stack, by key (the single `endpoint` when `endpoints` is unset)."""
         return entries(self.endpoint, self.endpoints)
 
+    def with_endpoint(self, entry: EndpointEntry) -> StackSettings:
+        """These settings with `entry` in `endpoint`: what code that reads `s.endpoint` (the IEC
+        builder, the summary, the load test's access) takes for one of several endpoints. The
+        map stays, so placement still sees every endpoint."""
+        return self.model_copy(update={"endpoint": entry.config})
+
     def groups_with_role(self, role: str) -> dict[str, InstanceGroupConfig]:
         return groups_with_role(self.instance_groups, role)
 
@@ -164,18 +171,14 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *check_access_entries(s.eks),
         *check_groups(groups, mode),
         *check_checkpoint(s.checkpoint),
-        *(p for x in listed for p in check_sizing_inputs(x.config, groups, x.path)),
+        *_each(listed, lambda x: check_sizing_inputs(x.config, groups, x.path)),
         *check_policy_names(s.policy),
         *check_operator(s.inference_operator, mode),
-        *(
-            p
-            for x in listed
-            for p in _check_model_matches_checkpoint(x.config, s.checkpoint, x.path)
-        ),
-        *(p for x in listed for p in check_derived_names(x.config, x.path)),
-        *(p for x in listed for p in check_colocated(x.config, x.path)),
-        *(p for x in listed for p in check_worker_inputs(x.config, x.path)),
-        *(p for x in listed for p in check_role_args(x, groups, alone=len(listed) == 1)),
+        *_each(listed, lambda x: _check_model_matches_checkpoint(x.config, s.checkpoint, x.path)),
+        *_each(listed, lambda x: check_derived_names(x.config, x.path)),
+        *_each(listed, lambda x: check_colocated(x.config, x.path)),
+        *_each(listed, lambda x: check_worker_inputs(x.config, x.path)),
+        *_each(listed, lambda x: check_role_args(x, groups, alone=len(listed) == 1)),
         # Pulumi.yaml declares endpoint's defaults: the single endpoint counts as given when it
         # differs from them.
         *check_endpoints(s.endpoint, s.endpoint != EndpointConfig(), s.endpoints, groups),
@@ -183,6 +186,13 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *check_aws_limits(groups, s.eks, s.region),
         *_check_scaling_has_metrics(listed, s.observability.enabled),
     ]
+
+
+def _each(
+    listed: list[EndpointEntry], check: Callable[[EndpointEntry], list[ConfigProblem]]
+) -> list[ConfigProblem]:
+    """One endpoint check over every endpoint, in key order."""
+    return [problem for entry in listed for problem in check(entry)]
 
 
 def _check_scaling_has_metrics(listed: list[EndpointEntry], observed: bool) -> list[ConfigProblem]:

@@ -131,7 +131,7 @@ def build_endpoint(
 ) -> InferenceEndpointConfig:
     """The IEC of `entry` (default: the stack's first endpoint)."""
     entry = entry or s.entries()[0]
-    s = s.model_copy(update={"endpoint": entry.config})  # the helpers read s.endpoint
+    s = s.with_endpoint(entry)  # the helpers read s.endpoint
     e = entry.config
     pd = e.mode == "dpd"
     where = placement_of(s, entry)
@@ -256,8 +256,7 @@ def endpoint(
     namespace = None
     if own_namespace and config.namespace != "default":
         namespace = namespace_desired(f"{name}-namespace", parents, config.namespace)
-    view = s.model_copy(update={"endpoint": entry.config})
-    facts = worker_facts(view)
+    facts = worker_facts(s.with_endpoint(entry))
     iec = Desired(IEC_TYPE, f"{name}-iec", parents, config.to_manifest(), facts=facts)
     return EndpointSpec(name, config, iec, namespace)
 

@@ -108,7 +108,7 @@ def render_summary(plan: Any) -> str:
     else:
         lines += render_endpoints(s)[1:]
         for entry in listed:
-            view = s.model_copy(update={"endpoint": entry.config})
+            view = s.with_endpoint(entry)
             lines += ["", f"### Endpoint `{entry.key}`", "", "| | |", "|---|---|"]
             lines += [f"| {k} | {v} |" for k, v in endpoint_facts(view)]
             lines += render_sizing(view, level="####")

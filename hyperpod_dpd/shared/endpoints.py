@@ -51,7 +51,7 @@ def single_view(settings: Any, entry: EndpointEntry) -> Any:
     single endpoint (the IEC builder, the benchmark runner's access) reads as `.endpoint`."""
     if entry.key is None:
         return settings
-    return settings.model_copy(update={"endpoint": entry.config, "endpoints": {}})
+    return settings.with_endpoint(entry).model_copy(update={"endpoints": {}})
 
 
 @dataclass(frozen=True)
