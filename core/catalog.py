@@ -251,3 +251,9 @@ def instance_spec(instance_type: str) -> InstanceSpec:
         f"DPD supports only {', '.join(DPD_INSTANCE_TYPES)} (NVLink and EFA RDMA read/write)",
         f"Pick one of them.{hint}",
     )
+
+
+def gpus_per_node(instance_type: str | None) -> int:
+    """The GPUs of one node of `instance_type`; 8 (every DPD type) when the catalog lacks it."""
+    spec = INSTANCES.get(instance_type or "")
+    return spec.gpu_count if spec else 8

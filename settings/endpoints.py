@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from core.catalog import INSTANCES
+from core.catalog import gpus_per_node
 from core.vocabulary import DPD_ROLES
-from settings.cluster import InstanceGroupConfig, InstanceGroups, gpu_groups, groups_with_role
+from settings.cluster import InstanceGroups, gpu_groups, groups_with_role
 from settings.endpoint import EndpointConfig, ScalingConfig
 from settings.errors import ConfigProblem, full_key
 
@@ -48,12 +48,15 @@ class EndpointEntry:
         """The worker pools it runs: prefill and decode, or one colocated pool."""
         return DPD_ROLES if self.config.mode == "dpd" else ("colocated",)
 
-    def replicas(self, pool: str, at_most: bool = False) -> int:
-        """Replicas of `pool`: the fixed count, or with `at_most` the autoscaler's maximum."""
+    def replicas(self, pool: str, at: str = "fixed") -> int:
+        """Replicas of `pool`: the fixed count, or with `at` "min" / "max" the autoscaler's
+        bound (the fixed count where it has none)."""
         e = self.config
         scaling = scaling_of(e, pool)
-        if at_most and scaling is not None and scaling.max_replicas is not None:
+        if at == "max" and scaling is not None and scaling.max_replicas is not None:
             return scaling.max_replicas
+        if at == "min" and scaling is not None:
+            return scaling.min_replicas
         if pool == "colocated":
             # Its own count, or the GPU budget of DPD's two pools (a fair A/B).
             return e.replicas or e.prefill.replicas + e.decode.replicas
@@ -237,11 +240,6 @@ def _check_scaling(entry: EndpointEntry) -> list[ConfigProblem]:
     return problems
 
 
-def _gpus(group: InstanceGroupConfig) -> int:
-    spec = INSTANCES.get(group.instance_type)
-    return spec.gpu_count if spec else 8
-
-
 def _check_gpu_budget(
     all_entries: list[EndpointEntry], groups: InstanceGroups
 ) -> list[ConfigProblem]:
@@ -253,7 +251,7 @@ def _check_gpu_budget(
     for entry in all_entries:
         for pool in entry.pools():
             where = placement(entry, pool, groups, alone)
-            demands.append((set(where), entry, pool, entry.replicas(pool, at_most=True)))
+            demands.append((set(where), entry, pool, entry.replicas(pool, at="max")))
     # Join pools whose groups overlap, until the sets are disjoint.
     clusters: list[tuple[set[str], list]] = []
     for where, entry, pool, nodes in demands:
@@ -272,7 +270,7 @@ def _check_gpu_budget(
         want_nodes = sum(nodes for _, _, nodes in members)
         if want_nodes <= have_nodes:
             continue
-        per_node = max(_gpus(groups[n]) for n in where)
+        per_node = max(gpus_per_node(groups[n].instance_type) for n in where)
         claims = ", ".join(
             f"{entry.label} {pool} {nodes} x {per_node} GPUs" for entry, pool, nodes in members
         )

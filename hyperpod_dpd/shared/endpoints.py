@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.catalog import INSTANCES
+from core.catalog import gpus_per_node
 from core.exits import UsageProblem
-from settings.endpoints import EndpointEntry, placement, scaling_of
+from settings.endpoints import EndpointEntry
+from specs.placement import placement_of
 
 FLAG = "--endpoint"
-GPUS_PER_NODE = 8  # a p5-class node, when the catalog does not know the instance type
 
 
 def choose_endpoint(settings: Any, stack: str, key: str | None) -> EndpointEntry:
@@ -64,8 +64,7 @@ class PoolNodes:
 
     @property
     def gpus_per_node(self) -> int:
-        spec = INSTANCES.get(self.instance_type or "")
-        return spec.gpu_count if spec else GPUS_PER_NODE
+        return gpus_per_node(self.instance_type)
 
     @property
     def gpus(self) -> int:
@@ -75,15 +74,6 @@ class PoolNodes:
 def pool_nodes(settings: Any, entry: EndpointEntry, at: str = "fixed") -> list[PoolNodes]:
     """The nodes `entry` runs (each worker owns a node), per pool: at its fixed replicas, or
     with `at` "min" / "max" at its autoscaler's bounds (fixed where it has none)."""
-    groups = settings.instance_groups
-    alone = len(settings.entries()) == 1
-    out = []
-    for pool in entry.pools():
-        where = placement(entry, pool, groups, alone)
-        kind = groups[where[0]].instance_type if where else None
-        replicas = entry.replicas(pool, at_most=at == "max")
-        scaling = scaling_of(entry.config, pool)
-        if at == "min" and scaling is not None:
-            replicas = scaling.min_replicas
-        out.append(PoolNodes(pool, replicas, kind))
-    return out
+    # The instance type each pool is sized for, as the endpoint's IEC is built.
+    kinds = placement_of(settings, entry).pool_types
+    return [PoolNodes(pool, entry.replicas(pool, at), kinds.get(pool)) for pool in entry.pools()]
