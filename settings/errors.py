@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, get_args, get_origin
 
@@ -51,20 +52,32 @@ def _show(value: Any) -> str:
 
 
 def full_key(loc: tuple[Any, ...]) -> str:
-    """('endpoint', 'prefill', 'replicas') -> 'hyperpod-dpd:endpoint.prefill.replicas'."""
+    """('endpoint', 'prefill', 'replicas') -> 'hyperpod-dpd:endpoint.prefill.replicas', in the
+    property-path syntax `pulumi config set --path` reads (pulumi's resource.ParsePropertyPath):
+    a list index as [0], a map key that holds a dot or a bracket quoted, as
+    cost.hourlyPrices["ml.p5.48xlarge"] (written with dots, the CLI would nest ml / p5 / ...)."""
     if loc and loc[0] == "region":
         return "aws:region"
-    head, *rest = (str(part) for part in loc)
-    path = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in rest)
-    return f"{PROJECT}:{head}{path}"
+    head, *rest = loc
+    return f"{PROJECT}:{head}" + "".join(_path_segment(part) for part in rest)
+
+
+def _path_segment(part: Any) -> str:
+    if isinstance(part, int) or str(part).isdigit():
+        return f"[{part}]"
+    text = str(part)
+    return f"[{json.dumps(text)}]" if any(c in text for c in '.[]"') else f".{text}"
 
 
 def set_fix(key: str, example: Any | None = None) -> str:
-    """How to set `key`: a `pulumi config set` line, or the YAML to write for lists and maps."""
+    """How to set `key`: a `pulumi config set` line, or the YAML to write for lists and maps.
+    A boolean is written true/false: with --path the CLI stores only those words as booleans."""
     if isinstance(example, list | dict):
         return f"in Pulumi.<stack>.yaml set {key} to {json.dumps(example)}"
+    if isinstance(example, bool):
+        example = json.dumps(example)
     value = "<value>" if example is None else str(example)
-    path = " --path" if "." in key.partition(":")[2] else ""
+    path = " --path" if any(c in key.partition(":")[2] for c in ".[") else ""
     return f"pulumi config set{path} '{key}' {value}   (or edit Pulumi.<stack>.yaml)"
 
 
@@ -160,8 +173,54 @@ def problems_from_validation(error: ValidationError, root: type[BaseModel]) -> l
             fix = f"{hint}Remove it: pulumi config rm --path '{key}'"
             allowed = "keys " + ", ".join(known)
             problems.append(ConfigProblem(key, e["input"], allowed, fix))
+        elif loc and loc[-1] == "[key]":
+            problems.append(_bad_map_key(loc[:-1], e))
         else:
-            problems.append(
-                ConfigProblem(key, e["input"], _allowed(e), set_fix(key, _default_of(root, loc)))
-            )
+            example = _default_of(root, loc)
+            if example is None:
+                example = _bound(e)
+            problems.append(ConfigProblem(key, e["input"], _allowed(e), set_fix(key, example)))
     return problems
+
+
+def _bound(error: dict[str, Any]) -> int | float | None:
+    """The nearest value a bounds error allows (the bound itself, or the next whole number past
+    a strict bound on a whole number), so the fix names a value that passes."""
+    ctx, value = error.get("ctx", {}), error.get("input")
+    for name in ("ge", "le"):
+        if isinstance(ctx.get(name), int | float):
+            return ctx[name]
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if whole and isinstance(ctx.get("gt"), int):
+        return ctx["gt"] + 1
+    if whole and isinstance(ctx.get("lt"), int):
+        return ctx["lt"] - 1
+    return None
+
+
+def _bad_map_key(loc: tuple[Any, ...], error: dict[str, Any]) -> ConfigProblem:
+    """A map entry whose name breaks the name's rule (pydantic reports it at loc + '[key]'): the
+    fix renames it, to the nearest name the rule allows when there is one."""
+    key, name = full_key(loc), str(loc[-1])
+    pattern = error.get("ctx", {}).get("pattern")
+    allowed = _allowed(error)
+    renamed = _nearest_name(name, pattern, error.get("ctx", {})) if pattern else None
+    if renamed is None:
+        return ConfigProblem(key, name, allowed, f"rename {key} to a name of that form")
+    return ConfigProblem(
+        key, name, allowed, f"rename {key} to {full_key((*loc[:-1], renamed))}"
+    )
+
+
+def _nearest_name(name: str, pattern: str, ctx: dict[str, Any]) -> str | None:
+    """`name` with what the name rule refuses replaced by '-' (or '_'), lowercased or prefixed
+    with a letter if the rule needs it: the first such name the rule accepts."""
+    limit = ctx.get("max_length") or 63
+    for text in (name, name.lower()):
+        for joiner in "-_":
+            base = re.sub(r"[^A-Za-z0-9]+", joiner, text).strip("-_")
+            for candidate in (base, "x" + base):
+                candidate = candidate[:limit].rstrip("-_")
+                if candidate and re.fullmatch(pattern, candidate):
+                    return candidate
+    return None
