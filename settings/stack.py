@@ -29,6 +29,7 @@ from settings.cluster import (
     check_groups,
     check_kubernetes,
     check_operator,
+    check_system_fits_staging,
     gpu_groups,
     groups_with_role,
     instance_type_for,
@@ -184,6 +185,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *check_endpoints(s.endpoint, s.endpoint != EndpointConfig(), s.endpoints, groups),
         *check_traffic(s.traffic, listed),
         *check_aws_limits(groups, s.eks, s.region),
+        *check_system_fits_staging(groups),
         *_check_scaling_has_metrics(listed, s.observability.enabled),
     ]
 
