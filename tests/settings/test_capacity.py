@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from settings import parse_settings
+from settings import ConfigError, parse_settings
 from tests.conftest import edit
 from tests.settings.problems import only_problem, problems_of
 
@@ -76,3 +76,90 @@ def test_several_system_groups_none_holding_it(dev_raw):
     assert problems[0].startswith(f"{SYSTEM_TYPE}: got 'ml.m5.large'")
     assert problems[1].startswith(f"{NS}:instanceGroups.system2.instanceType: got 'ml.c5.xlarge'")
     assert all("one that does is enough" in p for p in problems)
+
+
+# --- The subnets and the nodes' addresses ------------------------------------------------------
+
+VPC = f"{NS}:network.vpcCidr"
+DECODE_COUNT = f"{NS}:instanceGroups.decode.instanceCount"
+SYSTEM_COUNT = f"{NS}:instanceGroups.system.instanceCount"
+
+
+def vpc_problems(raw) -> list[str]:
+    """The vpcCidr problems of `raw` (none when it parses)."""
+    try:
+        parse_settings(raw)
+    except ConfigError as error:
+        return [p.render() for p in error.problems if p.key == VPC]
+    return []
+
+
+def test_a_gpu_subnet_too_small_for_the_p5_nodes(dev_raw):
+    """A /20 VPC: its GPU subnet, a /22, has 1019 usable addresses; 1 prefill and 7 decode p5
+    nodes need 132 each (50 + 50 from the VPC CNI, 32 EFA interfaces)."""
+    edit(dev_raw, VPC, "10.0.0.0/20")
+    edit(dev_raw, DECODE_COUNT, 7)
+    message = only_problem(dev_raw)
+    assert message.startswith(f"{VPC}: got '10.0.0.0/20'; allowed: a VPC whose subnets hold")
+    assert (
+        "the GPU subnet 10.0.0.0/22 has 1019 usable addresses (AWS reserves 5); "
+        "8 ml.p5.48xlarge need 1056 (132 each: 50 on the primary interface" in message
+    )
+    assert "32 on EFA interfaces" in message and "private subnets" not in message
+
+
+def test_a_gpu_subnet_just_large_enough(dev_raw):
+    edit(dev_raw, VPC, "10.0.0.0/20")
+    edit(dev_raw, DECODE_COUNT, 6)  # 7 x 132 = 924 of 1019
+    parse_settings(dev_raw)
+
+
+def test_private_subnets_too_small_for_the_system_nodes(dev_raw):
+    """A /20 VPC's private subnets are /25s, 123 usable each: two AZs hold 246 addresses, four
+    ml.m5.4xlarge nodes (60 each: 2 x 30 IPv4 addresses per interface) and not five."""
+    edit(dev_raw, VPC, "10.0.0.0/20")
+    edit(dev_raw, SYSTEM_COUNT, 5)
+    message = only_problem(dev_raw)
+    assert message.startswith(f"{VPC}: got '10.0.0.0/20'; allowed: a VPC whose subnets hold")
+    assert (
+        "the 2 private subnets 10.0.4.0/25, 10.0.4.128/25 (system groups) have 246 usable "
+        "addresses (123 each: AWS reserves 5 of each); 5 ml.m5.4xlarge need 300 (60 each" in message
+    )
+    edit(dev_raw, SYSTEM_COUNT, 4)
+    parse_settings(dev_raw)
+
+
+@pytest.mark.parametrize(
+    ("vpc", "decode", "system", "widened"),
+    [("10.0.0.0/20", 7, 1, "10.0.0.0/19"), ("10.0.16.0/20", 7, 1, "10.0.0.0/19"),
+     ("192.168.0.0/20", 20, 1, "192.168.0.0/18"), ("10.0.0.0/20", 1, 5, "10.0.0.0/19"),
+     ("172.16.0.0/19", 29, 12, "172.16.0.0/18")],
+)  # fmt: skip
+def test_the_printed_vpc_fix_makes_the_problem_go(dev_raw, vpc, decode, system, widened):
+    edit(dev_raw, VPC, vpc)
+    edit(dev_raw, DECODE_COUNT, decode)
+    edit(dev_raw, SYSTEM_COUNT, system)
+    (message,) = vpc_problems(dev_raw)
+    value = fix_value(message, VPC)
+    assert value == widened
+    edit(dev_raw, VPC, value)
+    assert vpc_problems(dev_raw) == []
+
+
+def test_more_nodes_than_even_a_16_holds(dev_raw):
+    # A /16's GPU subnet, a /18, has 16379 usable addresses: 124 p5 nodes fit (16368), 125 not.
+    edit(dev_raw, DECODE_COUNT, 123)
+    assert vpc_problems(dev_raw) == []
+    edit(dev_raw, DECODE_COUNT, 124)
+    (message,) = vpc_problems(dev_raw)
+    assert "125 ml.p5.48xlarge need 16500" in message
+    assert "Fix: even a /16 VPC cannot hold these nodes' addresses: split the groups" in message
+
+
+def test_a_type_without_ec2_numbers_is_not_counted(dev_raw):
+    """moto's data lacks ml.p6e-gb200.36xlarge: its nodes' addresses are unknown, not refused."""
+    edit(dev_raw, VPC, "10.0.0.0/20")
+    edit(dev_raw, f"{NS}:instanceGroups.decode.instanceType", "ml.p6e-gb200.36xlarge")
+    edit(dev_raw, f"{NS}:instanceGroups.prefill.instanceType", "ml.p6e-gb200.36xlarge")
+    edit(dev_raw, DECODE_COUNT, 50)
+    assert vpc_problems(dev_raw) == []
