@@ -1,4 +1,5 @@
-"""Regenerate core/aws_facts.py: what the pinned botocore (requirements.txt) knows of AWS.
+"""Regenerate core/aws_facts.py: what the pinned botocore (requirements.txt) and moto
+(requirements-dev.txt) know of AWS.
 
   python scripts/extract_aws_facts.py           # write core/aws_facts.py
   python scripts/extract_aws_facts.py --check   # exit 1 if the committed file differs
@@ -8,20 +9,61 @@ instance type HyperPod does not offer (sagemaker's ClusterInstanceType enum), mo
 groups than CreateCluster takes, a Region outside the partitions botocore knows, an IAM role
 name beyond IAM's rules. The facts come from botocore's own service models and endpoint data,
 read once here so the settings import no botocore (core stays standard library only).
+
+The EC2 numbers of each of those instance types (vCPUs, memory, network interfaces, IPv4
+addresses per interface, EFA interfaces, architecture) come from moto's bundled copy of EC2's
+DescribeInstanceTypes (moto/ec2/resources/instance_types.json.gz, keyed by the EC2 name, without
+`ml.`): the settings check with them that a system node holds the staging Job and that the
+subnets hold the nodes' addresses (core/node_capacity.py). A type moto does not know is left out
+of INSTANCE_FACTS (listed in INSTANCE_FACTS_MISSING); the checks skip it.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import botocore
 import botocore.session
+import moto
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a file from any directory, installed or not
+
+from core.instance_facts import InstanceFacts  # noqa: E402
+
 TARGET = ROOT / "core" / "aws_facts.py"
+
+
+def ec2_instance_types() -> dict[str, dict[str, Any]]:
+    """moto's DescribeInstanceTypes data: EC2 instance type name -> its InstanceTypeInfo."""
+    path = Path(moto.__file__).parent / "ec2" / "resources" / "instance_types.json.gz"
+    with gzip.open(path, "rt") as f:
+        return json.load(f)
+
+
+def instance_facts(info: dict[str, Any]) -> InstanceFacts:
+    network = info["NetworkInfo"]
+    cards = {c["NetworkCardIndex"]: c for c in network.get("NetworkCards", [])}
+    default_card = cards.get(network.get("DefaultNetworkCardIndex", 0))
+    return InstanceFacts(
+        vcpus=info["VCpuInfo"]["DefaultVCpus"],
+        memory_mib=info["MemoryInfo"]["SizeInMiB"],
+        max_enis=network["MaximumNetworkInterfaces"],
+        default_card_enis=(
+            default_card["MaximumNetworkInterfaces"]
+            if default_card
+            else network["MaximumNetworkInterfaces"]
+        ),
+        ipv4_per_eni=network["Ipv4AddressesPerInterface"],
+        efa_interfaces=network.get("EfaInfo", {}).get("MaximumEfaInterfaces", 0),
+        x86_64="x86_64" in info["ProcessorInfo"]["SupportedArchitectures"],
+    )
 
 
 def render() -> str:
@@ -34,11 +76,19 @@ def render() -> str:
     partitions = {
         p["partition"]: sorted(p["regions"]) for p in session.get_data("endpoints")["partitions"]
     }
+    ec2 = ec2_instance_types()
+    facts = {t: instance_facts(ec2[t[3:]]) for t in instance_types if t[3:] in ec2}
+    missing = [t for t in instance_types if t not in facts]
     lines = [
-        '"""What AWS accepts, as the pinned botocore knows it (generated: python',
-        f'scripts/extract_aws_facts.py, from botocore {botocore.__version__}; do not edit)."""',
+        '"""What AWS accepts, as the pinned botocore knows it, and the EC2 numbers of its HyperPod',
+        "instance types, as the pinned moto's DescribeInstanceTypes data has them (generated:",
+        f"python scripts/extract_aws_facts.py, from botocore {botocore.__version__} and moto",
+        f'{moto.__version__}; do not edit)."""',
+        "",
+        "from core.instance_facts import InstanceFacts as I",
         "",
         f"BOTOCORE_VERSION = {botocore.__version__!r}",
+        f"MOTO_VERSION = {moto.__version__!r}",
         "# sagemaker ClusterInstanceType: what a HyperPod instance group may be.",
         "HYPERPOD_INSTANCE_TYPES = frozenset(",
         "    (",
@@ -57,6 +107,13 @@ def render() -> str:
             for name, regions in sorted(partitions.items())
         ),
         "}",
+        "# EC2 DescribeInstanceTypes (moto's copy), per HyperPod instance type: I(vcpus,",
+        "# memory_mib, max_enis, default_card_enis, ipv4_per_eni, efa_interfaces, x86_64).",
+        "INSTANCE_FACTS = {",
+        *(f"    {t!r}: I{tuple(f)!r}," for t, f in sorted(facts.items())),
+        "}",
+        "# HyperPod instance types moto's data does not have: the capacity checks skip them.",
+        f"INSTANCE_FACTS_MISSING = frozenset({tuple(missing)!r})",
         "",
     ]
     # In the project's own format (ruff format, pinned in requirements-dev.txt), so `make lint`

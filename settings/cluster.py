@@ -18,6 +18,17 @@ from core.aws_facts import (
     ROLE_NAME_PATTERN,
 )
 from core.catalog import INSTANCES
+from core.job_pods import STAGING_CPU_REQUEST, STAGING_MEMORY_REQUEST_GIB
+from core.node_capacity import (
+    EVICTION_HARD_MIB,
+    allocatable,
+    facts_of,
+    holds,
+    kube_reserved_mib,
+    kube_reserved_millicores,
+    max_pods,
+    smallest_x86_holding,
+)
 from core.regions import partition_of
 from core.versions import (
     DPD_MINIMUM_OPERATOR,
@@ -230,6 +241,47 @@ def check_groups(groups: InstanceGroups, mode: str) -> list[ConfigProblem]:
                 f"add one: pulumi config set --path '{key}.gpu.role' decode",
             )
         )
+    return problems
+
+
+def check_system_fits_staging(groups: InstanceGroups) -> list[ConfigProblem]:
+    """Some system group's node holds the checkpoint staging Job's requests (specs/staging.py
+    runs it on a system node): else the Job stays Pending and `pulumi up` waits for it forever.
+
+    Allocatable is core/node_capacity's (the EKS AMI's reservations from EC2's nominal memory: an
+    upper bound). What the operators and daemon sets already request of the system nodes is not
+    counted (no figures to cite): this is a floor, a type refused here surely cannot run the Job.
+    A system group of a type without EC2 numbers (core/aws_facts INSTANCE_FACTS_MISSING) might
+    hold it: then nothing is refused."""
+    system = groups_with_role(groups, "system")
+    known = {n: (g, f) for n, g in system.items() if (f := facts_of(g.instance_type))}
+    cpu_m, memory_mib = STAGING_CPU_REQUEST * 1000, STAGING_MEMORY_REQUEST_GIB * 1024
+    if not system or len(known) < len(system):
+        return []  # no system group (check_groups), or one whose numbers are unknown
+    if any(holds(f, cpu_m, memory_mib) for _, f in known.values()):
+        return []
+    problems = []
+    several = len(system) > 1
+    for name, (group, f) in sorted(known.items()):
+        room, pods = allocatable(f), max_pods(f)
+        key = full_key(("instanceGroups", name, "instanceType"))
+        suggested = smallest_x86_holding(cpu_m, memory_mib, like=group.instance_type)
+        allowed = (
+            f"a type whose allocatable CPU and memory hold the staging Job's requests "
+            f"({STAGING_CPU_REQUEST} CPU, {STAGING_MEMORY_REQUEST_GIB} GiB; the Job runs on a "
+            f"system node and would stay Pending): {group.instance_type} has "
+            f"{room.millicores}m CPU and {room.memory_mib} MiB allocatable ({f.vcpus} vCPUs less "
+            f"{kube_reserved_millicores(f.vcpus)}m kube-reserved; {f.memory_mib} MiB less "
+            f"{kube_reserved_mib(pods)} MiB kube-reserved for {pods} pods and "
+            f"{EVICTION_HARD_MIB} MiB eviction threshold, as the EKS AMI sets them)"
+            + ("; no system group's type holds it, one that does is enough" if several else "")
+        )
+        fix = (
+            set_fix(key, suggested)
+            if suggested
+            else "no x86_64 HyperPod type holds it: lower the requests in core/job_pods.py"
+        )
+        problems.append(ConfigProblem(key, group.instance_type, allowed, fix))
     return problems
 
 

@@ -29,6 +29,7 @@ from settings.cluster import (
     check_groups,
     check_kubernetes,
     check_operator,
+    check_system_fits_staging,
     gpu_groups,
     groups_with_role,
     instance_type_for,
@@ -44,7 +45,7 @@ from settings.endpoint_sizing import check_sizing_inputs, size_endpoint
 from settings.endpoints import EndpointEntry, check_endpoints, entries
 from settings.errors import ConfigProblem, full_key, set_fix
 from settings.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
-from settings.network import NetworkConfig, check_vpc, check_zones
+from settings.network import NetworkConfig, check_subnet_addresses, check_vpc, check_zones
 from settings.observability import ObservabilityConfig
 from settings.policy import PolicyConfig, check_policy_names
 from settings.traffic import check_traffic
@@ -167,6 +168,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
     return [
         *check_zones(s.network, s.region, s.availability_zone_id),
         *check_vpc(s.network),
+        *check_subnet_addresses(s.network, s.availability_zone_id, groups),
         *check_kubernetes(s.eks),
         *check_access_entries(s.eks),
         *check_groups(groups, mode),
@@ -184,6 +186,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *check_endpoints(s.endpoint, s.endpoint != EndpointConfig(), s.endpoints, groups),
         *check_traffic(s.traffic, listed),
         *check_aws_limits(groups, s.eks, s.region),
+        *check_system_fits_staging(groups),
         *_check_scaling_has_metrics(listed, s.observability.enabled),
     ]
 

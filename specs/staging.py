@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checkpoint.job import job_command
-from core.job_pods import container_security_context, pip_install_user, pod_security_context
+from core.job_pods import (
+    STAGING_CPU_REQUEST,
+    STAGING_MEMORY_LIMIT_GIB,
+    STAGING_MEMORY_REQUEST_GIB,
+    container_security_context,
+    pip_install_user,
+    pod_security_context,
+)
 from core.refs import ref
 from core.versions import JOB_BOTO3, JOB_PYTHON_IMAGE
 from core.vocabulary import (
@@ -236,11 +243,14 @@ def staging(
                                 "env": env,
                                 "resources": {
                                     "requests": {
-                                        "cpu": "4",
-                                        "memory": "8Gi",
+                                        "cpu": str(STAGING_CPU_REQUEST),
+                                        "memory": f"{STAGING_MEMORY_REQUEST_GIB}Gi",
                                         "ephemeral-storage": SCRATCH_LIMIT,
                                     },
-                                    "limits": {"memory": "16Gi", "ephemeral-storage": "60Gi"},
+                                    "limits": {
+                                        "memory": f"{STAGING_MEMORY_LIMIT_GIB}Gi",
+                                        "ephemeral-storage": "60Gi",
+                                    },
                                 },
                                 "volumeMounts": [
                                     {"name": "code", "mountPath": CODE_DIR, "readOnly": True},

@@ -1,0 +1,17 @@
+"""The type of core/aws_facts.py's INSTANCE_FACTS: what EC2's DescribeInstanceTypes says of an
+instance type, the few numbers the settings' capacity checks need (core/node_capacity.py).
+Hand-written; the table itself is generated (scripts/extract_aws_facts.py)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class InstanceFacts(NamedTuple):
+    vcpus: int  # VCpuInfo.DefaultVCpus
+    memory_mib: int  # MemoryInfo.SizeInMiB: nominal, a little above what the kernel reports
+    max_enis: int  # NetworkInfo.MaximumNetworkInterfaces, over every network card
+    default_card_enis: int  # NetworkCards[DefaultNetworkCardIndex].MaximumNetworkInterfaces
+    ipv4_per_eni: int  # NetworkInfo.Ipv4AddressesPerInterface (the interface's primary included)
+    efa_interfaces: int  # NetworkInfo.EfaInfo.MaximumEfaInterfaces; 0 without EFA
+    x86_64: bool  # "x86_64" in ProcessorInfo.SupportedArchitectures
