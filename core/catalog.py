@@ -52,9 +52,26 @@ class ModelSpec:
     num_params: float
     moe: bool = False
     context_length: int = 0  # max_position_embeddings: vLLM refuses a longer --max-model-len
+    # The MLP's inner width one token goes through (config.json intermediate_size; a mixture of
+    # experts: its routed and shared experts' widths): what one step's activations need
+    # (core/gpu_memory.py). 0: unknown, taken as 4 x hidden_size.
+    intermediate_size: int = 0
+    # The residual stream's width (config.json hidden_size). 0: heads x head_dim, as for every
+    # catalog model.
+    hidden_size: int = 0
     # Hub repositories whose weights are this architecture (hf_id first): what may be staged
     # for it (the sizing would be wrong for any other checkpoint).
     repo_ids: tuple[str, ...] = ()
+
+    @property
+    def hidden(self) -> int:
+        """The residual stream's width."""
+        return self.hidden_size or self.num_attention_heads * self.head_dim
+
+    @property
+    def mlp_width(self) -> int:
+        """The MLP's inner width: intermediate_size, or 4 x hidden when unknown."""
+        return self.intermediate_size or 4 * self.hidden
 
     @property
     def repositories(self) -> tuple[str, ...]:
@@ -62,12 +79,16 @@ class ModelSpec:
 
 
 # Numbers from each model's config.json on the Hugging Face Hub (num_hidden_layers,
-# num_attention_heads, num_key_value_heads, hidden_size / num_attention_heads, torch_dtype) and
-# parameter counts from the model cards (safetensors totals):
-#   meta-llama/Llama-3.3-70B-Instruct: 80 layers, 64 heads, 8 KV, 8192/64 = 128, bfloat16, 70.6B
-#   meta-llama/Llama-3.1-8B-Instruct: 32 layers, 32 heads, 8 KV, 4096/32 = 128, bfloat16, 8.03B
-#   meta-llama/Llama-3.1-405B-Instruct: 126 layers, 128 heads, 8 KV, 16384/128 = 128, bf16, 405.9B
-#   Qwen/Qwen2.5-72B-Instruct: 80 layers, 64 heads, 8 KV, 8192/64 = 128, bfloat16, 72.7B
+# num_attention_heads, num_key_value_heads, hidden_size / num_attention_heads, torch_dtype,
+# intermediate_size) and parameter counts from the model cards (safetensors totals):
+#   meta-llama/Llama-3.3-70B-Instruct: 80 layers, 64 heads, 8 KV, 8192/64 = 128, bfloat16,
+#     MLP 28672, 70.6B
+#   meta-llama/Llama-3.1-8B-Instruct: 32 layers, 32 heads, 8 KV, 4096/32 = 128, bfloat16,
+#     MLP 14336, 8.03B
+#   meta-llama/Llama-3.1-405B-Instruct: 126 layers, 128 heads, 8 KV, 16384/128 = 128, bf16,
+#     MLP 53248, 405.9B
+#   Qwen/Qwen2.5-72B-Instruct: 80 layers, 64 heads, 8 KV, 8192/64 = 128, bfloat16, MLP 29568,
+#     72.7B
 # Context lengths: max_position_embeddings of the same files (131072 for the Llama 3.x models,
 # 32768 for Qwen2.5-72B-Instruct, whose longer contexts need rope_scaling set by hand). The
 # Llama 3.1 base repositories have the instruct models' architecture and context.
@@ -76,19 +97,19 @@ MODELS: dict[str, ModelSpec] = {
     for m in (
         ModelSpec(
             "llama-3.3-70b", "meta-llama/Llama-3.3-70B-Instruct", 80, 64, 8, 128, 2, 70.6e9,
-            context_length=131072,
+            context_length=131072, intermediate_size=28672,
         ),
         ModelSpec(
             "llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct", 32, 32, 8, 128, 2, 8.03e9,
-            context_length=131072, repo_ids=("meta-llama/Llama-3.1-8B",),
+            context_length=131072, intermediate_size=14336, repo_ids=("meta-llama/Llama-3.1-8B",),
         ),
         ModelSpec(
             "llama-3.1-405b", "meta-llama/Llama-3.1-405B-Instruct", 126, 128, 8, 128, 2, 405.9e9,
-            context_length=131072, repo_ids=("meta-llama/Llama-3.1-405B",),
+            context_length=131072, intermediate_size=53248, repo_ids=("meta-llama/Llama-3.1-405B",),
         ),
         ModelSpec(
             "qwen2.5-72b", "Qwen/Qwen2.5-72B-Instruct", 80, 64, 8, 128, 2, 72.7e9,
-            context_length=32768,
+            context_length=32768, intermediate_size=29568,
         ),
     )
 }  # fmt: skip
@@ -179,7 +200,22 @@ def _from_config_json(path: Path) -> ModelSpec:
         num_params=_estimate_params(text, heads, kv_heads, int(head_dim), moe, need),
         moe=moe,
         context_length=int(text.get("max_position_embeddings") or 0),
+        intermediate_size=_mlp_width_per_token(text, moe),
+        hidden_size=int(text.get("hidden_size") or 0),
     )
+
+
+def _mlp_width_per_token(text: dict, moe: bool) -> int:
+    """config.json's intermediate_size; for a mixture of experts, the widths of the experts one
+    token goes through (num_experts_per_tok routed, plus shared ones). 0 when absent: read as
+    4 x hidden_size (ModelSpec.mlp_width). A dense model's file always has it (the parameter
+    estimate needs it)."""
+    width = int(
+        (text.get("moe_intermediate_size") if moe else None) or text.get("intermediate_size") or 0
+    )
+    if moe:
+        width *= int(text.get("num_experts_per_tok") or 1) + int(text.get("n_shared_experts") or 0)
+    return width
 
 
 def _estimate_params(

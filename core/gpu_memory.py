@@ -23,6 +23,9 @@ OVERHEAD_BYTES = 2 * GIB
 # activations), the decoder at most --max-num-seqs tokens per step plus its CUDA graph pool.
 ACTIVATION_RESERVE_BYTES = {"prefill": 4 * GIB, "decode": 2 * GIB}
 
+# Activations are computed in 16 bits at least: an FP8 checkpoint's layers still run bf16.
+_MIN_ACTIVATION_BYTES = 2
+
 
 def vllm_share_bytes(gpu_memory_bytes: int, utilization: float) -> int:
     """vLLM's share of one GPU at --gpu-memory-utilization, as vLLM computes it
@@ -135,3 +138,94 @@ def worker_fit(
         lowest=math.ceil(need / gpu * 100) / 100,
         highest=math.floor((gpu - outside) / gpu * 100) / 100,
     )
+
+
+# --- one engine step's activations (--max-num-batched-tokens) ---------------------------------
+#
+# At startup vLLM runs one forward pass of max_num_batched_tokens dummy tokens and takes its
+# peak memory out of the share before it sizes the KV cache (vLLM 0.19.0,
+# vllm/v1/worker/gpu_worker.py Worker.determine_available_memory: available KV cache memory =
+# requested memory - non_kv_cache_memory, the torch peak of the profile included;
+# vllm/v1/worker/gpu_model_runner.py GPUModelRunner.profile_run: _dummy_run(max_num_tokens),
+# max_num_tokens = scheduler_config.max_num_batched_tokens). When that leaves less than one
+# --max-model-len sequence of KV cache, vLLM refuses to start.
+
+
+def step_activation_bytes_per_token(model: ModelSpec, tp: int) -> int:
+    """An estimate of one token's share of that peak on one rank, not a measurement: the
+    tensors of one decoder layer's forward pass (vLLM frees each layer's before the next),
+    the residual and the normed hidden states (hidden each), the QKV projection's output
+    (sharded by TP; KV heads replicated when fewer than ranks), the MLP's gate_up output
+    (2 x intermediate / TP) and its activation's output (intermediate / TP), and the layer's
+    output (hidden: the row-parallel projections give every rank the full width before the
+    all-reduce). Attention and MLP tensors are summed rather than the larger phase taken:
+    the surplus stands in for what is not counted (attention workspaces, the sampler's logits,
+    the compiled graph's buffers, allocator rounding)."""
+    hidden = model.hidden
+    qkv = math.ceil(model.num_attention_heads / tp) + 2 * math.ceil(model.num_kv_heads / tp)
+    mlp = math.ceil(model.mlp_width / tp)
+    elements = 2 * hidden + qkv * model.head_dim + 2 * mlp + mlp + hidden
+    return elements * max(model.bytes_per_element, _MIN_ACTIVATION_BYTES)
+
+
+@dataclass(frozen=True)
+class StepBudget:
+    """What vLLM's share of one GPU holds beside one step's activations: the weights and the KV
+    cache of one --max-model-len sequence. The activation peak of a step of N tokens is N x
+    per_token_bytes, never less than the role's activation reserve (floor_bytes)."""
+
+    share_bytes: int
+    weights_bytes: int
+    kv_cache_bytes: int  # one --max-model-len sequence, per rank
+    per_token_bytes: int
+    floor_bytes: int
+
+    @property
+    def room_bytes(self) -> int:
+        """What the share leaves for activations."""
+        return self.share_bytes - self.weights_bytes - self.kv_cache_bytes
+
+    def activation_bytes(self, tokens: int) -> int:
+        return max(tokens * self.per_token_bytes, self.floor_bytes)
+
+    def holds(self, tokens: int) -> bool:
+        return self.activation_bytes(tokens) <= self.room_bytes
+
+    @property
+    def largest(self) -> int:
+        """The largest --max-num-batched-tokens that fits; 0 when not even the reserve does
+        (then no step budget helps: the gpu-memory policy's advice applies)."""
+        if self.room_bytes < self.floor_bytes:
+            return 0
+        return self.room_bytes // self.per_token_bytes
+
+
+def step_budget(
+    model: ModelSpec,
+    instance: InstanceSpec,
+    tp: int,
+    gpu_memory_utilization: float,
+    max_model_len: int,
+    role: str = "decode",
+) -> StepBudget:
+    """The step budget of a worker of `role` (a colocated worker is judged as the gpu-memory
+    policy judges it: with the decoder's activation reserve)."""
+    return StepBudget(
+        share_bytes=vllm_share_bytes(instance.gpu_memory_bytes, gpu_memory_utilization),
+        weights_bytes=weights_bytes_per_rank(model, tp),
+        kv_cache_bytes=max_model_len * kv_bytes_per_token_per_rank(model, tp),
+        per_token_bytes=step_activation_bytes_per_token(model, tp),
+        floor_bytes=ACTIVATION_RESERVE_BYTES[role],
+    )
+
+
+def max_batched_tokens(
+    model: ModelSpec,
+    instance: InstanceSpec,
+    tp: int,
+    gpu_memory_utilization: float,
+    max_model_len: int,
+    role: str = "decode",
+) -> int:
+    """The largest --max-num-batched-tokens vLLM starts with (see StepBudget.largest)."""
+    return step_budget(model, instance, tp, gpu_memory_utilization, max_model_len, role).largest

@@ -55,7 +55,9 @@ class ColocatedConfig(SettingsModel):
         ge=1,
         description="Colocated mode only: vLLM --max-num-batched-tokens, the token budget of one "
         "engine step. Smaller means long prefills are cut into more chunks and interfere less "
-        "with decoding (lower TPOT, higher TTFT). Default: vLLM's own.",
+        "with decoding (lower TPOT, higher TTFT). At most what one step's activations leave "
+        "room for beside the weights and one maxModelLen sequence of KV cache (the refusal "
+        "names the number). Default: vLLM's own.",
     )
     max_num_partial_prefills: int | None = Field(
         None,

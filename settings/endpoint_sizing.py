@@ -1,15 +1,19 @@
 """The sizing of the configured endpoint on its decode instance type: the numbers the plan's summary
-and the policies use, and the check that the model and TP are ones it can size."""
+and the policies use, the check that the model and TP are ones it can size, and the check that
+one engine step (--max-num-batched-tokens) fits beside the weights and the KV cache."""
 
 from __future__ import annotations
 
-from core.catalog import INSTANCES, SizingError, instance_spec, load_model
+from core.catalog import GIB, INSTANCES, SizingError, instance_spec, load_model
+from core.gpu_memory import StepBudget, step_budget
 from core.kv_cache import DOCS_PROMPT_TOKENS
 from core.sizing import SizingReport, size
 from core.vocabulary import PROJECT
 from settings.cluster import InstanceGroups, gpu_groups, groups_with_role, instance_type_for
 from settings.endpoint import EndpointConfig
-from settings.errors import ConfigProblem
+from settings.endpoints import EndpointEntry, placement
+from settings.errors import ConfigProblem, set_fix
+from settings.vllm_args import read_args
 
 
 def size_endpoint(e: EndpointConfig, groups: InstanceGroups) -> SizingReport | None:
@@ -56,3 +60,99 @@ def check_sizing_inputs(
         key = f"{PROJECT}:{where}"
         return [ConfigProblem(key, exc.value, exc.problem, exc.fix)]
     return []
+
+
+# The fix offered rounds the largest step budget that fits down to a multiple of this (vLLM's
+# usual chunked-prefill budget), so the number is one a person would type.
+BUDGET_STEP = 2048
+
+
+def check_step_budget(
+    entry: EndpointEntry, groups: InstanceGroups, alone: bool
+) -> list[ConfigProblem]:
+    """A --max-num-batched-tokens vLLM can start with: at startup it profiles one step of that
+    many tokens and takes the peak out of its share before sizing the KV cache; if the KV cache
+    of one --max-model-len sequence no longer fits, it refuses to start (core/gpu_memory.py).
+
+    Judged where the budget is set: endpoint.colocated.maxNumBatchedTokens (colocated mode; the
+    key is ignored in dpd mode), else --max-num-batched-tokens in the role's args (the colocated
+    worker runs the decoder's). The worker's numbers are the settings' or the role args' own
+    (--tensor-parallel-size, --gpu-memory-utilization, --max-model-len), on the pool's instance
+    type with the least GPU memory."""
+    e = entry.config
+    try:
+        model = load_model(e.model)
+    except SizingError:
+        return []  # check_sizing_inputs reports it
+    problems = []
+    for pool in entry.pools():
+        role = "decode" if pool == "colocated" else pool
+        read = read_args(getattr(e, role).args, role, entry.path)
+        if read.problems:
+            continue  # check_role_args reports them
+        args = read.values
+        if pool == "colocated" and e.colocated.max_num_batched_tokens is not None:
+            tokens = e.colocated.max_num_batched_tokens
+            key, value = entry.config_key("colocated", "maxNumBatchedTokens"), tokens
+        else:
+            tokens = _number(args.get("--max-num-batched-tokens"), int)
+            if tokens is None:
+                continue  # vLLM's default budget
+            key = entry.config_key(role, "args")
+            value = f"--max-num-batched-tokens {tokens}"
+        types = [groups[n].instance_type for n in placement(entry, pool, groups, alone)]
+        known = sorted((INSTANCES[t] for t in types if t in INSTANCES), key=_gpu_memory)
+        tp = _number(args.get("--tensor-parallel-size"), int) or e.role_tp(role)
+        utilization = _number(args.get("--gpu-memory-utilization"), float)
+        max_len = _number(args.get("--max-model-len"), int) or e.max_model_len
+        if not known or tokens < 1 or not 0 < (utilization or e.gpu_memory_utilization) <= 1:
+            continue  # no DPD type to judge on (the instance-type policy), or a bad number
+        utilization = utilization or e.gpu_memory_utilization
+        budget = step_budget(model, known[0], tp, utilization, max_len, role)
+        if budget.holds(tokens):
+            continue
+        problems.append(ConfigProblem(
+            key, value,
+            _allowed(budget, tokens, known[0].name, model.name, tp, utilization, max_len),
+            _fix(budget, key, key.endswith(".args")),
+        ))  # fmt: skip
+    return problems
+
+
+def _number(text: str | None, kind: type) -> int | float | None:
+    try:
+        return kind(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _gpu_memory(instance) -> int:
+    return instance.gpu_memory_bytes
+
+
+def _allowed(
+    b: StepBudget, tokens: int, itype: str, model: str, tp: int, utilization: float, max_len: int
+) -> str:
+    where = (
+        f"{model} at TP {tp} on {itype}: one step of {tokens:,} tokens needs "
+        f"{b.activation_bytes(tokens) / GIB:.1f} GiB of activations per GPU (an estimate) beside "
+        f"{b.weights_bytes / GIB:.1f} GiB of weights and the KV cache of one {max_len}-token "
+        f"sequence ({b.kv_cache_bytes / GIB:.2f} GiB), in vLLM's {b.share_bytes / GIB:.1f} GiB "
+        f"share (gpuMemoryUtilization {utilization:g}); vLLM would refuse to start"
+    )
+    if b.largest:
+        return f"at most {b.largest:,} for {where}"
+    return f"a worker that starts at all, which no step budget gives: {where}"
+
+
+def _fix(b: StepBudget, key: str, in_args: bool) -> str:
+    if not b.largest:
+        return (
+            "the weights and the KV cache leave no room for activations at any budget: follow "
+            "the hyperpod-dpd-gpu-memory policy's advice (`hyperpod-dpd plan` names the "
+            "utilization, TP, maxModelLen or instance type that fits)"
+        )
+    value = b.largest // BUDGET_STEP * BUDGET_STEP or b.largest
+    if in_args:
+        return f"set --max-num-batched-tokens in {key} to {value} (or less), or remove it"
+    return set_fix(key, value)

@@ -41,7 +41,7 @@ from settings.endpoint import (
     check_derived_names,
     check_worker_inputs,
 )
-from settings.endpoint_sizing import check_sizing_inputs, size_endpoint
+from settings.endpoint_sizing import check_sizing_inputs, check_step_budget, size_endpoint
 from settings.endpoints import EndpointEntry, check_endpoints, entries
 from settings.errors import ConfigProblem, full_key, set_fix
 from settings.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
@@ -181,6 +181,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *_each(listed, lambda x: check_colocated(x.config, x.path)),
         *_each(listed, lambda x: check_worker_inputs(x.config, x.path)),
         *_each(listed, lambda x: check_role_args(x, groups, alone=len(listed) == 1)),
+        *_each(listed, lambda x: check_step_budget(x, groups, alone=len(listed) == 1)),
         # Pulumi.yaml declares endpoint's defaults: the single endpoint counts as given when it
         # differs from them.
         *check_endpoints(s.endpoint, s.endpoint != EndpointConfig(), s.endpoints, groups),

@@ -6,7 +6,8 @@ Refused: flags the project sets (--model, --host, --port in any spelling; the fl
 from settings in a spelling other than vLLM's own, which the merge would not replace), short
 forms and positional words (the merge reads `--flag [value]` pairs only), empty strings, flags
 vLLM does not have, a value missing or given to a switch, TP x PP x DP beyond one node's GPUs and
-a --max-num-seqs of 0 or above the step budget --max-num-batched-tokens.
+a --max-num-seqs of 0 or above the step budget --max-num-batched-tokens. A step budget larger
+than the GPU holds is settings/endpoint_sizing.py's (check_step_budget).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from core.catalog import (
     DPD_INSTANCE_TYPES,
     INSTANCES,
     MODELS,
+    ModelSpec,
     SizingError,
     instance_spec,
     load_model,
@@ -66,6 +67,14 @@ def test_builtin_models_have_the_published_architectures():
     assert shape["llama-3.1-8b"] == (32, 32, 8, 128, 8.03e9)
     assert shape["llama-3.1-405b"] == (126, 128, 8, 128, 405.9e9)
     assert shape["qwen2.5-72b"] == (80, 64, 8, 128, 72.7e9)
+    # config.json intermediate_size and hidden_size (= heads x head_dim for all four)
+    mlp = {name: (m.hidden, m.mlp_width) for name, m in MODELS.items()}
+    assert mlp == {
+        "llama-3.3-70b": (8192, 28672),
+        "llama-3.1-8b": (4096, 14336),
+        "llama-3.1-405b": (16384, 53248),
+        "qwen2.5-72b": (8192, 29568),
+    }
 
 
 def test_a_config_json_gives_the_same_architecture_as_the_catalog(tmp_path):
@@ -74,6 +83,7 @@ def test_a_config_json_gives_the_same_architecture_as_the_catalog(tmp_path):
     for attr in ("num_layers", "num_attention_heads", "num_kv_heads", "head_dim"):
         assert getattr(from_file, attr) == getattr(builtin, attr), attr
     assert from_file.bytes_per_element == 2
+    assert (from_file.hidden, from_file.mlp_width) == (builtin.hidden, builtin.mlp_width)
     assert from_file.hf_id == "meta-llama/Llama-3.3-70B-Instruct"
     assert from_file.name == "Llama-3.3-70B-Instruct"
     # Estimated from the shapes: within 0.1% of the model card's 70.6B.
@@ -106,6 +116,13 @@ def test_moe_config_is_flagged_and_counts_all_experts(tmp_path):
     model = load_model(_write(tmp_path, MIXTRAL_CONFIG, "Mixtral-8x7B"))
     assert model.moe
     assert model.num_params == pytest.approx(46.7e9, rel=2e-3)
+    # A token goes through num_experts_per_tok (2) experts of 14336 each.
+    assert model.mlp_width == 2 * 14336
+
+
+def test_an_unknown_mlp_width_is_taken_as_four_times_hidden():
+    model = ModelSpec("m", "x/m", 4, 16, 4, 64, 2, 1e9)
+    assert (model.hidden, model.mlp_width) == (1024, 4096)
 
 
 @pytest.mark.parametrize("missing", ["num_hidden_layers", "num_attention_heads", "torch_dtype"])
