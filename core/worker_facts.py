@@ -9,7 +9,7 @@ holds the two readings equal (tests/policies/test_gate.py).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -25,3 +25,8 @@ class RoleNumbers:
 class WorkerFacts:
     pd_buffer_bytes: int | None  # PD_BUFFER_SIZE, per TP rank
     roles: Mapping[str, RoleNumbers]  # "prefill", "decode" (colocated: both the one worker's)
+    # Where the user sets each number, as a fix names it: "pd_buffer_bytes" or
+    # "<role>.<number>" -> a config key, or "<flag> in <args key>" where role args override the
+    # setting. Only the settings know it; the pack's reading of a manifest has none (the rules
+    # then name the endpoint's own keys). Not part of the numbers' equality.
+    keys: Mapping[str, str] = field(default_factory=dict, compare=False)

@@ -256,7 +256,7 @@ def endpoint(
     namespace = None
     if own_namespace and config.namespace != "default":
         namespace = namespace_desired(f"{name}-namespace", parents, config.namespace)
-    facts = worker_facts(s.with_endpoint(entry))
+    facts = worker_facts(s.with_endpoint(entry), entry)
     iec = Desired(IEC_TYPE, f"{name}-iec", parents, config.to_manifest(), facts=facts)
     return EndpointSpec(name, config, iec, namespace)
 
@@ -270,7 +270,7 @@ def namespace_desired(name: str, parents: tuple[str, ...], namespace: str) -> De
     )
 
 
-def worker_facts(s: StackSettings) -> WorkerFacts:
+def worker_facts(s: StackSettings, entry: EndpointEntry | None = None) -> WorkerFacts:
     """The numbers the workers run with, typed: the settings' own, or a number the user's role
     args or environmentVariables put in their place (the same merge the manifest gets)."""
     e = s.endpoint
@@ -292,7 +292,41 @@ def worker_facts(s: StackSettings) -> WorkerFacts:
     return WorkerFacts(
         pd_buffer_bytes=e.pd_buffer_size if buffer == str(e.pd_buffer_size) else _int(buffer),
         roles={name: role(name) for name in DPD_ROLES},
+        keys=_setting_keys(s, entry) if entry is not None else {},
     )
+
+
+# Each number of RoleNumbers: its vLLM flag and the setting that renders it.
+_NUMBERS = {
+    "tensor_parallel_size": ("--tensor-parallel-size", "tensorParallelSize"),
+    "gpu_memory_utilization": ("--gpu-memory-utilization", "gpuMemoryUtilization"),
+    "max_model_len": ("--max-model-len", "maxModelLen"),
+}
+
+
+def _setting_keys(s: StackSettings, entry: EndpointEntry) -> dict[str, str]:
+    """Where the user sets each number (WorkerFacts.keys): the role's args when they override
+    it, else the setting (a role's own tensorParallelSize where it has one)."""
+    e = s.endpoint
+    dpd = e.mode == "dpd"
+    env = entry.config_key("environmentVariables")
+    keys = {
+        "pd_buffer_bytes": f"{env}.PD_BUFFER_SIZE"
+        if "PD_BUFFER_SIZE" in e.environment_variables
+        else entry.config_key("pdBufferSize")
+    }
+    for name in DPD_ROLES:
+        role = name if dpd else "decode"
+        given = getattr(e, role).args
+        for number, (flag, setting) in _NUMBERS.items():
+            if flag_value(given, flag) is not None:
+                where = f"{flag} in {entry.config_key(role, 'args')}"
+            elif number == "tensor_parallel_size":
+                where = entry.config_key(role, setting)  # the role's own: one role changes
+            else:
+                where = entry.config_key(setting)
+            keys[f"{name}.{number}"] = where
+    return keys
 
 
 def _given(args: list[str], flag: str, typed: Any, vllm_default: Any) -> Any:

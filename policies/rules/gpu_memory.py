@@ -17,25 +17,25 @@ from policies.rules import views
 from policies.rules.base import Finding, Rule
 
 
-def advice(fit, role, model, instance, tp, buffer, overhead, max_len) -> str:
-    """How to make `fit` work, as the stack's keys say it (shared with pd-buffer-fits). Every
-    option named is one that works: each is checked with the same sizing before it is offered."""
+def advice(iec, fit, role, model, instance, tp, buffer, overhead, max_len) -> str:
+    """How to make `fit` work, as the stack's keys say it (shared with pd-buffer-fits): the keys
+    of `iec`'s endpoint, or the role's args where they set the number. Every option named is one
+    that works: each is checked with the same sizing before it is offered."""
     if fit.possible:
-        return (
-            "set hyperpod-dpd:endpoint.gpuMemoryUtilization between "
-            f"{fit.lowest:.2f} and {fit.highest:.2f}"
-        )
+        key = views.setting(iec, "gpu_memory_utilization", role)
+        return f"set {key} between {fit.lowest:.2f} and {fit.highest:.2f}"
     options = []
     gpus = instance.gpu_count
     if tp < gpus and worker_fit(role, model, instance, gpus, max_len, buffer, overhead).possible:
-        options.append(f"raise hyperpod-dpd:endpoint.tensorParallelSize to {gpus}")
+        options.append(f"raise {views.setting(iec, 'tensor_parallel_size', role)} to {gpus}")
     if role == "decode" and buffer:
         room = fit.gpu_memory_bytes - fit.need_bytes - (fit.outside_bytes - buffer)
-        if room > 0:
-            options.append(f"shrink hyperpod-dpd:endpoint.pdBufferSize to at most {room // GIB}GiB")
+        if room >= GIB:
+            options.append(f"shrink {views.pd_buffer_to(iec, room // GIB * GIB)}")
     # The KV cache of one short sequence: when even that does not fit, no context length will.
     if worker_fit(role, model, instance, tp, 1, buffer, overhead).possible:
-        options.append("lower hyperpod-dpd:endpoint.maxModelLen")
+        longest = _longest_context(role, model, instance, tp, buffer, overhead, max_len)
+        options.append(f"lower {views.setting(iec, 'max_model_len', role)} to {longest}")
     weights = weights_bytes_per_rank(model, tp) / GIB
     if not options:
         options.append(_what_would(role, model, instance, buffer, overhead, max_len))
@@ -58,6 +58,19 @@ def advice(fit, role, model, instance, tp, buffer, overhead, max_len) -> str:
         f"share, {fit.outside_bytes / GIB:.1f} GiB beside it, of {fit.gpu_memory_bytes / GIB:.1f}"
         f" GiB): " + ", or ".join(options)
     )
+
+
+def _longest_context(role, model, instance, tp, buffer, overhead, max_len) -> int:
+    """The longest --max-model-len below `max_len` some utilization fits, in whole 1024 tokens
+    (or the longest at all under 1024)."""
+    low, high = 1, max_len
+    while low < high:  # the largest length that fits: fitting shrinks as the length grows
+        mid = (low + high + 1) // 2
+        if worker_fit(role, model, instance, tp, mid, buffer, overhead).possible:
+            low = mid
+        else:
+            high = mid - 1
+    return low // 1024 * 1024 or low
 
 
 def _what_would(role, model, instance, buffer, overhead, max_len) -> str:
@@ -104,7 +117,7 @@ def check(resources, limits):
                 f"sequence, but --gpu-memory-utilization {utilization:g} gives vLLM "
                 f"{share / GIB:.1f} GiB of each {instance.gpu_model}'s "
                 f"{fit.gpu_memory_bytes / GIB:.1f} GiB; "
-                + advice(fit, role, model, instance, tp, buffer, overhead, max_len),
+                + advice(iec, fit, role, model, instance, tp, buffer, overhead, max_len),
             )
 
 

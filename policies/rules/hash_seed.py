@@ -17,14 +17,14 @@ def check(resources, limits):
             yield Finding(
                 iec.urn,
                 "PYTHONHASHSEED is not set: prefill and decode hash KV cache keys differently and "
-                "the decoder recomputes every prompt; remove the override of PYTHONHASHSEED from "
-                "hyperpod-dpd:endpoint.environmentVariables (the stack sets 0)",
+                "the decoder recomputes every prompt; set "
+                f'{views.endpoint_key(iec, "environmentVariables", "PYTHONHASHSEED")} to "0"',
             )
         elif not (isinstance(seed, str) and seed.isdigit()):
             yield Finding(
                 iec.urn,
-                f'PYTHONHASHSEED is {seed!r}, not a fixed integer; set it to "0" in '
-                "hyperpod-dpd:endpoint.environmentVariables",
+                f"PYTHONHASHSEED is {seed!r}, not a fixed integer; set "
+                f'{views.endpoint_key(iec, "environmentVariables", "PYTHONHASHSEED")} to "0"',
             )
 
 

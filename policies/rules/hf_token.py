@@ -37,9 +37,10 @@ def check(resources, limits):
                     reported.add(value)
                     yield Finding(
                         r.urn,
-                        f"hyperpod-dpd:endpoint.environmentVariables.{name} holds a token in "
-                        "plaintext (it would sit in the manifest and the stack's state); remove "
-                        f"it and keep the token a secret: {SECRET_FIX}",
+                        f"{views.endpoint_key(r, 'environmentVariables', name)} holds a token "
+                        "in plaintext (it would sit in the manifest and the stack's state): "
+                        f"remove {name} from {views.endpoint_key(r, 'environmentVariables')} "
+                        f"and keep the token a secret: {SECRET_FIX}",
                     )
         # A Secret's data is where a token belongs (the engine hands analyzers secret values in
         # the clear, so only the resource type tells them apart).

@@ -17,9 +17,8 @@ def check(resources, limits):
             if views.known(t) and t not in DPD_INSTANCE_TYPES:
                 yield Finding(
                     iec.urn,
-                    f"endpoint instance type {t} does not support DPD (allowed: {ALLOWED}); set "
-                    "hyperpod-dpd:instanceGroups.<prefill|decode>.instanceType to one of them "
-                    "or hyperpod-dpd:endpoint.mode to colocated",
+                    f"endpoint instance type {t} does not support DPD (allowed: {ALLOWED}); "
+                    f"{_retype(resources)}, or set {views.endpoint_key(iec, 'mode')} to colocated",
                 )
         for role in views.DPD_ROLES:
             selected = views.role_spec(iec, role).get("nodeSelector", {})
@@ -39,9 +38,22 @@ def check(resources, limits):
             yield Finding(
                 cluster.urn,
                 f"instance group {name} ({views.group_role(group)}) uses {t}, which does not "
-                f"support DPD (allowed: {ALLOWED}); set hyperpod-dpd:instanceGroups.{name}."
-                "instanceType to one of them",
+                f"support DPD (allowed: {ALLOWED}); set {views.group_key(name, 'instanceType')} "
+                f"to {DPD_INSTANCE_TYPES[0]} (or another of them)",
             )
+
+
+def _retype(resources) -> str:
+    """Set every DPD group that is not a DPD type to the first allowed type, in one line."""
+    names = [
+        views.group_name(g)
+        for _, g in views.gpu_groups(resources)
+        if views.known(g.get("instanceType")) and g.get("instanceType") not in DPD_INSTANCE_TYPES
+    ]
+    keys = " and ".join(views.group_key(n, "instanceType") for n in names)
+    if not keys:
+        keys = views.group_key(None, "instanceType")
+    return f"set {keys} to {DPD_INSTANCE_TYPES[0]} (or another of them)"
 
 
 RULE = Rule(

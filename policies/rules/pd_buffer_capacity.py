@@ -28,7 +28,8 @@ def check(resources, limits):
                 iec.urn,
                 f"PD_BUFFER_SIZE {buffer / GIB:g} GiB holds {chunks} LMCache chunks, fewer than "
                 f"the {chunks_for_tokens(max_len)} of one {max_len}-token prompt: the longest "
-                "prompts can never be transferred; raise hyperpod-dpd:endpoint.pdBufferSize",
+                "prompts can never be transferred; raise "
+                + views.pd_buffer_to(iec, recommend_pd_buffer(max_len, 1, max_len, kv)),
             )
         prompt = views.as_int(views.annotation(iec, "expected-prompt-tokens"))
         in_flight = views.as_int(views.annotation(iec, "expected-in-flight-transfers"))
@@ -41,7 +42,7 @@ def check(resources, limits):
         if fits < in_flight:
             need = recommend_pd_buffer(prompt, in_flight, max_len, kv)
             basis = (
-                "assumed (set hyperpod-dpd:endpoint.expectedPromptTokens and "
+                f"assumed (set {views.endpoint_key(iec, 'expectedPromptTokens')} and "
                 "expectedInFlightTransfers to size for your load)"
                 if assumed
                 else "expected"
@@ -50,8 +51,8 @@ def check(resources, limits):
                 iec.urn,
                 f"PD_BUFFER_SIZE {buffer / GIB:g} GiB holds {fits} transfers of {prompt} tokens "
                 f"at once, fewer than the {in_flight} {basis}; the decoder will log 'Failed to "
-                f"allocate memory object'. Set hyperpod-dpd:endpoint.pdBufferSize to "
-                f"{need // GIB}GiB or add decode replicas",
+                f"allocate memory object'. Set {views.pd_buffer_to(iec, need)} or add decode "
+                "replicas",
                 enforcement="advisory" if assumed else None,
             )
 

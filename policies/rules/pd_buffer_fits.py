@@ -24,8 +24,8 @@ def check(resources, limits):
             f"PD_BUFFER_SIZE {buffer / GIB:g} GiB + {limits.overhead_gib:g} GiB overhead does "
             f"not fit the {left:.1f} GiB each {instance.gpu_model} leaves at "
             f"--gpu-memory-utilization {utilization:g} on the decoder; "
-            + advice(fit, "decode", model, instance, tp, buffer, overhead, max_len)
-            + (", or lower hyperpod-dpd:endpoint.pdBufferSize" if fit.possible else ""),
+            + advice(iec, fit, "decode", model, instance, tp, buffer, overhead, max_len)
+            + (f", or lower {views.setting(iec, 'pd_buffer_bytes')}" if fit.possible else ""),
         )
 
 

@@ -29,13 +29,26 @@ def check(resources, limits):
             have = {r: nodes.get(r, 0) for r in views.DPD_ROLES}
         for role, replicas in wanted.items():
             if replicas > have[role]:
-                key = "replicas" if " " in role else f"{role}.replicas"
+                key = views.endpoint_key(iec, *(["replicas"] if " " in role else [role, "replicas"]))
+                groups = [views.group_name(g) for _, g in views.gpu_groups(resources)
+                          if " " in role or views.group_role(g) == role]  # fmt: skip
+                fewer = f"lower {key} to {have[role]}, or " if have[role] else ""
+                more = (f"raise {views.group_key(groups[0], 'instanceCount')} to "
+                        f"{nodes_of(resources, groups[0]) + replicas - have[role]}"
+                        if len(groups) == 1 else "raise the instanceCount of those groups")  # fmt: skip
                 yield Finding(
                     iec.urn,
                     f"{replicas} {role} replicas need {replicas} nodes but the {role} instance "
-                    f"groups have {have[role]}: raise hyperpod-dpd:instanceGroups.<group>."
-                    f"instanceCount or lower hyperpod-dpd:endpoint.{key}",
+                    f"groups have {have[role]}: {fewer}{more}",
                 )
+
+
+def nodes_of(resources, name: str) -> int:
+    return sum(
+        views.as_int(g.get("instanceCount")) or 0
+        for _, g in views.gpu_groups(resources)
+        if views.group_name(g) == name
+    )
 
 
 RULE = Rule(

@@ -16,8 +16,8 @@ def check(resources, limits):
         if replicas > 1 and strategy in ("prefixaware", "kvaware"):
             yield Finding(
                 iec.urn,
-                f"{replicas} prefill replicas with routingStrategy {strategy}: consider "
-                "roundrobin (hyperpod-dpd:endpoint.routingStrategy) unless prompts share prefixes",
+                f"{replicas} prefill replicas with routingStrategy {strategy}: unless prompts "
+                f"share prefixes, set {views.endpoint_key(iec, 'routingStrategy')} to roundrobin",
             )
 
 

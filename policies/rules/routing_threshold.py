@@ -22,14 +22,15 @@ def check(resources, limits):
                 iec.urn,
                 f"routingThreshold {threshold} is below one LMCache chunk "
                 f"({limits.min_routing_threshold} tokens): short prompts on the disaggregated "
-                "path can hang the decoder; set hyperpod-dpd:endpoint.routingThreshold to at "
-                f"least {limits.min_routing_threshold} (docs' default 4096)",
+                f"path can hang the decoder; set {views.endpoint_key(iec, 'routingThreshold')} "
+                f"to at least {limits.min_routing_threshold} (docs' default 4096)",
             )
         elif max_len is not None and threshold >= max_len:
             yield Finding(
                 iec.urn,
                 f"routingThreshold {threshold} >= --max-model-len {max_len}: no request is ever "
-                "disaggregated; lower hyperpod-dpd:endpoint.routingThreshold (docs' default 4096)",
+                f"disaggregated; lower {views.endpoint_key(iec, 'routingThreshold')} to "
+                f"{4096 if 4096 < max_len else max_len // 2} (docs' default 4096)",
             )
 
 

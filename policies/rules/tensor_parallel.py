@@ -24,7 +24,8 @@ def check(resources, limits):
                 yield Finding(
                     iec.urn,
                     f"{role} --tensor-parallel-size {tp} exceeds the {gpus} GPUs of one "
-                    f"{instance.name}; set hyperpod-dpd:endpoint.tensorParallelSize to {gpus} or less",
+                    f"{instance.name}; set "
+                    f"{views.setting(iec, 'tensor_parallel_size', role)} to {gpus} or less",
                 )
             requested = views.as_int(
                 (views.role_resources(iec, role).get("requests") or {}).get("nvidia.com/gpu")
@@ -39,9 +40,14 @@ def check(resources, limits):
             yield Finding(
                 iec.urn,
                 f"decode TP {tps['decode']} < prefill TP {tps['prefill']}: unsupported, the decoder "
-                "crashes; remove --tensor-parallel-size from hyperpod-dpd:endpoint.prefill.args or "
-                "raise it on decode",
+                f"crashes; {_lower_prefill_tp(iec, tps['decode'])}, or raise it on decode",
             )
+
+
+def _lower_prefill_tp(iec, tp: int) -> str:
+    where = views.setting(iec, "tensor_parallel_size", "prefill")
+    flag, _, args = where.partition(" in ")
+    return f"remove {flag} from {args}" if args else f"set {where} to {tp}"
 
 
 RULE = Rule(

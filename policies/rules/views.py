@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from core.catalog import INSTANCES, SizingError, load_model
+from core.catalog import GIB, INSTANCES, SizingError, load_model
 from core.vllm_args import VLLM_UTILIZATION, flag_value, merge_args
 from core.vocabulary import (
     ANNOTATION_PREFIX,
@@ -18,6 +18,7 @@ from core.vocabulary import (
     GPU_ROLES,
     HYPERPOD_CLUSTER_TYPE,
     IEC_TYPE,
+    PROJECT,
     ROLE_LABEL,
 )
 from core.worker_facts import RoleNumbers, WorkerFacts
@@ -93,6 +94,15 @@ def hyperpod_groups(resources: Sequence[ResourceView]) -> Iterator[tuple[Resourc
 def group_role(group: Mapping[str, Any]) -> str | None:
     labels = (group.get("kubernetesConfig") or {}).get("labels") or {}
     return labels.get(ROLE_LABEL)
+
+
+def group_name(group: Mapping[str, Any]) -> str | None:
+    """The group's name: its key under hyperpod-dpd:instanceGroups (specs/hyperpod.py)."""
+    return group.get("instanceGroupName")
+
+
+def group_key(name: str | None, *rest: str) -> str:
+    return f"{PROJECT}:" + ".".join(("instanceGroups", name or "<group>", *rest))
 
 
 def gpu_groups(resources: Sequence[ResourceView]) -> Iterator[tuple[ResourceView, dict]]:
@@ -177,6 +187,46 @@ def pd_buffer_bytes(iec: ResourceView) -> int | None:
     if iec.facts is not None:
         return iec.facts.pd_buffer_bytes
     return as_int(env(iec).get("PD_BUFFER_SIZE"))
+
+
+# --- where a fix points: the stack's keys -------------------------------------------------
+
+_SETTINGS = {
+    "tensor_parallel_size": "tensorParallelSize",
+    "gpu_memory_utilization": "gpuMemoryUtilization",
+    "max_model_len": "maxModelLen",
+    "pd_buffer_bytes": "pdBufferSize",
+}
+
+
+def endpoint_key(iec: ResourceView, *rest: str) -> str:
+    """The config key of the endpoint an IEC comes from, from its resource name (the one
+    `endpoint`'s IEC is endpoint-iec, the endpoints map's endpoint-<key>-iec): what a fix names,
+    in the gate and the pack alike."""
+    name = iec.name.removesuffix("-iec")
+    base = "endpoint" if name == "endpoint" else f"endpoints.{name.removeprefix('endpoint-')}"
+    return f"{PROJECT}:" + ".".join((base, *rest))
+
+
+def setting(iec: ResourceView, number: str, role: str | None = None) -> str:
+    """Where the user sets `number` (a RoleNumbers field, or pd_buffer_bytes) of `role`: the
+    settings' answer where the view has it (a role's args may override the setting), else the
+    endpoint's own key."""
+    keys = iec.facts.keys if iec.facts is not None else {}
+    found = keys.get(number if role is None else f"{role}.{number}")
+    if found:
+        return found
+    if number == "tensor_parallel_size" and role is not None:
+        return endpoint_key(iec, role, _SETTINGS[number])  # the role's own (role_tp)
+    return endpoint_key(iec, _SETTINGS[number])
+
+
+def pd_buffer_to(iec: ResourceView, size_bytes: int) -> str:
+    """'<key> to <value>' for a PD buffer of `size_bytes` (whole GiB): the variable itself
+    takes bytes, the setting a size."""
+    key = setting(iec, "pd_buffer_bytes")
+    value = f'"{size_bytes}"' if key.endswith("PD_BUFFER_SIZE") else f"{size_bytes // GIB}GiB"
+    return f"{key} to {value}"
 
 
 def worker_facts(iec: ResourceView) -> WorkerFacts:

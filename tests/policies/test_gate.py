@@ -238,10 +238,31 @@ def test_the_rules_find_the_same_on_the_registered_resources(name):
         advisories_mandatory=policy.advisories_mandatory,
     )
 
-    def by_name(violations):
-        return [(v.policy, v.enforcement, v.urn.rsplit("::", 1)[-1], v.message) for v in violations]
+    def by_name(violations, mask=lambda m: m):
+        return [
+            (v.policy, v.enforcement, v.urn.rsplit("::", 1)[-1], mask(v.message))
+            for v in violations
+        ]
 
-    assert by_name(found) == by_name(gate)
+    if not _overridden(name):
+        assert by_name(found) == by_name(gate)
+    else:
+        # Only the settings know that role args or environmentVariables set a number again: the
+        # gate's fix names that place (in that place's unit), the pack's the endpoint's own key.
+        # What they find is the same.
+        assert by_name(found, _mask_settings) == by_name(gate, _mask_settings)
+        assert by_name(found) != by_name(gate)
+
+
+def _overridden(name: str) -> bool:
+    return any(key.endswith(("args", "environmentVariables")) for key, _ in CASES[name][1])
+
+
+def _mask_settings(message: str) -> str:
+    """A message with the keys it names and the values it sets masked."""
+    message = re.sub(r'(?:--[a-z-]+ in )?hyperpod-dpd:[^\s,;()]+(?: to ("[^"]*"|[^\s,;()]+))?',
+                     "<setting>", message)  # fmt: skip
+    return message
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -42,8 +42,8 @@ def test_instance_type_on_the_endpoint(dev):
             IEC_URN,
             "endpoint instance type ml.g6e.48xlarge does not support DPD (allowed: ml.p5.48xlarge, "
             "ml.p5e.48xlarge, ml.p5en.48xlarge, ml.p6-b200.48xlarge, ml.p6-b300.48xlarge); set "
-            "hyperpod-dpd:instanceGroups.<prefill|decode>.instanceType to one of them or "
-            "hyperpod-dpd:endpoint.mode to colocated",
+            "hyperpod-dpd:instanceGroups.<group>.instanceType to ml.p5.48xlarge (or another of "
+            "them), or set hyperpod-dpd:endpoint.mode to colocated",
         )
     ]
 
@@ -55,7 +55,9 @@ def test_instance_type_of_a_gpu_group(dev):
     assert message.startswith(
         "instance group prefill (prefill) uses ml.g6e.48xlarge, which does not support DPD"
     )
-    assert message.endswith("set hyperpod-dpd:instanceGroups.prefill.instanceType to one of them")
+    assert message.endswith(
+        "set hyperpod-dpd:instanceGroups.prefill.instanceType to ml.p5.48xlarge (or another of them)"
+    )
 
 
 def test_colocated_endpoints_may_use_other_types(dev):
@@ -153,7 +155,7 @@ def test_following_the_buffer_fix_gives_a_bootable_decoder(dev):
     set_env(dev, "PD_BUFFER_SIZE", str(60 * 2**30))
     ((_, message),) = findings("hyperpod-dpd-pd-buffer-fits", dev)
     assert "no --gpu-memory-utilization works" in message
-    assert "shrink hyperpod-dpd:endpoint.pdBufferSize to at most 58GiB" in message
+    assert "shrink hyperpod-dpd:endpoint.pdBufferSize to 58GiB" in message
     set_env(dev, "PD_BUFFER_SIZE", str(32 * 2**30))
     _set_arg(dev, "--gpu-memory-utilization", "0.57")  # what the fix above says
     assert findings("hyperpod-dpd-pd-buffer-fits", dev) == []
@@ -227,7 +229,7 @@ def test_buffer_smaller_than_one_max_len_transfer(dev):
     assert found[0] == (
         "PD_BUFFER_SIZE 0.5 GiB holds 51 LMCache chunks, fewer than the 64 of one 16384-token "
         "prompt: the longest prompts can never be transferred; raise "
-        "hyperpod-dpd:endpoint.pdBufferSize"
+        "hyperpod-dpd:endpoint.pdBufferSize to 1GiB"
     )
 
 
@@ -266,8 +268,8 @@ def test_hash_seed_removed(dev):
         (
             IEC_URN,
             "PYTHONHASHSEED is not set: prefill and decode hash KV cache keys differently and the "
-            "decoder recomputes every prompt; remove the override of PYTHONHASHSEED from "
-            "hyperpod-dpd:endpoint.environmentVariables (the stack sets 0)",
+            "decoder recomputes every prompt; set "
+            'hyperpod-dpd:endpoint.environmentVariables.PYTHONHASHSEED to "0"',
         )
     ]
 
@@ -277,8 +279,8 @@ def test_hash_seed_random(dev):
     assert findings("hyperpod-dpd-hash-seed", dev) == [
         (
             IEC_URN,
-            "PYTHONHASHSEED is 'random', not a fixed integer; set it to \"0\" in "
-            "hyperpod-dpd:endpoint.environmentVariables",
+            "PYTHONHASHSEED is 'random', not a fixed integer; set "
+            'hyperpod-dpd:endpoint.environmentVariables.PYTHONHASHSEED to "0"',
         )
     ]
 
@@ -328,7 +330,7 @@ def test_threshold_at_max_model_len(dev):
         (
             IEC_URN,
             "routingThreshold 16384 >= --max-model-len 16384: no request is ever disaggregated; "
-            "lower hyperpod-dpd:endpoint.routingThreshold (docs' default 4096)",
+            "lower hyperpod-dpd:endpoint.routingThreshold to 4096 (docs' default 4096)",
         )
     ]
 
@@ -340,8 +342,8 @@ def test_decode_tp_below_prefill_tp(dev):
     iec_spec(dev)["pdSpec"]["decodingSpec"]["args"] += ["--tensor-parallel-size", "4"]
     assert (
         IEC_URN,
-        "decode TP 4 < prefill TP 8: unsupported, the decoder crashes; remove "
-        "--tensor-parallel-size from hyperpod-dpd:endpoint.prefill.args or raise it on decode",
+        "decode TP 4 < prefill TP 8: unsupported, the decoder crashes; set "
+        "hyperpod-dpd:endpoint.prefill.tensorParallelSize to 4, or raise it on decode",
     ) in findings("hyperpod-dpd-tensor-parallel", dev)
 
 
@@ -362,7 +364,7 @@ def test_tp_above_gpus_per_node(dev):
     assert (
         IEC_URN,
         "prefill --tensor-parallel-size 16 exceeds the 8 GPUs of one ml.p5.48xlarge; set "
-        "hyperpod-dpd:endpoint.tensorParallelSize to 8 or less",
+        "hyperpod-dpd:endpoint.prefill.tensorParallelSize to 8 or less",
     ) in findings("hyperpod-dpd-tensor-parallel", dev)
 
 
@@ -397,8 +399,8 @@ def test_several_prefillers_with_prefixaware(dev):
     assert findings("hyperpod-dpd-routing-strategy", dev) == [
         (
             IEC_URN,
-            "3 prefill replicas with routingStrategy prefixaware: consider roundrobin "
-            "(hyperpod-dpd:endpoint.routingStrategy) unless prompts share prefixes",
+            "3 prefill replicas with routingStrategy prefixaware: unless prompts share "
+            "prefixes, set hyperpod-dpd:endpoint.routingStrategy to roundrobin",
         )
     ]
 
@@ -527,8 +529,9 @@ def test_plaintext_hf_token(dev):
     set_env(dev, "HF_TOKEN", "hf_" + "a" * 34)
     assert [m for _, m in findings("hyperpod-dpd-hf-token", dev)] == [
         "hyperpod-dpd:endpoint.environmentVariables.HF_TOKEN holds a token in plaintext (it "
-        "would sit in the manifest and the stack's state); remove it and keep the token a "
-        "secret: `pulumi config set --secret hyperpod-dpd:hfToken hf_...`",
+        "would sit in the manifest and the stack's state): remove HF_TOKEN from "
+        "hyperpod-dpd:endpoint.environmentVariables and keep the token a secret: "
+        "`pulumi config set --secret hyperpod-dpd:hfToken hf_...`",
     ]
 
 
@@ -544,8 +547,9 @@ def test_plaintext_hf_token_under_another_name_and_elsewhere(dev):
         (
             IEC_URN,
             "hyperpod-dpd:endpoint.environmentVariables.MY_HUB_KEY holds a token in plaintext (it "
-            "would sit in the manifest and the stack's state); remove it and keep the token a "
-            "secret: `pulumi config set --secret hyperpod-dpd:hfToken hf_...`",
+            "would sit in the manifest and the stack's state): remove MY_HUB_KEY from "
+            "hyperpod-dpd:endpoint.environmentVariables and keep the token a secret: "
+            "`pulumi config set --secret hyperpod-dpd:hfToken hf_...`",
         ),
     ]
 
@@ -574,9 +578,9 @@ def test_more_decode_replicas_than_decode_nodes(dev):
     assert findings("hyperpod-dpd-role-capacity", dev) == [
         (
             IEC_URN,
-            "2 decode replicas need 2 nodes but the decode instance groups have 1: raise "
-            "hyperpod-dpd:instanceGroups.<group>.instanceCount or lower "
-            "hyperpod-dpd:endpoint.decode.replicas",
+            "2 decode replicas need 2 nodes but the decode instance groups have 1: lower "
+            "hyperpod-dpd:endpoint.decode.replicas to 1, or raise "
+            "hyperpod-dpd:instanceGroups.decode.instanceCount to 2",
         )
     ]
 
