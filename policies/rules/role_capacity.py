@@ -29,7 +29,9 @@ def check(resources, limits):
             have = {r: nodes.get(r, 0) for r in views.DPD_ROLES}
         for role, replicas in wanted.items():
             if replicas > have[role]:
-                key = views.endpoint_key(iec, *(["replicas"] if " " in role else [role, "replicas"]))
+                key = views.endpoint_key(
+                    iec, *(["replicas"] if " " in role else [role, "replicas"])
+                )
                 groups = [views.group_name(g) for _, g in views.gpu_groups(resources)
                           if " " in role or views.group_role(g) == role]  # fmt: skip
                 fewer = f"lower {key} to {have[role]}, or " if have[role] else ""

@@ -30,7 +30,7 @@ def check(resources, limits):
                 iec.urn,
                 f"routingThreshold {threshold} >= --max-model-len {max_len}: no request is ever "
                 f"disaggregated; lower {views.endpoint_key(iec, 'routingThreshold')} to "
-                f"{4096 if 4096 < max_len else max_len // 2} (docs' default 4096)",
+                f"{4096 if max_len > 4096 else max_len // 2} (docs' default 4096)",
             )
 
 
