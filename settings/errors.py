@@ -207,9 +207,7 @@ def _bad_map_key(loc: tuple[Any, ...], error: dict[str, Any]) -> ConfigProblem:
     renamed = _nearest_name(name, pattern, error.get("ctx", {})) if pattern else None
     if renamed is None:
         return ConfigProblem(key, name, allowed, f"rename {key} to a name of that form")
-    return ConfigProblem(
-        key, name, allowed, f"rename {key} to {full_key((*loc[:-1], renamed))}"
-    )
+    return ConfigProblem(key, name, allowed, f"rename {key} to {full_key((*loc[:-1], renamed))}")
 
 
 def _nearest_name(name: str, pattern: str, ctx: dict[str, Any]) -> str | None:
