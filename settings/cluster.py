@@ -84,13 +84,19 @@ class EksConfig(SettingsModel):
 
 
 class InstanceGroupConfig(SettingsModel):
-    instance_type: InstanceType = Field(description="HyperPod instance type, e.g. ml.p5.48xlarge.")
+    instance_type: InstanceType = Field(
+        description="HyperPod instance type, e.g. ml.p5.48xlarge.", examples=["ml.p5.48xlarge"]
+    )
     instance_count: int = Field(
-        ge=1, le=6758, description="Number of instances in the group (1 to 6758, the API's limit)."
+        ge=1,
+        le=6758,
+        description="Number of instances in the group (1 to 6758, the API's limit).",
+        examples=[1],
     )
     role: Role = Field(
         description="What runs on the group: 'prefill' or 'decode' DPD workers (GPU, EFA, in "
-        "availabilityZoneId), or 'system' (operators; x86_64)."
+        "availabilityZoneId), or 'system' (operators; x86_64).",
+        examples=["decode"],
     )
     training_plan_arn: Annotated[str, matching(TRAINING_PLAN_PATTERN)] | None = Field(
         None, description="SageMaker training plan that reserves the group's capacity."
@@ -368,7 +374,8 @@ def check_aws_limits(groups: InstanceGroups, eks: EksConfig, region: str) -> lis
                 type_key, group.instance_type,
                 f"an instance type HyperPod offers (sagemaker ClusterInstanceType, botocore "
                 f"{BOTOCORE_VERSION})",
-                (f"did you mean {close[0]}? " if close else "") + set_fix(type_key),
+                (f"did you mean {close[0]}? " if close else "")
+                + set_fix(type_key, close[0] if close else None),
             ))  # fmt: skip
         plan = group.training_plan_arn
         if plan is not None and plan.split(":")[3] != region:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, get_args, get_origin
@@ -12,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from core.exits import UsageProblem
 from core.vocabulary import PROJECT
-from settings.fields import PATTERN_HINTS
+from settings.fields import PATTERN_HINTS, repair_pattern
 
 
 @dataclass(frozen=True)
@@ -176,11 +177,63 @@ def problems_from_validation(error: ValidationError, root: type[BaseModel]) -> l
         elif loc and loc[-1] == "[key]":
             problems.append(_bad_map_key(loc[:-1], e))
         else:
-            example = _default_of(root, loc)
-            if example is None:
-                example = _bound(e)
-            problems.append(ConfigProblem(key, e["input"], _allowed(e), set_fix(key, example)))
+            problems.append(
+                ConfigProblem(key, e["input"], _allowed(e), set_fix(key, _example(root, loc, e)))
+            )
     return problems
+
+
+def _example(root: type[BaseModel], loc: tuple[Any, ...], error: dict[str, Any]) -> Any | None:
+    """The value a fix names: what the user wrote, repaired (the text "2048" as the number, a
+    word as the list of it, the nearest allowed word); else the default, the nearest bound, or
+    the field's documented example. None: nothing to name."""
+    for found in (
+        _repaired(error),
+        _default_of(root, loc),
+        _bound(error),
+        _field_example(root, loc),
+    ):
+        if found is not None:
+            return found
+    return None
+
+
+def _repaired(error: dict[str, Any]) -> Any | None:
+    kind, value, ctx = error["type"], error.get("input"), error.get("ctx", {})
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return int(value)
+        if isinstance(value, float) and math.isfinite(value):
+            return round(value)
+    if kind in ("float_parsing", "float_type") and isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    if kind == "list_type" and isinstance(value, str | int | float) and not isinstance(value, bool):
+        return [value]
+    if kind in ("dict_type", "model_type", "model_attributes_type") and isinstance(value, list):
+        pairs = [str(item).partition("=") for item in value]
+        if pairs and all(sep and name.strip() for name, sep, _ in pairs):
+            return {name.strip(): text.strip() for name, _, text in pairs}
+    if kind == "literal_error" and isinstance(value, str):
+        words = re.findall(r"'([^']*)'", ctx.get("expected", ""))
+        close = difflib.get_close_matches(value, words, n=1, cutoff=0.5)
+        return close[0] if close else None
+    if kind == "string_pattern_mismatch" and isinstance(value, str):
+        return repair_pattern(ctx["pattern"], value)
+    if kind == "string_too_long" and isinstance(value, str):
+        return value[: ctx["max_length"]]
+    return None
+
+
+def _field_example(root: type[BaseModel], loc: tuple[Any, ...]) -> Any | None:
+    model = _model_at(root, loc)
+    if model is None:
+        return None
+    field = next((f for f in model.model_fields.values() if f.alias == loc[-1]), None)
+    return field.examples[0] if field is not None and field.examples else None
 
 
 def _bound(error: dict[str, Any]) -> int | float | None:
@@ -204,7 +257,13 @@ def _bad_map_key(loc: tuple[Any, ...], error: dict[str, Any]) -> ConfigProblem:
     key, name = full_key(loc), str(loc[-1])
     pattern = error.get("ctx", {}).get("pattern")
     allowed = _allowed(error)
-    renamed = _nearest_name(name, pattern, error.get("ctx", {})) if pattern else None
+    ctx = error.get("ctx", {})
+    if pattern:
+        renamed = _nearest_name(name, pattern, ctx)
+    elif error["type"] == "string_too_long":
+        renamed = name[: ctx["max_length"]]
+    else:
+        renamed = None
     if renamed is None:
         return ConfigProblem(key, name, allowed, f"rename {key} to a name of that form")
     return ConfigProblem(key, name, allowed, f"rename {key} to {full_key((*loc[:-1], renamed))}")

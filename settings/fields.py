@@ -27,6 +27,18 @@ ADDON_VERSION_PATTERN = r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$"
 TRAINING_PLAN_PATTERN = r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:[0-9]{12}:training-plan/.+$"
 BUCKET_PATTERN = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
 SEMVER_PATTERN = r"^[0-9]+\.[0-9]+\.[0-9]+$"
+
+
+def repair_pattern(pattern: str, text: str) -> str | None:
+    """The value `text` most likely meant, when a small repair makes it match `pattern`: the
+    instance type without its ml. prefix, a name in capitals or with spaces. None otherwise."""
+    candidates = [text.strip(), text.strip().lower()]
+    if pattern == INSTANCE_TYPE_PATTERN:
+        candidates += ["ml." + c for c in candidates]
+    candidates += [re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")]
+    return next((c for c in candidates if c != text and re.fullmatch(pattern, c)), None)
+
+
 PATTERN_HINTS = {
     REGION_PATTERN: "an AWS Region name such as us-east-2",
     AZ_ID_PATTERN: "an AZ ID such as use2-az2 (not an AZ name such as us-east-2a)",

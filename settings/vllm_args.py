@@ -13,6 +13,7 @@ than the GPU holds is settings/endpoint_sizing.py's (check_step_budget).
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass
 
@@ -58,6 +59,7 @@ class _Read:
 def read_args(args: list[str], role: str, path: tuple[str, ...] = ("endpoint",)) -> _Read:
     aliases = vllm_aliases()
     read = _Read({}, [])
+    key = full_key((*path, role, "args"))  # every fix below is an edit of this list
     pending: tuple[str, str] | None = None  # (flag as written, what it takes) awaiting a word
     last: tuple[str, str] | None = None  # the flag before, and what it takes
 
@@ -67,23 +69,24 @@ def read_args(args: list[str], role: str, path: tuple[str, ...] = ("endpoint",))
     for token in args:
         if token.startswith("-") and not NUMBER.match(token):
             if pending and pending[1] in ("one", "several"):
-                refuse(pending[0], f"a value after {pending[0]}", _value_fix(pending[0]))
+                refuse(pending[0], f"a value after {pending[0]}", _value_fix(pending[0], key))
             pending = last = None
         if token == "" or not token.strip():
             refuse(token, "a --flag or its value; an empty string is neither (vLLM reads it as "
-                   "a positional word)", "remove the empty item")  # fmt: skip
+                   "a positional word)", f"remove '{token}' from {key}")  # fmt: skip
             pending = None
         elif token.startswith("--") and any(c.isspace() for c in token.partition("=")[0]):
             first, *rest = token.split()
             refuse(token, "one flag or one value per list item (vLLM reads one item with spaces "
-                   "as a positional word)", f"split it: {_items([first, *rest])}, or {first}="
-                   f"{' '.join(rest)}")  # fmt: skip
+                   "as a positional word)", f"write {first}={rest[0]} instead of '{token}' in "
+                   f"{key}" if len(rest) == 1 else f"split it: {_items([first, *rest])}")  # fmt: skip
         elif token.startswith("--"):
             name, eq, value = token.partition("=")
-            kind = _flag_kind(name, role, path, refuse)
+            kind = _flag_kind(token, role, path, refuse)
             if kind == "none" and eq:
                 refuse(token, f"{name} alone: it is a switch and takes no value (vLLM: "
-                       "'ignored explicit argument')", f"write {name} (or --no-{name[2:]})")  # fmt: skip
+                       "'ignored explicit argument')", f"write {name} instead of '{token}' in "
+                       f"{key} (or --no-{name[2:]} to turn it off)")  # fmt: skip
             if kind is not None:
                 read.values[canonical(name)] = value if eq else None
             last = (name, kind or "one")
@@ -95,55 +98,67 @@ def read_args(args: list[str], role: str, path: tuple[str, ...] = ("endpoint",))
             else:
                 refuse(token, f"vLLM's long form {long} (the operator's merge of role args into "
                        "the worker args reads --flags only, and replaces a flag the project "
-                       "sets only when spelled alike)", f"write {long} instead")  # fmt: skip
+                       "sets only when spelled alike)", f"write {long} instead of '{token}' in "
+                       f"{key}")  # fmt: skip
             last, pending = (token, "one"), (token, "one")
         elif pending is not None:
             if canonical(pending[0]) in read.values:
                 read.values[canonical(pending[0])] = token
             pending = None
         else:
-            refuse(token, *_positional(token, last))
+            refuse(token, *_positional(token, last, key))
     if pending and pending[1] in ("one", "several"):
-        refuse(pending[0], f"a value after {pending[0]}", _value_fix(pending[0]))
+        refuse(pending[0], f"a value after {pending[0]}", _value_fix(pending[0], key))
     return read
 
 
-def _flag_kind(name: str, role: str, path: tuple[str, ...], refuse) -> str | None:
-    """What `name` takes, or None (refused): owned by the project, respelled, or unknown."""
+def _flag_kind(token: str, role: str, path: tuple[str, ...], refuse) -> str | None:
+    """What the flag `token` (`--name` or `--name=value`) takes, or None (refused): owned by the
+    project, respelled, or unknown."""
     flags = vllm_flags()
+    name, eq, value = token.partition("=")
     flag = canonical(name)
+    args = full_key((*path, role, "args"))
     if flag in OWNED:
-        refuse(name, f"a flag the project does not set ({OWNED[flag]})", "remove it")
+        refuse(name, f"a flag the project does not set ({OWNED[flag]})",
+               f"remove {name} from {args}")  # fmt: skip
         return None
     if flag in SETTING_FLAGS and name != flag:
         setting = SETTING_FLAGS[flag]
         key = full_key((*path, *setting.replace("<role>", role).split("."))) if setting else ""
         refuse(name, f"{flag}, as vLLM spells it: the project sets {flag} itself"
                f"{' from ' + key if key else ''}, and the operator's merge replaces it only when "
-               "spelled alike", f"write {flag}{', or set ' + key if key else ''}")  # fmt: skip
+               "spelled alike", f"write {flag}{eq}{value} instead of '{token}' in {args}"
+               f"{', or set ' + key if key else ''}")  # fmt: skip
         return None
     if flag not in flags:
         close = difflib.get_close_matches(flag, list(flags), n=1, cutoff=0.75)
-        hint = f"did you mean {close[0]}? " if close else ""
+        fix = (
+            f"did you mean {close[0]}? write {close[0]}{eq}{value} instead of '{token}' in {args}"
+            if close
+            else f"remove {name} from {args} (or correct it)"
+        )
         refuse(name, f"a flag of vLLM {vllm_version()} (the worker images' vLLM; see `vllm serve "
-               "--help`)", f"{hint}Remove or correct it")  # fmt: skip
+               "--help`)", fix)  # fmt: skip
         return None
     return "one" if "." in name else flags[flag]
 
 
-def _positional(token: str, last: tuple[str, str] | None) -> tuple[str, str]:
+def _positional(token: str, last: tuple[str, str] | None, key: str) -> tuple[str, str]:
     if last is not None and last[1] == "none":
         return (f"no word after {last[0]}: it is a switch and takes no value",
-                f"remove '{token}' (or write --no-{last[0][2:]} to turn it off)")  # fmt: skip
+                f"remove '{token}' from {key} (or write --no-{last[0][2:]} to turn it off)")  # fmt: skip
     if last is not None and last[1] == "several":
         return (f"one value after {last[0]}: the operator's merge of role args pairs each flag "
-                "with the one word after it", f"keep one value for {last[0]}")  # fmt: skip
+                "with the one word after it", f"keep one value for {last[0]}: remove "
+                f"'{token}' from {key}")  # fmt: skip
     return ("a --flag before each value: vLLM takes no positional word here (the project gives "
-            "the model with --model)", f"remove '{token}' or put its --flag before it")  # fmt: skip
+            "the model with --model)", f"remove '{token}' from {key}, or put its --flag before "
+            "it")  # fmt: skip
 
 
-def _value_fix(flag: str) -> str:
-    return f"give {flag} a value ({flag} VALUE or {flag}=VALUE), or remove it"
+def _value_fix(flag: str, key: str) -> str:
+    return f"remove {flag} from {key}, or give it a value ({flag} VALUE or {flag}=VALUE)"
 
 
 def _items(parts: list[str]) -> str:
@@ -180,7 +195,7 @@ def check_role_args(
             if text is not None and (_whole(read, flag) or 0) < 1:
                 problems.append(ConfigProblem(
                     key, f"{flag} {text}", f"{flag} a whole number of at least 1",
-                    f"set {flag} to 1 or more" + (f", or remove it and set "
+                    f"set {flag} in {key} to 1" + (f", or remove it and set "
                     f"{entry.config_key(role, 'maxNumSeqs')}" if flag == "--max-num-seqs" else ""),
                 ))  # fmt: skip
     if problems:
@@ -213,9 +228,19 @@ def _check_parallel(
         key, " ".join(f"{f} {read.values[f]}" for f in given),
         f"TP x PP x DP ({tp} x {pp} x {dp} = {tp * pp * dp}) at most the {gpus} GPUs of one "
         f"{itype}: each {pool} worker is one pod on one node",
-        f"lower {', '.join(given)} in {key} so that their product is {gpus} or less (more "
-        "workers: raise replicas instead)",
+        _parallel_fix(given, {PARALLEL[0]: tp, PARALLEL[1]: pp, PARALLEL[2]: dp}, gpus, key),
     )]  # fmt: skip
+
+
+def _parallel_fix(given: list[str], sizes: dict[str, int], gpus: int, key: str) -> str:
+    """Lower the last parallel size given to what fits beside the others, when one does."""
+    flag = given[-1]
+    others = math.prod(v for f, v in sizes.items() if f != flag)
+    fits = gpus // others
+    more = "(more workers: raise replicas instead)"
+    if fits >= 1:
+        return f"set {flag} in {key} to {fits} so that TP x PP x DP is at most {gpus} {more}"
+    return f"lower {', '.join(given)} in {key} so that their product is {gpus} or less {more}"
 
 
 def _check_batch(entry: EndpointEntry, pool: str, read: _Read) -> list[ConfigProblem]:
@@ -238,5 +263,7 @@ def _check_batch(entry: EndpointEntry, pool: str, read: _Read) -> list[ConfigPro
         key, f"--max-num-seqs {seqs}",
         f"--max-num-seqs at most the step budget {where} ({budget}): vLLM refuses a batch "
         "larger than the tokens of one step",
-        f"lower --max-num-seqs to {budget} or less, or raise {where}",
+        f"set --max-num-seqs in {key} to {budget}, or raise {where}"
+        if "--max-num-seqs" in read.values
+        else f"set {where} in {key} to {seqs}, or lower {entry.config_key(role, 'maxNumSeqs')}",
     )]  # fmt: skip
