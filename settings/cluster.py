@@ -4,6 +4,7 @@ inference operator, with the checks of their versions, access entries and groups
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import re
 from typing import Annotated, Literal
 
@@ -396,14 +397,13 @@ def check_aws_limits(groups: InstanceGroups, eks: EksConfig, region: str) -> lis
                 key, kinds,
                 f"one instance type for role {role} (the InferenceEndpointConfig names one "
                 "instance type per role)",
-                f"give every {role} group the same instanceType, or another role",
+                _same_type_fix(kinds, role),
             ))  # fmt: skip
     cidrs = eks.public_access_cidrs
     if len(cidrs) > MAX_PUBLIC_ACCESS_CIDRS:
         problems.append(ConfigProblem(
             full_key(("eks", "publicAccessCidrs")), f"{len(cidrs)} CIDRs",
-            f"at most {MAX_PUBLIC_ACCESS_CIDRS} (an EKS limit)",
-            "merge neighbouring ranges into wider CIDRs",
+            f"at most {MAX_PUBLIC_ACCESS_CIDRS} (an EKS limit)", _merged_cidrs_fix(cidrs),
         ))  # fmt: skip
     problems += _check_role_arns(eks, region)
     partition = partition_of(region)
@@ -413,6 +413,24 @@ def check_aws_limits(groups: InstanceGroups, eks: EksConfig, region: str) -> lis
             f"{BOTOCORE_VERSION})", "check the spelling: pulumi config set aws:region us-east-2",
         ))  # fmt: skip
     return problems
+
+
+def _merged_cidrs_fix(cidrs: list[str]) -> str:
+    """Neighbouring ranges merged (the same addresses, fewer CIDRs) when that is few enough."""
+    key = full_key(("eks", "publicAccessCidrs"))
+    merged = [str(n) for n in ipaddress.collapse_addresses(ipaddress.ip_network(c) for c in cidrs)]
+    if len(merged) <= MAX_PUBLIC_ACCESS_CIDRS:
+        return f"merge neighbouring ranges (the same addresses): {set_fix(key, merged)}"
+    return "merge neighbouring ranges into wider CIDRs (they do not merge into 40 as they are)"
+
+
+def _same_type_fix(kinds: dict[str, str], role: str) -> str:
+    """Every group of the role on the type most of them (or the first, by name) have."""
+    names = sorted(kinds)
+    common = max(sorted(set(kinds.values())), key=lambda t: sum(v == t for v in kinds.values()))
+    others = [n for n in names if kinds[n] != common]
+    keys = " and ".join(full_key(("instanceGroups", n, "instanceType")) for n in others)
+    return f"set {keys} to {common} (or give those groups another role than {role})"
 
 
 def _check_role_arns(eks: EksConfig, region: str) -> list[ConfigProblem]:

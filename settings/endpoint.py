@@ -197,7 +197,10 @@ class EndpointConfig(SettingsModel):
         None, ge=1, description="Typical prompt length, for PD buffer sizing checks."
     )
     expected_in_flight_transfers: int | None = Field(
-        None, ge=1, description="KV transfers expected in flight at once, for PD buffer sizing."
+        None,
+        ge=1,
+        description="KV transfers expected in flight at once, for PD buffer sizing.",
+        examples=[32],
     )
     groups: list[GroupName] | None = Field(
         None,

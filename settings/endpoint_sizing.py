@@ -109,7 +109,9 @@ def check_step_budget(
             continue  # no DPD type to judge on (the instance-type policy), or a bad number
         utilization = utilization or e.gpu_memory_utilization
         budget = step_budget(model, known[0], tp, utilization, max_len, role)
-        if budget.holds(tokens):
+        if budget.holds(tokens) or not budget.largest:
+            # No budget at all: the worker cannot start whatever the budget, and the gpu-memory
+            # policy says what would (a config problem here would stop the plan before it).
             continue
         problems.append(ConfigProblem(
             key, value,
@@ -140,18 +142,10 @@ def _allowed(
         f"sequence ({b.kv_cache_bytes / GIB:.2f} GiB), in vLLM's {b.share_bytes / GIB:.1f} GiB "
         f"share (gpuMemoryUtilization {utilization:g}); vLLM would refuse to start"
     )
-    if b.largest:
-        return f"at most {b.largest:,} for {where}"
-    return f"a worker that starts at all, which no step budget gives: {where}"
+    return f"at most {b.largest:,} for {where}"
 
 
 def _fix(b: StepBudget, key: str, in_args: bool) -> str:
-    if not b.largest:
-        return (
-            "the weights and the KV cache leave no room for activations at any budget: follow "
-            "the hyperpod-dpd-gpu-memory policy's advice (`hyperpod-dpd plan` names the "
-            "utilization, TP, maxModelLen or instance type that fits)"
-        )
     value = b.largest // BUDGET_STEP * BUDGET_STEP or b.largest
     if in_args:
         return f"set --max-num-batched-tokens in {key} to {value} (or less), or remove it"

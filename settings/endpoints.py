@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from core.catalog import gpus_per_node
 from core.vocabulary import DPD_ROLES
 from settings.cluster import InstanceGroups, gpu_groups, groups_with_role
-from settings.endpoint import EndpointConfig, ScalingConfig
-from settings.errors import ConfigProblem, full_key
+from settings.endpoint import AutoscalingConfig, EndpointConfig, ScalingConfig
+from settings.errors import ConfigProblem, full_key, set_fix
 
 SINGLE = "endpoint"  # the resource name of the one `endpoint` (what stacks have always had)
 
@@ -146,7 +146,8 @@ def _check_pins(entry: EndpointEntry, groups: InstanceGroups) -> list[ConfigProb
                     pinned,
                     f"instance group keys of role {' or '.join(pools)} ({name}: {what}); "
                     f"groups that fit: {', '.join(fitting) or 'none'}",
-                    f"list only those in {key}, or add the group under hyperpod-dpd:instanceGroups",
+                    set_fix(key, [n for n in pinned if n in fitting] or fitting[:1])
+                    + ", or add the group under hyperpod-dpd:instanceGroups",
                 )
             )
     for pool in pools:
@@ -158,7 +159,8 @@ def _check_pins(entry: EndpointEntry, groups: InstanceGroups) -> list[ConfigProb
                     pinned,
                     f"at most one {pool} group: a DPD role's pods select their nodes by one "
                     f"nodeSelector ({', '.join(mine)} are all {pool})",
-                    f"keep one {pool} group in {key}",
+                    f"keep one {pool} group: "
+                    + set_fix(key, [n for n in pinned if n not in mine[1:]]),
                 )
             )
         elif not mine and not problems:
@@ -167,7 +169,8 @@ def _check_pins(entry: EndpointEntry, groups: InstanceGroups) -> list[ConfigProb
                     key,
                     pinned,
                     f"a group for each of its pools ({', '.join(pools)}); none is {pool}",
-                    f"add a {pool} group's key to {key}",
+                    f"add a {pool} group's key: "
+                    + set_fix(key, [*pinned, *[n for n in fitting if groups[n].role == pool][:1]]),
                 )
             )
     return problems
@@ -188,7 +191,7 @@ def _check_scaling(entry: EndpointEntry) -> list[ConfigProblem]:
                 "maxReplicas/target at the endpoint" if own else "no pool",
                 "for mode dpd, autoscaling per role: prefill and/or decode, each with its own "
                 "minReplicas, maxReplicas, metric or query, target",
-                f"write {key}.prefill and {key}.decode (each pool scales on its own signal)",
+                "each pool scales on its own signal: " + set_fix(key, _per_role(a)),
             )
         )
     if not dpd and (a.prefill is not None or a.decode is not None or a.max_replicas is None):
@@ -198,7 +201,7 @@ def _check_scaling(entry: EndpointEntry) -> list[ConfigProblem]:
                 key,
                 "prefill/decode" if a.prefill or a.decode else "no maxReplicas",
                 "for mode colocated, one pool: minReplicas, maxReplicas, metric or query, target",
-                f"write them directly under {key} (prefill and decode are DPD's pools)",
+                "prefill and decode are DPD's pools: " + set_fix(key, _one_pool(a)),
             )
         )
     if problems:
@@ -214,7 +217,8 @@ def _check_scaling(entry: EndpointEntry) -> list[ConfigProblem]:
                     f"{key}.minReplicas",
                     scaling.min_replicas,
                     f"at most maxReplicas ({scaling.max_replicas})",
-                    f"lower {key}.minReplicas or raise {key}.maxReplicas",
+                    f"{set_fix(f'{key}.minReplicas', scaling.max_replicas)}, or raise "
+                    f"{key}.maxReplicas",
                 )
             )
         if (scaling.metric is None) == (scaling.query is None):
@@ -224,8 +228,7 @@ def _check_scaling(entry: EndpointEntry) -> list[ConfigProblem]:
                     "both metric and query" if scaling.metric else "neither metric nor query",
                     "one signal: metric (waiting-requests, running-requests, kv-cache-usage) or "
                     "query (PromQL)",
-                    f"set {key}.metric, e.g. "
-                    + ("waiting-requests" if pool == "prefill" else "running-requests"),
+                    _signal_fix(key, scaling, pool),
                 )
             )
         if scaling.target is None:
@@ -234,10 +237,65 @@ def _check_scaling(entry: EndpointEntry) -> list[ConfigProblem]:
                     f"{key}.target",
                     None,
                     "the value per replica to hold the signal at",
-                    f"set {key}.target",
+                    f"set {key}.target to the signal per replica, e.g. "
+                    f"{'5' if pool == 'prefill' else '16'}",
                 )
             )
     return problems
+
+
+def _signal_fix(key: str, scaling: ScalingConfig, pool: str) -> str:
+    """One signal: drop the query when both are set, else name the pool's usual metric."""
+    if scaling.metric is not None:
+        return f"remove {key}.query (or {key}.metric)"
+    metric = "waiting-requests" if pool == "prefill" else "running-requests"
+    return f"set {key}.metric to {metric}"
+
+
+def _scaling_dict(scaling: ScalingConfig | None) -> dict:
+    return {} if scaling is None else scaling.model_dump(by_alias=True, exclude_none=True)
+
+
+# What a pool scales on when the stack names nothing (a first setting the user then tunes): the
+# queue for prefill, running sequences for decode and colocated; a target per replica of each.
+_USUAL_SIGNAL = {"prefill": ("waiting-requests", 5), "decode": ("running-requests", 16)}
+
+
+def _complete(written: dict, pool: str) -> dict:
+    """`written` with what a pool cannot go without: maxReplicas, a signal and its target."""
+    metric, target = _USUAL_SIGNAL["prefill" if pool == "prefill" else "decode"]
+    out = dict(written)
+    out.setdefault("maxReplicas", max(2, out.get("minReplicas", 1)))
+    if "metric" not in out and "query" not in out:
+        out["metric"] = metric
+    out.setdefault("target", target)
+    return out
+
+
+def _per_role(a: AutoscalingConfig) -> dict:
+    """A DPD endpoint's autoscaling as its two pools, each from what was written."""
+    shared = {k: v for k, v in _scaling_dict(a).items() if k not in DPD_ROLES}
+    return {
+        role: _complete({**shared, **_scaling_dict(getattr(a, role))}, role) for role in DPD_ROLES
+    }
+
+
+def _one_pool(a: AutoscalingConfig) -> dict:
+    """A colocated endpoint's autoscaling as one pool: what was written for it, else the decode
+    pool's, else the prefill's."""
+    shared = {k: v for k, v in _scaling_dict(a).items() if k not in DPD_ROLES}
+    return _complete({**_scaling_dict(a.prefill), **_scaling_dict(a.decode), **shared}, "decode")
+
+
+def _budget_fix(where: set[str], groups: InstanceGroups, short: int) -> str:
+    """Add the missing nodes to the largest of the groups (or lower maxReplicas or replicas, or
+    pin the endpoints to other groups)."""
+    name = max(sorted(where), key=lambda n: groups[n].instance_count)
+    key = full_key(("instanceGroups", name, "instanceCount"))
+    return (
+        f"{set_fix(key, groups[name].instance_count + short)}; or lower maxReplicas or replicas, "
+        "or pin the endpoints to other groups (endpoints.<name>.groups)"
+    )
 
 
 def _check_gpu_budget(
@@ -281,8 +339,7 @@ def _check_gpu_budget(
                 f"room for every endpoint at its maximum replicas: groups {', '.join(sorted(where))} "
                 f"have {have_nodes * per_node} GPUs ({have_nodes} nodes), the endpoints can claim "
                 f"{want_nodes * per_node} ({claims})",
-                "raise instanceCount of those groups, lower maxReplicas or replicas, or pin the "
-                "endpoints to other groups (endpoints.<name>.groups)",
+                _budget_fix(where, groups, want_nodes - have_nodes),
             )
         )
     return problems

@@ -166,7 +166,8 @@ def problems_from_validation(error: ValidationError, root: type[BaseModel]) -> l
         key = full_key(loc)
         if e["type"] == "missing":
             allowed = "a value is required here (no default)"
-            problems.append(ConfigProblem(key, MISSING, allowed, set_fix(key)))
+            example = _field_example(root, loc)
+            problems.append(ConfigProblem(key, MISSING, allowed, set_fix(key, example)))
         elif e["type"] == "extra_forbidden":
             known = _allowed_keys(root, loc)
             close = difflib.get_close_matches(str(loc[-1]), known, n=1)

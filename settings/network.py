@@ -61,9 +61,10 @@ def check_zones(
     key = full_key(("network", "controlPlaneAzIds"))
     wrong = [az for az in ids if not az_id_in_region(az, region)]
     if wrong:
-        problems.append(
-            ConfigProblem(key, ids, f"AZ IDs of aws:region {region} ({prefix}-azN)", set_fix(key))
-        )
+        kept = [az for az in ids if az not in wrong]
+        example = sorted({*kept, *[f"{prefix}-az{i}" for i in (1, 2, 3)]})[: max(2, len(ids))]
+        allowed = f"AZ IDs of aws:region {region} ({prefix}-azN)"
+        problems.append(ConfigProblem(key, ids, allowed, set_fix(key, example)))
     if len(set(ids)) < 2 or len(set(ids)) != len(ids):
         example = sorted({f"{prefix}-az1", f"{prefix}-az2"})
         problems.append(

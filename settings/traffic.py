@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from settings.endpoints import EndpointEntry, scaling_of
-from settings.errors import ConfigProblem, full_key
+from settings.errors import ConfigProblem, full_key, set_fix
 
 
 def check_traffic(traffic: Mapping[str, int], listed: list[EndpointEntry]) -> list[ConfigProblem]:
@@ -57,7 +57,8 @@ def check_traffic(traffic: Mapping[str, int], listed: list[EndpointEntry]) -> li
                 key,
                 dict(traffic),
                 f"weights summing to 100 (these sum to {total})",
-                "e.g. 95 on the baseline and 5 on the candidate; 100 and 0 to promote or roll back",
+                f"{set_fix(key, _to_100(traffic))} (the same shares, in whole percents); 100 "
+                "and 0 promote or roll back",
             )
         )
     by_key = {x.key: x for x in listed}
@@ -77,7 +78,31 @@ def check_traffic(traffic: Mapping[str, int], listed: list[EndpointEntry]) -> li
                     weight,
                     f"0 while {name}'s {' and '.join(idle)} pool may scale to no replicas "
                     "(autoscaling.minReplicas 0): its share of requests would find no pod",
-                    f"set {entry.config_key('autoscaling')}…minReplicas to 1, or weight 0",
+                    " and ".join(
+                        set_fix(
+                            entry.config_key(
+                                "autoscaling", *(() if p == "colocated" else (p,)), "minReplicas"
+                            ),
+                            1,
+                        )
+                        for p in idle
+                    )
+                    + f", or weight 0: {set_fix(f'{key}.{name}', 0)}",
                 )
             )
     return problems
+
+
+def _to_100(traffic: Mapping[str, int]) -> dict[str, int]:
+    """Weights scaled to sum to 100 in whole percents (largest remainders round up); all to the
+    first endpoint when every weight is 0."""
+    total = sum(traffic.values())
+    if total <= 0:
+        return {name: 100 if i == 0 else 0 for i, name in enumerate(traffic)}
+    exact = {name: weight * 100 / total for name, weight in traffic.items()}
+    out = {name: int(share) for name, share in exact.items()}
+    for name in sorted(exact, key=lambda n: exact[n] - out[n], reverse=True)[
+        : 100 - sum(out.values())
+    ]:
+        out[name] += 1
+    return out

@@ -10,9 +10,11 @@ import pytest
 
 from core.catalog import INSTANCES, MODELS
 from core.gpu_memory import max_batched_tokens
+from policies.gate import judge
 from settings import parse_settings
+from specs.desired import desired_state
 from tests.conftest import canary_raw, edit, stack_raw
-from tests.settings.problems import only_problem, problems_of
+from tests.settings.problems import only_problem
 
 NS = "hyperpod-dpd"
 KEY = f"{NS}:endpoint.colocated.maxNumBatchedTokens"
@@ -123,8 +125,11 @@ def test_the_colocated_pool_of_a_multi_endpoint_stack_names_its_key():
 
 
 def test_no_budget_helps_when_the_weights_leave_no_room(dev_raw):
-    # 0.2 x 80 GiB = 16 GiB: less than the 16.4 GiB of weights per GPU.
+    # 0.2 x 80 GiB = 16 GiB: less than the 16.4 GiB of weights per GPU. The budget is not the
+    # problem: the config passes, and the gpu-memory policy says what would fit.
     colocated(dev_raw, 8192, gpuMemoryUtilization=0.2)
-    [message] = [p for p in problems_of(dev_raw) if p.startswith(KEY)]
-    assert "a worker that starts at all, which no step budget gives" in message
-    assert "hyperpod-dpd-gpu-memory policy's advice" in message
+    settings = parse_settings(dev_raw)
+    found = judge(desired_state(settings, "hyperpod-dpd", "dev"))
+    [memory] = [v.message for v in found if v.policy == "hyperpod-dpd-gpu-memory"]
+    assert "workers cannot start" in memory
+    assert "set hyperpod-dpd:endpoint.gpuMemoryUtilization between" in memory
