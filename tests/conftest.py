@@ -127,6 +127,13 @@ def exclusive(lock_path: Path) -> Iterator[None]:
         yield
 
 
+def provider_environment() -> tuple[tuple[str, str], ...]:
+    """The variables the providers' SDKs read into their inputs (pulumi_aws_native's Provider
+    takes sharedCredentialsFile from AWS_SHARED_CREDENTIALS_FILE): part of what a run depends
+    on, so a run made while a test had them set is not reused by one that has not."""
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(("AWS_", "KUBE"))))
+
+
 def run_stack(
     raw: dict[str, Any],
     secret_keys: list[str] | None = None,
@@ -143,7 +150,13 @@ def run_stack(
     not kept, so each caller meets the error."""
     from hyperpod_dpd.offline.engine import run_program
 
-    key = (json.dumps(raw, sort_keys=True), tuple(secret_keys or ()), stack, preview)
+    key = (
+        json.dumps(raw, sort_keys=True),
+        tuple(secret_keys or ()),
+        stack,
+        preview,
+        provider_environment(),
+    )
 
     def run():
         return run_program(
@@ -209,6 +222,7 @@ def _plans_reuse_program_runs():
             project,
             stack,
             preview,
+            provider_environment(),
         )
         if key not in runs:
             # A run that stops (a mandatory violation) raises before it is kept, with `recorded`
