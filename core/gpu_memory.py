@@ -217,15 +217,3 @@ def step_budget(
         per_token_bytes=step_activation_bytes_per_token(model, tp),
         floor_bytes=ACTIVATION_RESERVE_BYTES[role],
     )
-
-
-def max_batched_tokens(
-    model: ModelSpec,
-    instance: InstanceSpec,
-    tp: int,
-    gpu_memory_utilization: float,
-    max_model_len: int,
-    role: str = "decode",
-) -> int:
-    """The largest --max-num-batched-tokens vLLM starts with (see StepBudget.largest)."""
-    return step_budget(model, instance, tp, gpu_memory_utilization, max_model_len, role).largest

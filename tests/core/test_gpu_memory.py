@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from core.catalog import GIB, INSTANCES, MODELS, load_model
 from core.gpu_memory import (
     ACTIVATION_RESERVE_BYTES,
-    max_batched_tokens,
     step_activation_bytes_per_token,
     step_budget,
     worker_fit,
@@ -70,19 +69,19 @@ def test_the_largest_step_budget_on_p5_by_hand():
     assert budget.room_bytes == 60 * GIB - 17_650_000_000 - 671_088_640 == 46_103_420_800
     assert budget.largest == 46_103_420_800 // 73_216 == 629_690
     assert budget.holds(629_690) and not budget.holds(629_691)
-    assert max_batched_tokens(LLAMA_70B, P5, 8, 0.75, 16384) == 629_690
+    assert step_budget(LLAMA_70B, P5, 8, 0.75, 16384).largest == 629_690
 
 
 def test_the_largest_step_budget_on_p5e_and_with_a_long_context():
     # H200: 0.75 x 144384 MiB = 105.75 GiB share.
     assert (
-        max_batched_tokens(LLAMA_70B, P5E, 8, 0.75, 16384)
+        step_budget(LLAMA_70B, P5E, 8, 0.75, 16384).largest
         == ((113_548_197_888 - 17_650_000_000 - 671_088_640) // 73_216)
         == 1_300_632
     )
     # A 131072-token sequence's KV cache (5 GiB) comes out of the same room.
     assert (
-        max_batched_tokens(LLAMA_70B, P5, 8, 0.75, 131072)
+        step_budget(LLAMA_70B, P5, 8, 0.75, 131072).largest
         == ((60 * GIB - 17_650_000_000 - 5 * GIB) // 73_216)
         == 565_529
     )

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from core.catalog import INSTANCES, MODELS
-from core.gpu_memory import max_batched_tokens
+from core.gpu_memory import step_budget
 from policies.gate import judge
 from settings import parse_settings
 from specs.desired import desired_state
@@ -42,7 +42,7 @@ def applied_fix(raw, message: str):
 def test_the_largest_budgets_are_the_cores():
     llama = MODELS["llama-3.3-70b"]
     for itype, largest in (("ml.p5.48xlarge", LARGEST_P5), ("ml.p5e.48xlarge", LARGEST_P5E)):
-        assert max_batched_tokens(llama, INSTANCES[itype], 8, 0.75, 16384) == largest
+        assert step_budget(llama, INSTANCES[itype], 8, 0.75, 16384).largest == largest
 
 
 def test_a_budget_far_above_what_the_gpu_holds_is_refused(dev_raw):
