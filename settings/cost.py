@@ -6,11 +6,11 @@ from typing import Annotated
 
 from pydantic import Field
 
-from settings.fields import SettingsModel
+from settings.fields import Decimal, SettingsModel
 
 
 class CostConfig(SettingsModel):
-    hourly_prices: dict[str, Annotated[float, Field(ge=0)]] = Field(
+    hourly_prices: dict[str, Annotated[Decimal, Field(ge=0)]] = Field(
         default_factory=dict,
         description="Hourly USD price overrides for the plan's cost estimate, keyed like "
         "hyperpod_dpd/shared/prices.yaml (instance types, eks-control-plane, nat-gateway).",

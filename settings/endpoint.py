@@ -7,12 +7,18 @@ from typing import Literal
 
 from pydantic import Field
 
-from core.kv_cache import DOCS_GPU_MEMORY_UTILIZATION, DOCS_MAX_MODEL_LEN, DOCS_PD_BUFFER_BYTES
+from core.kv_cache import (
+    DOCS_GPU_MEMORY_UTILIZATION,
+    DOCS_MAX_MODEL_LEN,
+    DOCS_PD_BUFFER_BYTES,
+    DOCS_PROMPT_TOKENS,
+)
 from core.versions import DLC_VLLM_IMAGE
 from core.vocabulary import ROUTER_SERVICE
 from settings.errors import ConfigProblem, full_key, set_fix
 from settings.fields import (
     ByteSize,
+    Decimal,
     DnsLabel,
     EnvName,
     EnvValue,
@@ -58,6 +64,7 @@ class ColocatedConfig(SettingsModel):
         "with decoding (lower TPOT, higher TTFT). At most what one step's activations leave "
         "room for beside the weights and one maxModelLen sequence of KV cache (the refusal "
         "names the number). Default: vLLM's own.",
+        examples=[2048],
     )
     max_num_partial_prefills: int | None = Field(
         None,
@@ -70,6 +77,7 @@ class ColocatedConfig(SettingsModel):
         ge=1,
         description="Colocated mode only: vLLM --long-prefill-token-threshold, prompts longer "
         "than this count as long for partial prefills. Default: vLLM's own.",
+        examples=[2048],
     )
 
     def settings(self) -> list[tuple[str, str, int]]:
@@ -107,7 +115,11 @@ class ScalingConfig(SettingsModel):
     query: str | None = Field(
         None, min_length=1, description="A PromQL query of your own, instead of metric."
     )
-    target: float = Field(gt=0, description="The value per replica the scaler holds the signal at.")
+    target: Decimal = Field(
+        gt=0,
+        description="The value per replica the scaler holds the signal at.",
+        examples=[16],
+    )
     cooldown_seconds: int = Field(
         300, ge=0, description="Seconds after the last trigger before scaling in (cooldownPeriod)."
     )
@@ -121,7 +133,9 @@ class AutoscalingConfig(ScalingConfig):
     role (prefill, decode: each a ScalingConfig of its own)."""
 
     max_replicas: int | None = Field(None, ge=1, description="Colocated: maxReplicaCount.")
-    target: float | None = Field(None, gt=0, description="Colocated: the target per replica.")
+    target: Decimal | None = Field(
+        None, gt=0, description="Colocated: the target per replica.", examples=[16]
+    )
     prefill: ScalingConfig | None = Field(None, description="DPD: the prefill pool's.")
     decode: ScalingConfig | None = Field(None, description="DPD: the decode pool's.")
 
@@ -162,7 +176,7 @@ class EndpointConfig(SettingsModel):
     max_model_len: int = Field(
         DOCS_MAX_MODEL_LEN, ge=1, description="vLLM --max-model-len, in tokens."
     )
-    gpu_memory_utilization: float = Field(
+    gpu_memory_utilization: Decimal = Field(
         DOCS_GPU_MEMORY_UTILIZATION,
         gt=0,
         le=1,
@@ -194,7 +208,10 @@ class EndpointConfig(SettingsModel):
         "default of that name, null removes it.",
     )
     expected_prompt_tokens: int | None = Field(
-        None, ge=1, description="Typical prompt length, for PD buffer sizing checks."
+        None,
+        ge=1,
+        description="Typical prompt length, for PD buffer sizing checks.",
+        examples=[DOCS_PROMPT_TOKENS],
     )
     expected_in_flight_transfers: int | None = Field(
         None,

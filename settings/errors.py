@@ -125,6 +125,7 @@ _TYPE_WORDS = {
     "int_from_float": "a whole number",
     "float_type": "a number",
     "float_parsing": "a number",
+    "finite_number": "a finite number",
     "bool_type": "true or false",
     "bool_parsing": "true or false",
     "string_type": "a string",
@@ -193,6 +194,7 @@ def _example(root: type[BaseModel], loc: tuple[Any, ...], error: dict[str, Any])
         _default_of(root, loc),
         _bound(error),
         _field_example(root, loc),
+        _first_word(error),
     ):
         if found is not None:
             return found
@@ -229,12 +231,29 @@ def _repaired(error: dict[str, Any]) -> Any | None:
     return None
 
 
+def _first_word(error: dict[str, Any]) -> str | None:
+    """The first word a literal allows (when none is near what was written)."""
+    words = re.findall(r"'([^']*)'", error.get("ctx", {}).get("expected", ""))
+    return words[0] if error["type"] == "literal_error" and words else None
+
+
 def _field_example(root: type[BaseModel], loc: tuple[Any, ...]) -> Any | None:
+    """The field's documented example, else the least whole number its bounds allow."""
     model = _model_at(root, loc)
     if model is None:
         return None
     field = next((f for f in model.model_fields.values() if f.alias == loc[-1]), None)
-    return field.examples[0] if field is not None and field.examples else None
+    if field is None:
+        return None
+    if field.examples:
+        return field.examples[0]
+    whole = int in (field.annotation, *get_args(field.annotation))
+    for bound in field.metadata:
+        if whole and isinstance(getattr(bound, "ge", None), int):
+            return bound.ge
+        if whole and isinstance(getattr(bound, "gt", None), int):
+            return bound.gt + 1
+    return None
 
 
 def _bound(error: dict[str, Any]) -> int | float | None:

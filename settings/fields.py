@@ -141,6 +141,21 @@ def _byte_size(value: Any) -> int:
     raise ValueError(BYTE_SIZE_FORMS)
 
 
+def _decimal_text(value: Any) -> Any:
+    """A decimal number given as text, as a number: `pulumi config set --path KEY 0.75` stores
+    the text "0.75" (the CLI turns only true/false and integers into YAML values: pulumi
+    sdk/go/common/resource/config, adjustObjectValue), so without this no fraction could be set
+    from the command line. Text that is no number stays text, and is refused."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+# A number that may be a fraction (a utilization, a price, a target): see _decimal_text.
+Decimal = Annotated[float, BeforeValidator(_decimal_text)]
 EnvValue = Annotated[str, BeforeValidator(_env_value)]
 ByteSize = Annotated[int, BeforeValidator(_byte_size)]
 
