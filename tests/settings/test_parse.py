@@ -234,3 +234,17 @@ def test_the_program_raises_config_errors_as_pulumi_run_errors(dev_raw):
         run_stack(dev_raw)
     assert isinstance(info.value, pulumi.RunError)
     assert "hyperpod-dpd:endpoint.routingStrategy: got 'fastest'" in str(info.value)
+
+
+def test_a_fraction_set_from_the_command_line_is_a_number(dev_raw):
+    # `pulumi config set --path 'hyperpod-dpd:endpoint.gpuMemoryUtilization' 0.8` stores the
+    # text "0.8": the CLI turns only true/false and integers into YAML values.
+    edit(dev_raw, "hyperpod-dpd:endpoint.gpuMemoryUtilization", "0.8")
+    edit(dev_raw, "hyperpod-dpd:cost", {"hourlyPrices": {"ml.p5.48xlarge": "50.5"}})
+    s = parse_settings(dev_raw)
+    assert s.endpoint.gpu_memory_utilization == 0.8
+    assert s.cost.hourly_prices == {"ml.p5.48xlarge": 50.5}
+    edit(dev_raw, "hyperpod-dpd:endpoint.gpuMemoryUtilization", "high")
+    assert only_problem(dev_raw).startswith(
+        "hyperpod-dpd:endpoint.gpuMemoryUtilization: got 'high'; allowed: a number"
+    )
