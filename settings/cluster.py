@@ -251,15 +251,18 @@ def check_groups(groups: InstanceGroups, mode: str) -> list[ConfigProblem]:
     return problems
 
 
-def check_system_fits_staging(groups: InstanceGroups) -> list[ConfigProblem]:
+def check_system_fits_staging(groups: InstanceGroups, staging: str = "job") -> list[ConfigProblem]:
     """Some system group's node holds the checkpoint staging Job's requests (specs/staging.py
     runs it on a system node): else the Job stays Pending and `pulumi up` waits for it forever.
+    With checkpoint.staging manual (`staging` other than "job") no Job runs: nothing to check.
 
     Allocatable is core/node_capacity's (the EKS AMI's reservations from EC2's nominal memory: an
     upper bound). What the operators and daemon sets already request of the system nodes is not
     counted (no figures to cite): this is a floor, a type refused here surely cannot run the Job.
     A system group of a type without EC2 numbers (core/aws_facts INSTANCE_FACTS_MISSING) might
     hold it: then nothing is refused."""
+    if staging != "job":
+        return []
     system = groups_with_role(groups, "system")
     known = {n: (g, f) for n, g in system.items() if (f := facts_of(g.instance_type))}
     cpu_m, memory_mib = STAGING_CPU_REQUEST * 1000, STAGING_MEMORY_REQUEST_GIB * 1024

@@ -187,7 +187,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *check_endpoints(s.endpoint, s.endpoint != EndpointConfig(), s.endpoints, groups),
         *check_traffic(s.traffic, listed),
         *check_aws_limits(groups, s.eks, s.region),
-        *check_system_fits_staging(groups),
+        *check_system_fits_staging(groups, s.checkpoint.staging),
         *_check_scaling_has_metrics(listed, s.observability.enabled),
     ]
 

@@ -163,3 +163,11 @@ def test_a_type_without_ec2_numbers_is_not_counted(dev_raw):
     edit(dev_raw, f"{NS}:instanceGroups.prefill.instanceType", "ml.p6e-gb200.36xlarge")
     edit(dev_raw, DECODE_COUNT, 50)
     assert vpc_problems(dev_raw) == []
+
+
+def test_a_small_system_group_is_fine_when_no_staging_job_runs(dev_raw):
+    """checkpoint.staging manual: the user uploads the checkpoint, no Job is created, so nothing
+    needs a system node of 4 CPU and 8 GiB."""
+    edit(dev_raw, SYSTEM_TYPE, "ml.m5.xlarge")
+    edit(dev_raw, f"{NS}:checkpoint.staging", "manual")
+    parse_settings(dev_raw)
