@@ -299,8 +299,12 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", text)[:3])
 
 
-def check_operator(op: InferenceOperatorConfig, mode: str) -> list[ConfigProblem]:
-    """The version gate: known operator version, its add-on version, DPD only from 3.2."""
+def check_operator(
+    op: InferenceOperatorConfig, mode: str, dpd_mode_keys: tuple[str, ...] = ()
+) -> list[ConfigProblem]:
+    """The version gate: known operator version, its add-on version, DPD only from 3.2.
+    `dpd_mode_keys`: the mode keys of the DPD endpoints (endpoints.<key>.mode in a stack of
+    several), which the alternative fix names."""
     key, addon_key = (
         full_key(("inferenceOperator", "version")),
         full_key(("inferenceOperator", "addonVersion")),
@@ -320,7 +324,8 @@ def check_operator(op: InferenceOperatorConfig, mode: str) -> list[ConfigProblem
                 key,
                 op.version,
                 "3.2 or newer with endpoint.mode dpd (older operators crash DPD pods)",
-                f"{set_fix(key, '3.3')}, or set hyperpod-dpd:endpoint.mode colocated",
+                f"{set_fix(key, '3.3')}, or set "
+                f"{' and '.join(dpd_mode_keys or (full_key(('endpoint', 'mode')),))} to colocated",
             )
         )
     needed = OPERATOR_ADDON_VERSIONS[minor]

@@ -175,7 +175,11 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *check_checkpoint(s.checkpoint),
         *_each(listed, lambda x: check_sizing_inputs(x.config, groups, x.path)),
         *check_policy_names(s.policy),
-        *check_operator(s.inference_operator, mode),
+        *check_operator(
+            s.inference_operator,
+            mode,
+            tuple(x.config_key("mode") for x in listed if x.config.mode == "dpd"),
+        ),
         *_each(listed, lambda x: _check_model_matches_checkpoint(x.config, s.checkpoint, x.path)),
         *_each(listed, lambda x: check_derived_names(x.config, x.path)),
         *_each(listed, lambda x: check_colocated(x.config, x.path)),

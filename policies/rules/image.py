@@ -21,8 +21,9 @@ def check(resources, limits):
             yield Finding(
                 iec.urn,
                 f"image {image} is not a documented DPD image ({', '.join(DPD_IMAGES)}); use one "
-                "of them in hyperpod-dpd:endpoint.image, or set hyperpod-dpd:endpoint."
-                "imageDpdCapable: true if it carries vLLM, LMCache, NIXL and the EFA provider",
+                f"of them in {views.endpoint_key(iec, 'image')}, or set "
+                f"{views.endpoint_key(iec, 'imageDpdCapable')} to true if it carries vLLM, "
+                "LMCache, NIXL and the EFA provider",
             )
 
 

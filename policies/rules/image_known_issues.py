@@ -22,7 +22,7 @@ def check(resources, limits):
                 yield Finding(
                     iec.urn,
                     f"image {image} carries a known DPD breakage: {report}; set "
-                    "hyperpod-dpd:endpoint.image to a build without it (e.g. "
+                    f"{views.endpoint_key(iec, 'image')} to a build without it (e.g. "
                     f"{LMCACHE_VLLM_IMAGE} or the default DLC image)",
                 )
 

@@ -22,7 +22,8 @@ def check(resources, limits):
             yield Finding(
                 iec.urn,
                 f"{model.name} is {kind}: DPD rarely beats colocated serving below dense "
-                f"{limits.min_dense_params_billion:g}B; benchmark both (hyperpod-dpd:endpoint.mode)",
+                f"{limits.min_dense_params_billion:g}B; benchmark both "
+                f"({views.endpoint_key(iec, 'mode')})",
             )
 
 

@@ -33,7 +33,7 @@ def check(resources, limits):
                 iec.urn,
                 f"inference operator {text} does not support pdSpec (needs 3.2 or newer); set "
                 "hyperpod-dpd:inferenceOperator.version to 3.3 (add-on v1.4.0-eksbuild.1) or "
-                "hyperpod-dpd:endpoint.mode to colocated",
+                f"{views.endpoint_key(iec, 'mode')} to colocated",
             )
 
 

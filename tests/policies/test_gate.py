@@ -277,3 +277,27 @@ def test_the_gate_reads_typed_numbers_the_pack_reads_back_alike(name):
         assert iec.facts is not None
         deployed = dataclasses.replace(iec, facts=None)
         assert rule_views.worker_facts(deployed) == rule_views.worker_facts(iec) == iec.facts
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "policy", "named"),
+    [("image", "example.com/vllm:1", "hyperpod-dpd-image", "endpoints.candidate.image"),
+     ("image", "lmcache/vllm-openai:v0.4.4", "hyperpod-dpd-image-known-issues",
+      "endpoints.candidate.image"),
+     ("model", "llama-3.1-8b", "hyperpod-dpd-model-size", "endpoints.candidate.mode")],
+)  # fmt: skip
+def test_a_fix_for_one_of_several_endpoints_names_that_endpoints_keys(
+    setting, value, policy, named
+):
+    """In a stack of several endpoints (Pulumi.canary.yaml) there is no hyperpod-dpd:endpoint
+    to set: a fix names hyperpod-dpd:endpoints.<key>.*."""
+    raw = edit(stack_raw("canary"), f"{NS}:endpoints.candidate.{setting}", value)
+    if setting == "model":
+        edit(raw, f"{NS}:endpoints.baseline.model", value)
+        edit(raw, f"{NS}:checkpoint.source", "hf://meta-llama/Llama-3.1-8B-Instruct")
+    found = [x for x in judge(desired_state(parse_settings(raw), NS, "canary"))
+             if x.policy == policy]  # fmt: skip
+    assert found, policy
+    for violation in found:
+        assert f"{NS}:{named}" in violation.message
+        assert f"{NS}:endpoint." not in violation.message

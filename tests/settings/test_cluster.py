@@ -8,8 +8,8 @@ import re
 import pytest
 
 from settings import parse_settings
-from tests.conftest import edit
-from tests.settings.problems import only_problem
+from tests.conftest import canary_raw, edit
+from tests.settings.problems import only_problem, problems_of
 
 NS = "hyperpod-dpd"
 
@@ -85,3 +85,12 @@ def test_a_role_both_admin_and_viewer_is_refused(dev_raw):
     message = only_problem(edit(dev_raw, f"{NS}:eks.viewRoleArns", [arn]))
     assert message.startswith("hyperpod-dpd:eks.viewRoleArns: got [")
     assert "one access entry per role" in message
+
+
+def test_an_old_operator_in_a_stack_of_several_endpoints_names_the_dpd_endpoints_mode():
+    """The alternative to a newer operator is colocated mode for the DPD endpoints: in
+    Pulumi.canary.yaml that is endpoints.candidate.mode (hyperpod-dpd:endpoint is not used)."""
+    raw = edit(canary_raw(), "hyperpod-dpd:inferenceOperator.version", "3.1")
+    [old] = [p for p in problems_of(raw) if "3.2 or newer" in p]
+    assert "or set hyperpod-dpd:endpoints.candidate.mode to colocated" in old
+    assert "hyperpod-dpd:endpoint.mode" not in old
