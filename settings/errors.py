@@ -64,10 +64,15 @@ def full_key(loc: tuple[Any, ...]) -> str:
 
 
 def _path_segment(part: Any) -> str:
-    if isinstance(part, int) or str(part).isdigit():
+    """A list index (an int in pydantic's loc) as [0]; a map key as .name, or quoted as
+    ParsePropertyPath reads it back (only \" is an escape there). A key of digits ("2", a group
+    or endpoint name) stays .2: [2] would be a list index, which a map cannot take."""
+    if isinstance(part, int) and not isinstance(part, bool):
         return f"[{part}]"
     text = str(part)
-    return f"[{json.dumps(text)}]" if any(c in text for c in '.[]"') else f".{text}"
+    if any(c in text for c in '.[]"') or not text:
+        return '["' + text.replace('"', '\\"') + '"]'
+    return f".{text}"
 
 
 def set_fix(key: str, example: Any | None = None) -> str:

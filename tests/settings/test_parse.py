@@ -6,6 +6,7 @@ import pulumi
 import pytest
 
 from settings import ConfigError, parse_settings
+from settings.errors import full_key
 from tests.conftest import edit, run_stack, stack_raw
 from tests.settings.problems import only_problem, problems_of
 
@@ -247,4 +248,18 @@ def test_a_fraction_set_from_the_command_line_is_a_number(dev_raw):
     edit(dev_raw, "hyperpod-dpd:endpoint.gpuMemoryUtilization", "high")
     assert only_problem(dev_raw).startswith(
         "hyperpod-dpd:endpoint.gpuMemoryUtilization: got 'high'; allowed: a number"
+    )
+
+
+def test_a_map_key_of_digits_is_a_name_in_the_fix_not_a_list_index(dev_raw):
+    """pulumi config set --path reads [2] as a list index (a map cannot take one: the CLI
+    refuses) and .2 as the map key "2": a group named 2 is instanceGroups.2."""
+    groups = dev_raw["hyperpod-dpd:instanceGroups"]
+    groups["2"] = {**groups.pop("decode"), "instanceType": "ml.p5.48xlrge"}
+    message = only_problem(dev_raw)
+    assert "'hyperpod-dpd:instanceGroups.2.instanceType' ml.p5.48xlarge" in message
+    assert full_key(("eks", "publicAccessCidrs", 0)) == "hyperpod-dpd:eks.publicAccessCidrs[0]"
+    # Quoted as ParsePropertyPath reads it back: \" is its only escape.
+    assert full_key(("cost", "hourlyPrices", 'a"b\\c.d')) == (
+        'hyperpod-dpd:cost.hourlyPrices["a\\"b\\c.d"]'
     )
