@@ -48,7 +48,9 @@ def _retype(resources) -> str:
     names = [
         views.group_name(g)
         for _, g in views.gpu_groups(resources)
-        if views.known(g.get("instanceType")) and g.get("instanceType") not in DPD_INSTANCE_TYPES
+        if views.group_role(g) in views.DPD_ROLES  # a colocated group may keep its type
+        and views.known(g.get("instanceType"))
+        and g.get("instanceType") not in DPD_INSTANCE_TYPES
     ]
     keys = " and ".join(views.group_key(n, "instanceType") for n in names)
     if not keys:

@@ -106,7 +106,7 @@ def group_key(name: str | None, *rest: str) -> str:
 
 
 def gpu_groups(resources: Sequence[ResourceView]) -> Iterator[tuple[ResourceView, dict]]:
-    """HyperPod groups that run DPD roles (labelled prefill/decode by this stack)."""
+    """HyperPod groups of GPU roles (labelled prefill, decode or colocated by this stack)."""
     return ((c, g) for c, g in hyperpod_groups(resources) if group_role(g) in GPU_ROLES)
 
 

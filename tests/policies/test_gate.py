@@ -17,7 +17,7 @@ from policies.rules import ResourceView, evaluate
 from policies.rules import views as rule_views
 from settings import parse_settings
 from specs.desired import desired_state
-from tests.conftest import edit, run_stack, stack_raw, write_project
+from tests.conftest import canary_raw, edit, run_stack, stack_raw, write_project
 
 NS = "hyperpod-dpd"
 TOKEN = "hf_" + "x" * 34
@@ -301,3 +301,15 @@ def test_a_fix_for_one_of_several_endpoints_names_that_endpoints_keys(
     for violation in found:
         assert f"{NS}:{named}" in violation.message
         assert f"{NS}:endpoint." not in violation.message
+
+
+def test_the_instance_type_fix_of_a_dpd_endpoint_retypes_only_dpd_groups():
+    """Beside a colocated baseline, a DPD candidate on a non-DPD type is fixed on its prefill or
+    decode groups: the colocated group's type is not the candidate's to change."""
+    raw = canary_raw()
+    edit(raw, f"{NS}:instanceGroups.colocated.instanceType", "ml.g6e.48xlarge")
+    edit(raw, f"{NS}:instanceGroups.decode.instanceType", "ml.g6e.48xlarge")
+    [on_iec] = [x for x in judge(desired_state(parse_settings(raw), NS, "canary"))
+                if x.policy == "hyperpod-dpd-instance-type" and x.urn.endswith("-iec")]  # fmt: skip
+    assert f"set {NS}:instanceGroups.decode.instanceType to ml.p5.48xlarge" in on_iec.message
+    assert "instanceGroups.colocated" not in on_iec.message
