@@ -321,7 +321,7 @@ def _setting_keys(s: StackSettings, entry: EndpointEntry) -> dict[str, str]:
         for number, (flag, setting) in _NUMBERS.items():
             if flag_value(given, flag) is not None:
                 where = f"{flag} in {entry.config_key(role, 'args')}"
-            elif number == "tensor_parallel_size":
+            elif number == "tensor_parallel_size" and (dpd or e.decode.tensor_parallel_size):
                 where = entry.config_key(role, setting)  # the role's own: one role changes
             else:
                 where = entry.config_key(setting)

@@ -216,7 +216,7 @@ def setting(iec: ResourceView, number: str, role: str | None = None) -> str:
     found = keys.get(number if role is None else f"{role}.{number}")
     if found:
         return found
-    if number == "tensor_parallel_size" and role is not None:
+    if number == "tensor_parallel_size" and role is not None and pd_spec(iec) is not None:
         return endpoint_key(iec, role, _SETTINGS[number])  # the role's own (role_tp)
     return endpoint_key(iec, _SETTINGS[number])
 

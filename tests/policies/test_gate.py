@@ -313,3 +313,17 @@ def test_the_instance_type_fix_of_a_dpd_endpoint_retypes_only_dpd_groups():
                 if x.policy == "hyperpod-dpd-instance-type" and x.urn.endswith("-iec")]  # fmt: skip
     assert f"set {NS}:instanceGroups.decode.instanceType to ml.p5.48xlarge" in on_iec.message
     assert "instanceGroups.colocated" not in on_iec.message
+
+
+def test_a_colocated_endpoints_tp_fix_names_its_own_tensor_parallel_size():
+    """A colocated endpoint sets its TP with tensorParallelSize (its decode section is for
+    overrides): the fix raises that key, in the gate and in the pack alike."""
+    raw = canary_raw()
+    edit(raw, f"{NS}:endpoints.baseline.tensorParallelSize", 2)
+    edit(raw, f"{NS}:endpoints.baseline.maxModelLen", 65536)
+    desired = desired_state(parse_settings(raw), NS, "canary")
+    [gate] = [x for x in judge(desired) if x.policy == "hyperpod-dpd-gpu-memory"]
+    assert f"raise {NS}:endpoints.baseline.tensorParallelSize to 8" in gate.message
+    [iec] = [x for x in views(desired) if x.name == "endpoint-baseline-iec"]
+    assert rule_views.setting(dataclasses.replace(iec, facts=None), "tensor_parallel_size",
+                              "decode") == f"{NS}:endpoints.baseline.tensorParallelSize"  # fmt: skip
