@@ -22,7 +22,7 @@ def check(resources, limits):
                 iec.urn,
                 f"image {image} is not a documented DPD image ({', '.join(DPD_IMAGES)}); use one "
                 f"of them in {views.endpoint_key(iec, 'image')}, or set "
-                f"{views.endpoint_key(iec, 'imageDpdCapable')} to true if it carries vLLM, "
+                f"{views.endpoint_key(iec, 'imageDpdCapable')}: true if it carries vLLM, "
                 "LMCache, NIXL and the EFA provider",
             )
 
