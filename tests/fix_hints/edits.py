@@ -39,14 +39,16 @@ _WORDS = frozenset({"one", "a", "an", "the", "it", "them", "that", "this"})
 @dataclass(frozen=True)
 class Edit:
     key: str
-    op: str  # set | remove | rename | set-flag | remove-flag | remove-item | replace-item
+    # set | remove | rename | set-flag | remove-flag | remove-item | replace-item; set-literal and
+    # remove-literal: a nested key given to the CLI without --path (a top-level key of that name)
+    op: str
     value: Any = None  # the value to set; the new key (rename); the flag's value; the item
     flag: str = ""  # set-flag, remove-flag; replace-item: the item replaced
 
 
 _FORMS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"pulumi config set( --path)? '?({_KEY})'? (\S+)"), "cli"),
-    (re.compile(rf"pulumi config rm(?: --path)? '?({_KEY})'?"), "rm"),
+    (re.compile(rf"pulumi config rm( --path)? '?({_KEY})'?"), "rm"),
     (re.compile(rf"in Pulumi\.<stack>\.yaml set ({_KEY}) to (?=[\[{{\"0-9tfn-])"), "json"),
     (re.compile(rf"{_VERB} {_FLAG} in ({_KEY}) between {_NUMBER} and {_NUMBER}"), "flag-between"),
     (
@@ -107,9 +109,10 @@ def _edits(kind: str, m: re.Match[str]) -> list[list[Edit]]:
     if kind == "cli":
         if "<" in g[1] or "<" in g[2]:
             return []
-        return [[Edit(g[1], "set", cli_value(g[2], path=bool(g[0])))]]
+        op = "set" if g[0] or not _nested(g[1]) else "set-literal"
+        return [[Edit(g[1], op, cli_value(g[2], path=bool(g[0])))]]
     if kind == "rm":
-        return [[Edit(g[0], "remove")]]
+        return [[Edit(g[1], "remove" if g[0] or not _nested(g[1]) else "remove-literal")]]
     if kind == "flag-between":
         return [[Edit(g[1], "set-flag", g[2], g[0])], [Edit(g[1], "set-flag", g[3], g[0])]]
     if kind == "flag-to":
@@ -132,6 +135,12 @@ def _edits(kind: str, m: re.Match[str]) -> list[list[Edit]]:
     if kind == "remove-entry":
         return [[Edit(f"{g[1]}.{g[0]}", "remove")]]
     return [[Edit(g[0], "remove")]]
+
+
+def _nested(key: str) -> bool:
+    """A key with a path below its top-level key: without --path the CLI takes it whole, as the
+    name of a top-level key ('hyperpod-dpd:endpoint.mode' is then no path into endpoint)."""
+    return any(c in key.partition(":")[2] for c in ".[")
 
 
 def _vague(text: str) -> bool:
@@ -164,13 +173,13 @@ def parse_key(key: str) -> tuple[str, list[str | int]]:
     (pulumi's resource.ParsePropertyPath: `.name`, `[0]`, `["any text"]`)."""
     namespace, _, name = key.partition(":")
     segments: list[str | int] = []
-    for m in re.finditer(r"\.?([A-Za-z0-9_\-]+)|\[([0-9]+)\]|\[\"([^\"]*)\"\]", name):
+    for m in re.finditer(r'\.?([A-Za-z0-9_\-]+)|\[([0-9]+)\]|\["((?:\\"|[^"])*)"\]', name):
         if m.group(1) is not None:
             segments.append(m.group(1))
         elif m.group(2) is not None:
             segments.append(int(m.group(2)))
         else:
-            segments.append(m.group(3))
+            segments.append(m.group(3).replace('\\"', '"'))
     head, *rest = segments
     return f"{namespace}:{head}", rest
 
@@ -181,6 +190,10 @@ def apply(raw: dict[str, Any], edits: list[Edit]) -> dict[str, Any]:
     for e in edits:
         if e.op == "rename":
             out = apply(out, [Edit(e.value, "set", _get(out, e.key)), Edit(e.key, "remove")])
+        elif e.op == "set-literal":
+            out[e.key] = e.value
+        elif e.op == "remove-literal":
+            out.pop(e.key, None)
         elif e.op in ("set", "remove"):
             _put(out, e.key, e.value, remove=e.op == "remove")
         else:
