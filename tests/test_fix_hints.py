@@ -118,6 +118,8 @@ USER_SECTIONS = {f"{NS}:instanceGroups", f"{NS}:network", f"{NS}:network.control
 # Problems no value fixes, with the words of the hint that say what does.
 NO_VALUE_FIXES = {
     (f"{NS}:network.vpcCidr", "even a /16 VPC cannot hold"): "fewer nodes or another stack",
+    # An advisory: DPD on a small model works, it seldom pays; the user measures both modes.
+    ("hyperpod-dpd-model-size", "benchmark both"): "a benchmark, not a value",
 }
 
 
@@ -186,7 +188,8 @@ def _without_value_allowed(problem: Problem) -> bool:
             return True
     if key in USER_SECTIONS and problem.rule.startswith("a value is required"):
         return True
-    return any(key == k and words in problem.hint for k, words in NO_VALUE_FIXES)
+    policy = key.partition("@")[0]  # a policy finding's key: policy@urn
+    return any(k in (key, policy) and words in problem.hint for k, words in NO_VALUE_FIXES)
 
 
 @dataclass
@@ -272,3 +275,17 @@ def test_the_first_suggestion_is_followed_and_joined_edits_together():
     assert [(e.key, e.value) for e in edits] == [(a, "ml.p5.48xlarge"), (b, "ml.p5.48xlarge")]
     assert suggestions(f"set {a} to one of them") == []
     assert len(suggestions(f"set {NS}:endpoint.gpuMemoryUtilization between 0.8 and 0.9")) == 2
+
+
+def test_a_nested_key_without_path_is_followed_as_the_cli_takes_it():
+    """Without --path, `pulumi config set|rm` take 'hyperpod-dpd:endpoint.mode' as the name of
+    a top-level key: a hint that forgets --path must not pass the audit as if it had it."""
+    key = f"{NS}:endpoint.mode"
+    raw = {f"{NS}:endpoint": {"mode": "dpd"}}
+    [edits] = suggestions(f"pulumi config set '{key}' colocated")
+    assert apply(raw, edits) == {f"{NS}:endpoint": {"mode": "dpd"}, key: "colocated"}
+    [edits] = suggestions(f"pulumi config rm '{key}'")
+    assert apply(raw, edits) == raw
+    [edits] = suggestions(f"pulumi config set --path '{key}' colocated")
+    assert apply(raw, edits) == {f"{NS}:endpoint": {"mode": "colocated"}}
+    assert parse_key(f'{NS}:cost.hourlyPrices["a\\"b"]') == (f"{NS}:cost", ["hourlyPrices", 'a"b'])

@@ -20,8 +20,8 @@ def check(resources, limits):
         if views.known(image) and image not in DPD_IMAGES + limits.extra_dpd_images and not marked:
             yield Finding(
                 iec.urn,
-                f"image {image} is not a documented DPD image ({', '.join(DPD_IMAGES)}); use one "
-                f"of them in {views.endpoint_key(iec, 'image')}, or set "
+                f"image {image} is not a documented DPD image ({', '.join(DPD_IMAGES)}); set "
+                f"{views.endpoint_key(iec, 'image')} to {DPD_IMAGES[0]} (or the other), or set "
                 f"{views.endpoint_key(iec, 'imageDpdCapable')}: true if it carries vLLM, "
                 "LMCache, NIXL and the EFA provider",
             )

@@ -22,8 +22,8 @@ def check(resources, limits):
                 yield Finding(
                     iec.urn,
                     f"image {image} carries a known DPD breakage: {report}; set "
-                    f"{views.endpoint_key(iec, 'image')} to a build without it (e.g. "
-                    f"{LMCACHE_VLLM_IMAGE} or the default DLC image)",
+                    f"{views.endpoint_key(iec, 'image')} to {LMCACHE_VLLM_IMAGE} (a build "
+                    "without it) or the default DLC image",
                 )
 
 
