@@ -27,7 +27,13 @@ def check(resources, limits):
                 yield Finding(
                     iec.urn, f"{role} nodeSelector selects {t}, not a DPD type ({ALLOWED})"
                 )
+    # The groups DPD pods land on: those of DPD's roles, in a stack that has a DPD endpoint. A
+    # colocated pool runs on any GPU type (the canary's baseline on its own groups included).
+    if not any(views.pd_spec(iec) is not None for iec in views.endpoints(resources)):
+        return
     for cluster, group in views.gpu_groups(resources):
+        if views.group_role(group) not in views.DPD_ROLES:
+            continue
         t = group.get("instanceType")
         if views.unknown(t):
             yield views.unchecked(

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from core.vocabulary import RULE_NAMES
+from core.vocabulary import ROLE_LABEL, RULE_NAMES
 from policies.rules import ALL_RULES, Limits, evaluate
 from policies.rules.views import UNKNOWN
 from tests.policies.conftest import gpu_group, iec_spec, named, recorded, set_env
@@ -64,6 +64,25 @@ def test_colocated_endpoints_may_use_other_types(dev):
     spec = iec_spec(dev)
     del spec["pdSpec"]
     spec["instanceType"] = "ml.g6e.48xlarge"
+    assert findings("hyperpod-dpd-instance-type", dev) == []
+
+
+def test_the_groups_of_a_colocated_stack_may_be_other_types(dev):
+    # A colocated endpoint on g6e groups: nothing here runs DPD.
+    spec = iec_spec(dev)
+    del spec["pdSpec"]
+    spec["instanceType"] = "ml.g6e.48xlarge"
+    for role in ("prefill", "decode"):
+        gpu_group(dev, role)["instanceType"] = "ml.g6e.48xlarge"
+    assert findings("hyperpod-dpd-instance-type", dev) == []
+
+
+def test_a_colocated_group_beside_a_dpd_endpoint_may_be_another_type(dev):
+    group = gpu_group(dev, "decode")
+    baseline = {**group, "instanceGroupName": "baseline", "instanceType": "ml.g6e.48xlarge"}
+    baseline["kubernetesConfig"] = {"labels": {**group["kubernetesConfig"]["labels"]}}
+    baseline["kubernetesConfig"]["labels"][ROLE_LABEL] = "colocated"
+    named(dev, "hyperpod-cluster").props["instanceGroups"].append(baseline)
     assert findings("hyperpod-dpd-instance-type", dev) == []
 
 
