@@ -32,9 +32,12 @@ FIELDS = {
 class SizingError(ValueError):
     """Bad sizing input. `key`/`flag` name the stack-config key and the CLI flag at fault."""
 
-    def __init__(self, field: str, value: Any, problem: str, fix: str) -> None:
+    def __init__(
+        self, field: str, value: Any, problem: str, fix: str, suggestion: Any = None
+    ) -> None:
         self.key, self.flag = FIELDS[field]
         self.value, self.problem, self.fix = value, problem, fix
+        self.suggestion = suggestion  # a value that passes, for a fix that names one
         super().__init__(f"{self.key} ({self.flag}) = {value!r}: {problem}. {fix}")
 
 
@@ -286,6 +289,7 @@ def instance_spec(instance_type: str) -> InstanceSpec:
         instance_type,
         f"DPD supports only {', '.join(DPD_INSTANCE_TYPES)} (NVLink and EFA RDMA read/write)",
         f"Pick one of them.{hint}",
+        f"ml.{instance_type}" if hint else DPD_INSTANCE_TYPES[0],
     )
 
 

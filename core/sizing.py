@@ -31,31 +31,45 @@ from core.kv_cache import (
 from core.vocabulary import DPD_ROLES
 
 
+def tp_choices(model: ModelSpec, instance: InstanceSpec) -> list[int]:
+    """The --tensor-parallel-size values vLLM takes for `model` within one node of `instance`:
+    dividing the attention heads, and dividing or a multiple of the KV heads."""
+    return [
+        d
+        for d in range(1, instance.gpu_count + 1)
+        if not model.num_attention_heads % d
+        and not (model.num_kv_heads % d and d % model.num_kv_heads)
+    ]
+
+
 def validate_tp(model: ModelSpec, instance: InstanceSpec, tp: int) -> None:
     """vLLM's constraints on --tensor-parallel-size within one node."""
+    choices = tp_choices(model, instance)
+    best = max(choices) if choices else None
     if tp < 1 or tp > instance.gpu_count:
         raise SizingError(
             "tp",
             tp,
             f"must be between 1 and the {instance.gpu_count} GPUs of one {instance.name}",
-            "DPD roles run one replica per node: use 8 (or a divisor of the head count below it).",
+            f"A worker runs on one node: use {best} (or another of {', '.join(map(str, choices))}).",
+            best,
         )
     if model.num_attention_heads % tp:
-        allowed = [
-            d for d in range(1, instance.gpu_count + 1) if model.num_attention_heads % d == 0
-        ]
         raise SizingError(
             "tp",
             tp,
             f"does not divide {model.name}'s {model.num_attention_heads} attention heads",
-            f"Use one of {', '.join(map(str, allowed))}.",
+            f"Use one of {', '.join(map(str, choices))}.",
+            best,
         )
     if model.num_kv_heads % tp and tp % model.num_kv_heads:
         raise SizingError(
             "tp",
             tp,
             f"neither divides nor is a multiple of {model.name}'s {model.num_kv_heads} KV heads",
-            "vLLM shards or replicates KV heads evenly: use a divisor or multiple of that count.",
+            "vLLM shards or replicates KV heads evenly: use a divisor or multiple of that count "
+            f"({', '.join(map(str, choices))}).",
+            best,
         )
 
 
@@ -175,7 +189,11 @@ def _check_inputs(
 ) -> None:
     if max_model_len < 1:
         raise SizingError(
-            "max_model_len", max_model_len, "must be at least 1", f"Use e.g. {DOCS_MAX_MODEL_LEN}."
+            "max_model_len",
+            max_model_len,
+            "must be at least 1",
+            f"Use e.g. {DOCS_MAX_MODEL_LEN}.",
+            DOCS_MAX_MODEL_LEN,
         )
     if not 1 <= prompt_tokens <= max_model_len:
         raise SizingError(
@@ -183,15 +201,19 @@ def _check_inputs(
             prompt_tokens,
             f"must be between 1 and max-model-len ({max_model_len}); vLLM rejects longer prompts",
             f"Use the typical prompt length of your traffic (docs' example: {DOCS_PROMPT_TOKENS}).",
+            min(DOCS_PROMPT_TOKENS, max(max_model_len, 1)),
         )
     if pd_buffer_bytes < 1:
-        raise SizingError("pd_buffer", pd_buffer_bytes, "must be positive", "Use e.g. 8GiB.")
+        raise SizingError(
+            "pd_buffer", pd_buffer_bytes, "must be positive", "Use e.g. 8GiB.", "8GiB"
+        )
     if not 0 < utilization <= 1:
         raise SizingError(
             "gpu_memory_utilization",
             utilization,
             "must be greater than 0 and at most 1",
             f"Use the docs' default {DOCS_GPU_MEMORY_UTILIZATION}.",
+            DOCS_GPU_MEMORY_UTILIZATION,
         )
     if in_flight is not None and in_flight < 1:
         raise SizingError(

@@ -55,10 +55,17 @@ def check_sizing_inputs(
         size_endpoint(e, groups)
     except SizingError as exc:
         where = exc.key.replace("<group>", next(iter(groups_with_role(groups, "decode")), "decode"))
+        if where == "endpoint.tensorParallelSize" and e.decode.tensor_parallel_size:
+            where = "endpoint.decode.tensorParallelSize"  # the decoder's own TP is what was sized
         if where.startswith("endpoint."):
             where = ".".join((*path, where.removeprefix("endpoint.")))
         key = f"{PROJECT}:{where}"
-        return [ConfigProblem(key, exc.value, exc.problem, exc.fix)]
+        fix = (
+            exc.fix
+            if exc.suggestion is None
+            else f"{exc.fix.rstrip('.')}: {set_fix(key, exc.suggestion)}"
+        )
+        return [ConfigProblem(key, exc.value, exc.problem, fix)]
     return []
 
 

@@ -67,6 +67,10 @@ def _extra_stacks() -> list[tuple[str, dict[str, Any]]]:
                f"{NS}:instanceGroups__prefill__instanceType": "ml.g6e.48xlarge"})  # fmt: skip
     variant("canary candidate's share too small", "canary",
             **{f"{NS}:endpoints__candidate__gpuMemoryUtilization": 0.3})  # fmt: skip
+    variant("TP that does not divide the heads", **{f"{e}__tensorParallelSize": 3})
+    variant("TP above one node", **{f"{e}__tensorParallelSize": 16})
+    variant("the decoder's own TP", **{f"{e}__decode__tensorParallelSize": 5})
+    variant("prompts longer than the context", **{f"{e}__expectedPromptTokens": 40000})
     variant("canary candidate's PD buffer", "canary",
             **{f"{NS}:endpoints__candidate__pdBufferSize": "256MiB"})  # fmt: skip
     # Every number, switch and word-choice key of the model given a word it cannot take: each
