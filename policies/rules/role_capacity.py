@@ -35,9 +35,10 @@ def check(resources, limits):
                 groups = [views.group_name(g) for _, g in views.gpu_groups(resources)
                           if " " in role or views.group_role(g) == role]  # fmt: skip
                 fewer = f"lower {key} to {have[role]}, or " if have[role] else ""
-                more = (f"raise {views.group_key(groups[0], 'instanceCount')} to "
-                        f"{nodes_of(resources, groups[0]) + replicas - have[role]}"
-                        if len(groups) == 1 else "raise the instanceCount of those groups")  # fmt: skip
+                largest = max(groups, key=lambda n: nodes_of(resources, n), default=None)
+                more = (f"raise {views.group_key(largest, 'instanceCount')} to "
+                        f"{nodes_of(resources, largest) + replicas - have[role]}"
+                        if largest else f"add a {role} instance group")  # fmt: skip
                 yield Finding(
                     iec.urn,
                     f"{replicas} {role} replicas need {replicas} nodes but the {role} instance "
