@@ -96,7 +96,8 @@ class InstanceGroupConfig(SettingsModel):
     )
     role: Role = Field(
         description="What runs on the group: 'prefill' or 'decode' DPD workers (GPU, EFA, in "
-        "availabilityZoneId), or 'system' (operators; x86_64).",
+        "availabilityZoneId), 'colocated' workers, or 'system' (operators and the staging "
+        "Job: x86_64, one node at least holding 4 CPU and 8 GiB).",
         examples=["decode"],
     )
     training_plan_arn: Annotated[str, matching(TRAINING_PLAN_PATTERN)] | None = Field(

@@ -22,7 +22,8 @@ MIN_VPC_PREFIX, MAX_VPC_PREFIX = 16, 20
 class NetworkConfig(SettingsModel):
     vpc_cidr: Cidr = Field(
         "10.0.0.0/16",
-        description="IPv4 CIDR of the VPC, a /16 to /20. The GPU subnet takes a quarter of it.",
+        description="IPv4 CIDR of the VPC, a /16 to /20. The GPU subnet takes a quarter of it; "
+        "the plan refuses a VPC whose subnets cannot hold the nodes' and pods' addresses.",
     )
     control_plane_az_ids: list[AzId] = Field(
         description="AZ IDs (at least two, distinct) for the EKS control-plane and system "
