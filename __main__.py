@@ -192,7 +192,9 @@ if desired.traffic is not None:
             depends_on=[operator.addon, *endpoints.values()],
         ),
     )
-runner_namespace = endpoint.namespace or shared_namespaces.get(desired.benchmark.namespace)
+# The runner's account goes in every endpoint's namespace: after those namespaces exist.
+own_namespaces = [e.namespace for e in endpoints.values() if e.namespace is not None]
+runner_namespaces = [*own_namespaces, *shared_namespaces.values()]
 benchmark = BenchmarkAccess(
     names.BENCHMARK,
     BenchmarkAccessArgs(
@@ -200,8 +202,7 @@ benchmark = BenchmarkAccess(
         outputs=outputs,
         cluster=cluster_access,
         tags=tags,
-        # The service account lives in the (first) endpoint's namespace.
-        depends_on=[runner_namespace] if runner_namespace else [],
+        depends_on=runner_namespaces,
     ),
 )
 

@@ -66,11 +66,14 @@ def service_trust(*services: str) -> pulumi.Output[str]:
 def irsa_statement(
     oidc_provider_arn: pulumi.Input[str],
     oidc_issuer_url: pulumi.Input[str],
-    namespace: str,
+    namespace: str | tuple[str, ...],
     service_account: str,
 ) -> Statement:
-    """Trust for exactly one Kubernetes service account through the cluster's OIDC provider."""
+    """Trust for exactly one Kubernetes service account through the cluster's OIDC provider (of
+    that name in each of several namespaces: the condition lists them, any one matches)."""
     issuer = pulumi.Output.from_input(oidc_issuer_url).apply(lambda u: u.removeprefix("https://"))
+    namespaces = (namespace,) if isinstance(namespace, str) else namespace
+    subjects = [f"system:serviceaccount:{ns}:{service_account}" for ns in namespaces]
     return {
         "Effect": "Allow",
         "Principal": {"Federated": oidc_provider_arn},
@@ -78,7 +81,7 @@ def irsa_statement(
         "Condition": {
             "StringEquals": {
                 pulumi.Output.concat(issuer, ":sub"): (
-                    f"system:serviceaccount:{namespace}:{service_account}"
+                    subjects[0] if len(subjects) == 1 else subjects
                 ),
                 pulumi.Output.concat(issuer, ":aud"): "sts.amazonaws.com",
             }
@@ -89,7 +92,7 @@ def irsa_statement(
 def irsa_trust(
     oidc_provider_arn: pulumi.Input[str],
     oidc_issuer_url: pulumi.Input[str],
-    namespace: str,
+    namespace: str | tuple[str, ...],
     service_account: str,
 ) -> pulumi.Output[str]:
     return document(irsa_statement(oidc_provider_arn, oidc_issuer_url, namespace, service_account))

@@ -39,6 +39,9 @@ class BenchmarkAccessSpec:
     service_account: str
     tokenizer_prefix: str  # the staged checkpoint's key prefix
     policy: Desired  # the runner role's inline policy
+    # The other endpoints' namespaces: a run loads one endpoint from beside it, so the account
+    # is in each (one role for all).
+    more_namespaces: tuple[str, ...] = ()
 
 
 def results_prefix(run_id: str) -> str:
@@ -66,6 +69,8 @@ def benchmark_access(name: str, s: StackSettings, model_bucket_arn: str) -> Benc
             "WriteResults",
         ),
     )
-    # In the first endpoint's namespace (the only one of a stack with `endpoint`).
-    namespace = s.entries()[0].config.namespace
-    return BenchmarkAccessSpec(name, namespace, SERVICE_ACCOUNT, prefix, policy)
+    # In every endpoint's namespace; the first endpoint's keeps the names it always had.
+    namespaces = list(dict.fromkeys(x.config.namespace for x in s.entries()))
+    return BenchmarkAccessSpec(
+        name, namespaces[0], SERVICE_ACCOUNT, prefix, policy, tuple(namespaces[1:])
+    )

@@ -22,7 +22,7 @@ class BenchmarkAccessArgs:
     outputs: Outputs  # resolves the model bucket's ARN and the role's id
     cluster: ClusterAccess
     tags: dict[str, str] = field(default_factory=dict)
-    depends_on: list[pulumi.Resource] = field(default_factory=list)  # the endpoint's namespace
+    depends_on: list[pulumi.Resource] = field(default_factory=list)  # the endpoints' namespaces
 
 
 class BenchmarkAccess(pulumi.ComponentResource):
@@ -31,8 +31,14 @@ class BenchmarkAccess(pulumi.ComponentResource):
     ):
         super().__init__(BENCHMARK_ACCESS, name, None, opts)
         spec = args.spec
-        account = AwsServiceAccount(spec.namespace, spec.service_account, spec.policy, args.tags)
+        account = AwsServiceAccount(
+            spec.namespace, spec.service_account, spec.policy, args.tags, spec.more_namespaces
+        )
         self.service_account, _ = aws_service_account(
             name, account, args.cluster, args.outputs, self, args.depends_on
         )
-        self.register_outputs({"serviceAccount": spec.service_account, "namespace": spec.namespace})
+        self.register_outputs({
+            "serviceAccount": spec.service_account,
+            "namespace": spec.namespace,
+            "namespaces": [spec.namespace, *spec.more_namespaces],
+        })  # fmt: skip
