@@ -67,3 +67,12 @@ def test_every_pulumi_run_pins_the_cli_creates_the_stack_and_builds_the_pack_fir
         assert inputs["policyPacks"] == "build/policy-pack", name
         runs = " ".join(str(s.get("run", "")) for s in before)
         assert "policy-pack" in runs or "make test" in runs, name  # the pack's venv exists
+
+
+def test_every_stack_file_gets_its_plan_diff_on_a_pull_request():
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / ".github/workflows/pull-request.yml").read_text())
+    stacks = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml")
+                    for p in ROOT.glob("Pulumi.*.yaml"))  # fmt: skip
+    assert sorted(workflow["jobs"]["plan-diff"]["strategy"]["matrix"]["stack"]) == stacks

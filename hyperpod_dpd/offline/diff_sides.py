@@ -36,14 +36,30 @@ def _commits(repo: Path, refs: list[str]) -> dict[str, str]:
     return commits
 
 
-def plan_refs(repo: Path, refs: list[str], stack: str, work: Path) -> dict[str, Path]:
+def _has_stack(repo: Path, sha: str, stack: str) -> bool:
+    found = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "-e", f"{sha}:Pulumi.{stack}.yaml"],
+        capture_output=True, check=False,
+    )  # fmt: skip
+    return found.returncode == 0
+
+
+def plan_refs(repo: Path, refs: list[str], stack: str, work: Path) -> dict[str, Path | None]:
     """Plan `stack` at each git ref with that ref's own code, each in a temporary worktree.
 
     Every ref is checked before anything is planned; refs naming the same commit are planned
     once; distinct commits are planned at the same time (a pull request's base and head: two
-    plans of a few seconds each, on a CI runner with at least two cores)."""
+    plans of a few seconds each, on a CI runner with at least two cores). A ref without the
+    stack's file, when another has it (the pull request that adds a stack), is None: no stack
+    yet, so everything the other side plans is added."""
     commits = _commits(repo, refs)
-    outs = {sha: work / f"plan-{sha[:12]}" for sha in dict.fromkeys(commits.values())}
+    present = {sha: _has_stack(repo, sha, stack) for sha in dict.fromkeys(commits.values())}
+    absent = {sha for sha, has in present.items() if not has} if any(present.values()) else set()
+    outs = {
+        sha: work / f"plan-{sha[:12]}"
+        for sha in dict.fromkeys(commits.values())
+        if sha not in absent
+    }
     with tempfile.TemporaryDirectory(prefix="hyperpod-dpd-diff-") as tmp:
         running = {}
         try:
@@ -80,6 +96,8 @@ def plan_refs(repo: Path, refs: list[str], stack: str, work: Path) -> dict[str, 
                     check=False, capture_output=True,
                 )  # fmt: skip
     for ref, sha in commits.items():
+        if sha in absent:
+            continue
         code, stderr = results[sha]
         if code not in (0, 1):  # 1: the plan has mandatory violations, still a plan
             raise PlanDirError(
@@ -93,7 +111,7 @@ def plan_refs(repo: Path, refs: list[str], stack: str, work: Path) -> dict[str, 
                 ],
                 source="git ref",
             )
-    return {ref: outs[sha] for ref, sha in commits.items()}
+    return {ref: outs.get(sha) for ref, sha in commits.items()}
 
 
 def resolve(sides: list[str], repo: Path, stack: str | None, work: Path) -> list[PlanData]:
@@ -113,7 +131,17 @@ def resolve(sides: list[str], repo: Path, stack: str | None, work: Path) -> list
             source="diff",
         )
     planned = plan_refs(repo, refs, stack, work) if refs else {}
-    return [load_plan(planned.get(side, Path(side)), label=side) for side in sides]
+    return [
+        no_stack(side, stack or "")
+        if side in planned and planned[side] is None
+        else load_plan(planned.get(side) or Path(side), label=side)
+        for side in sides
+    ]
+
+
+def no_stack(label: str, stack: str) -> PlanData:
+    """The side of a ref that has no such stack yet: nothing planned, nothing costs."""
+    return PlanData(label, stack, resources={}, manifests={}, violations=[], facts={})
 
 
 def _is_dir(side: str) -> bool:

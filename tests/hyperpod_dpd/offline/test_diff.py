@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -170,26 +171,54 @@ def test_bad_inputs_exit_2(base, tmp_path, capsys, plans_started):
     assert plans_started == []  # a bad ref is found before any plan is started
 
 
-@pytest.fixture(scope="module")
-def two_commits(tmp_path_factory):
-    """A repository holding this project (as it is on disk) in two commits: the second halves
-    the dev stack's routing threshold."""
-    repo = tmp_path_factory.mktemp("repo")
+def _project_repo(repo: Path, leave_out: str = "") -> list[str]:
+    """`repo` initialised with this project's tracked files (as they are on disk) but
+    `leave_out`, committed as "base"; the git command prefix for more commits."""
     tracked = subprocess.run(
         ["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True, text=True
     ).stdout.split("\0")
     for name in filter(None, tracked):
-        if (ROOT / name).is_file():
+        if (ROOT / name).is_file() and name != leave_out:
             (repo / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, repo / name)
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
     subprocess.run([*git, "init", "--quiet", "--initial-branch=main"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "--quiet", "-m", "base"], check=True)
+    return git
+
+
+@pytest.fixture(scope="module")
+def two_commits(tmp_path_factory):
+    """A repository holding this project in two commits: the second halves the dev stack's
+    routing threshold."""
+    repo = tmp_path_factory.mktemp("repo")
+    git = _project_repo(repo)
     stack = repo / "Pulumi.dev.yaml"
     stack.write_text(stack.read_text().replace("routingThreshold: 4096", "routingThreshold: 2048"))
     subprocess.run([*git, "commit", "--quiet", "-am", "head"], check=True)
     return repo
+
+
+@pytest.mark.long
+def test_a_pull_request_that_adds_a_stack_shows_all_of_it_added(tmp_path, capsys, plans_started):
+    # The base has no Pulumi.canary.yaml: nothing to plan there, everything the head plans is new.
+    git = _project_repo(tmp_path, leave_out="Pulumi.canary.yaml")
+    shutil.copy2(ROOT / "Pulumi.canary.yaml", tmp_path / "Pulumi.canary.yaml")
+    subprocess.run([*git, "add", "Pulumi.canary.yaml"], check=True)
+    subprocess.run([*git, "commit", "--quiet", "-m", "canary"], check=True)
+    argv = ["diff", "HEAD~1", "HEAD", "--stack", "canary", "--project-dir", str(tmp_path)]
+    assert main([*argv, "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["removed"] == [] and d["changed"] == []
+    make_plan(ROOT, "canary", tmp_path / "canary-plan")
+    assert len(d["added"]) == len(load_plan(tmp_path / "canary-plan").resources)
+    assert any(urn.endswith("::endpoint-candidate-iec") for urn in d["added"])
+    assert len(plans_started) == 1  # only the head is planned
+    # A stack neither side has is still refused, naming the stacks there are.
+    argv = ["diff", "HEAD~1", "HEAD", "--stack", "staging", "--project-dir", str(tmp_path)]
+    assert main(argv) == 2
+    assert "a stack with a Pulumi.<stack>.yaml file here" in capsys.readouterr().err
 
 
 @pytest.mark.long
