@@ -53,6 +53,12 @@ def pip_install_user(requirements: str) -> str:
     return f"pip install {flags} -r {shlex.quote(requirements)}"
 
 
+def index_environment(pip_index_url: str | None) -> list[dict[str, str]]:
+    """The container environment that points pip at a mirror (none: PyPI). The hashes are of
+    PyPI's files, so a mirror can serve only those."""
+    return [{"name": "PIP_INDEX_URL", "value": pip_index_url}] if pip_index_url else []
+
+
 def unhashed_lines(text: str) -> list[str]:
     """The requirement lines of a requirements file that are not `name==version` with at least
     one sha256 hash (comments and blank lines aside; an option line such as `-r` or

@@ -27,6 +27,8 @@ ADDON_VERSION_PATTERN = r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$"
 TRAINING_PLAN_PATTERN = r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:[0-9]{12}:training-plan/.+$"
 BUCKET_PATTERN = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
 SEMVER_PATTERN = r"^[0-9]+\.[0-9]+\.[0-9]+$"
+# An image reference: [registry/]repository[:tag][@sha256:digest], lowercase, no spaces.
+IMAGE_PATTERN = r"^[a-z0-9][a-z0-9._/:@-]*[a-z0-9]$"
 
 
 def repair_pattern(pattern: str, text: str) -> str | None:
@@ -54,6 +56,7 @@ PATTERN_HINTS = {
     TRAINING_PLAN_PATTERN: "a training plan ARN such as arn:aws:sagemaker:...:training-plan/x",
     BUCKET_PATTERN: "an S3 bucket name such as my-models (lowercase, digits, '.', '-')",
     SEMVER_PATTERN: "a version MAJOR.MINOR.PATCH such as 1.2.3",
+    IMAGE_PATTERN: "an image reference such as public.ecr.aws/docker/library/python:3.11-slim",
 }
 
 

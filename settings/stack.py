@@ -45,6 +45,7 @@ from settings.endpoint_sizing import check_sizing_inputs, check_step_budget, siz
 from settings.endpoints import EndpointEntry, check_endpoints, entries
 from settings.errors import ConfigProblem, full_key, set_fix
 from settings.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
+from settings.jobs import JobsConfig
 from settings.network import NetworkConfig, check_subnet_addresses, check_vpc, check_zones
 from settings.observability import ObservabilityConfig
 from settings.policy import PolicyConfig, check_policy_names
@@ -83,6 +84,10 @@ class StackSettings(SettingsModel):
     checkpoint: CheckpointConfig = Field(
         default_factory=CheckpointConfig,
         description="Model checkpoint staged into S3: source, revision, prefix, bucketName.",
+    )
+    jobs: JobsConfig = Field(
+        default_factory=JobsConfig,
+        description="The in-cluster Jobs (staging, benchmark runs): image, pipIndexUrl.",
     )
     cost: CostConfig = Field(
         default_factory=CostConfig,

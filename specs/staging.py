@@ -29,7 +29,7 @@ from core.job_pods import (
     pod_security_context,
 )
 from core.refs import ref
-from core.versions import JOB_BOTO3, JOB_PYTHON_IMAGE
+from core.versions import JOB_BOTO3
 from core.vocabulary import (
     CHECKPOINT_LABEL,
     CHECKPOINT_STAGING,
@@ -51,7 +51,6 @@ TOKEN_SECRET = "hf-token"
 # Base image: a stock Python; the Job installs the two pinned packages the staging code needs
 # and their dependencies, each pinned by hash in REQUIREMENTS (from these, by
 # scripts/lock_job_requirements.py).
-IMAGE = JOB_PYTHON_IMAGE
 PIP_PACKAGES = (JOB_BOTO3, "huggingface_hub==2.4.0")  # same pins as requirements.txt
 REQUIREMENTS = "requirements-job-staging.txt"
 REQUIREMENTS_KEY = "requirements.txt"  # its ConfigMap key (a shipped path has no '-')
@@ -205,6 +204,7 @@ def staging(
         {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
         {"name": "HF_XET_HIGH_PERFORMANCE", "value": "1"},
         {"name": "HF_XET_CHUNK_CACHE_SIZE_BYTES", "value": "0"},
+        *s.jobs.environment(),  # a PyPI mirror, when the stack names one
     ]
     if hf_token is not None:
         env.append(
@@ -237,7 +237,7 @@ def staging(
                         "containers": [
                             {
                                 "name": "stage",
-                                "image": IMAGE,
+                                "image": s.jobs.image,
                                 "command": ["/bin/sh", "-c", script],
                                 "securityContext": container_security_context(read_only_root=True),
                                 "env": env,

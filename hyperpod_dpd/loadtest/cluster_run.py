@@ -156,6 +156,7 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
             # The label as a local run would name it (the --out here, not the pod's directory).
             workload=workload_argv(args, label=plan.label),
             endpoint=endpoint, timeout_seconds=int(args.timeout * 60),
+            image=settings.jobs.image, pip_index_url=settings.jobs.pip_index_url,
         )  # fmt: skip
         runner_exists(cluster, run)
     except ClusterError as exc:

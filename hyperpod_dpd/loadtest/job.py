@@ -26,6 +26,7 @@ from typing import Any
 
 from core.job_pods import (
     container_security_context,
+    index_environment,
     pip_install_user,
     pod_security_context,
 )
@@ -100,6 +101,8 @@ class ClusterRun:
     workload: list[str]  # the workload flags, as the user gave them
     endpoint: dict[str, Any] | None  # the stack's endpoint facts, recorded in results.json
     timeout_seconds: int  # activeDeadlineSeconds: the run's limit, venv build included
+    image: str = JOB_PYTHON_IMAGE  # the stack's hyperpod-dpd:jobs.image
+    pip_index_url: str | None = None  # the stack's hyperpod-dpd:jobs.pipIndexUrl
 
     @property
     def name(self) -> str:
@@ -177,7 +180,7 @@ def job(run: ClusterRun, files: dict[str, str]) -> dict[str, Any]:
                     "containers": [
                         {
                             "name": CONTAINER,
-                            "image": JOB_PYTHON_IMAGE,
+                            "image": run.image,
                             "command": ["/bin/sh", "-c", script(run)],
                             # Not a read-only root: aiperf's IPC files go to the image's /tmp.
                             "securityContext": container_security_context(),
@@ -186,6 +189,7 @@ def job(run: ClusterRun, files: dict[str, str]) -> dict[str, Any]:
                                 {"name": "HOME", "value": HOME_DIR},
                                 {"name": "PYTHONUNBUFFERED", "value": "1"},  # progress now
                                 {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
+                                *index_environment(run.pip_index_url),
                             ],
                             # aiperf's workers: about one core busy at low concurrency, a few
                             # at 32 streams.

@@ -104,3 +104,16 @@ def test_the_lock_holds_the_pinned_packages_and_what_they_need():
         assert f"{name.split('[')[0].replace('_', '-')}=={version}" in pins
     assert any(p.startswith("awscrt==") for p in pins)
     assert any(p.startswith("botocore==") for p in pins)
+
+
+def test_a_private_clusters_image_and_mirror_reach_the_job():
+    raw = stack_raw("dev")
+    mirror, image = "https://pypi.internal/simple", "registry.internal/python:3.11-slim"
+    raw["hyperpod-dpd:jobs"] = {"image": image, "pipIndexUrl": mirror}
+    spec = staging.staging("checkpoint", parse_settings(raw), "${b.bucket}", "${b.arn}", None)
+    (container,) = spec.job.props["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == image
+    assert {"name": "PIP_INDEX_URL", "value": mirror} in container["env"]
+    # Unset, the Job is the one it always was: a Job's template change replaces it.
+    (default,) = _spec().job.props["spec"]["template"]["spec"]["containers"]
+    assert not any(e["name"] == "PIP_INDEX_URL" for e in default["env"])

@@ -25,7 +25,7 @@ from hyperpod_dpd.shared.kube import ClusterError
 from settings import parse_settings
 from specs.loadtest import TOKENIZER_FILES, benchmark_access, results_prefix
 from tests.checkpoint.s3server import RecordingMotoServer
-from tests.conftest import ROOT, stack_raw
+from tests.conftest import ROOT, stack_raw, write_project
 from tests.hyperpod_dpd.loadtest.conftest import WORD_TOKENIZER, results_of
 from tests.hyperpod_dpd.loadtest.fake_cluster import FakeCluster
 
@@ -50,6 +50,13 @@ def _run(**overrides) -> job_module.ClusterRun:
 def _statements(bucket_arn: str = BUCKET_ARN) -> dict[str, dict]:
     access = benchmark_access("benchmark", parse_settings(stack_raw("dev")), bucket_arn)
     return {s["Sid"]: s for s in json.loads(access.policy.props["policy"])["Statement"]}
+
+
+def test_a_run_uses_the_stacks_image_and_mirror():
+    run = _run(image="registry.internal/python:3.11-slim", pip_index_url="https://pypi.internal/s")
+    (container,) = job_module.job(run, {})["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "registry.internal/python:3.11-slim"
+    assert {"name": "PIP_INDEX_URL", "value": "https://pypi.internal/s"} in container["env"]
 
 
 def test_the_job_runs_the_shipped_program_on_the_system_nodes_as_the_runner():
@@ -485,3 +492,24 @@ def test_a_dry_run_checks_everything_prints_the_job_and_creates_nothing(
     assert not (tmp_path / "out").exists()
     cluster.service_accounts.clear()  # and the checks still run: no runner, no dry run
     assert main(argv) == 2
+
+
+def test_a_run_of_a_private_clusters_stack_uses_its_image_and_mirror(tmp_path, monkeypatch, capsys):
+    import yaml
+
+    raw = stack_raw("dev")
+    raw["hyperpod-dpd:jobs"] = {
+        "image": "registry.internal/python:3.11-slim", "pipIndexUrl": "https://pypi.internal/s"
+    }  # fmt: skip
+    project = write_project(tmp_path / "project", raw)
+    cluster = FakeCluster(tmp_path, {})
+    monkeypatch.setattr("hyperpod_dpd.shared.kube.Cluster.from_kubeconfig", lambda *a, **k: cluster)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\n")
+    argv = ["benchmark", "run", "--stack", "dev", "--project-dir", str(project), "--bucket", "b",
+            "--kubeconfig", str(kubeconfig), "--out", str(tmp_path / "out"), "--dry-run"]  # fmt: skip
+    assert main(argv) == 0
+    job, _ = yaml.safe_load_all(capsys.readouterr().out)
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "registry.internal/python:3.11-slim"
+    assert {"name": "PIP_INDEX_URL", "value": "https://pypi.internal/s"} in container["env"]
