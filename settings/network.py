@@ -142,6 +142,8 @@ def _shortfalls(
     sentences = []
     for tier, tier_groups, efa in (("gpu", gpu, True), ("private", system, False)):
         subnets = [p for p in plans if p.tier == tier]
+        if not subnets:
+            continue  # no control-plane AZ IDs: check_zones reports them
         demand = _demand(tier_groups, efa)
         needed = sum(count * addresses.total for _, count, addresses in demand)
         usable = sum(_usable(p) for p in subnets)

@@ -26,16 +26,20 @@ from typing import Any, Literal, get_args, get_origin
 import pytest
 from pydantic import BaseModel
 
+from hyperpod_dpd.offline.planner import make_plan
 from policies.gate import judge
 from settings import ConfigError, StackSettings, parse_settings
 from specs.desired import desired_state
-from tests.conftest import ROOT, edit, stack_raw
+from tests.conftest import ROOT, edit, stack_raw, write_project
 from tests.fix_hints.edits import apply, cli_value, parse_key, suggestions
 
 NS = "hyperpod-dpd"
 
 # The tests whose stacks are replayed: they build the bad stacks, one class of problem each.
 RECORDED = ("tests/settings", "tests/policies/test_gate.py")
+# Not the property test that throws random values at random keys: its stacks test that nothing
+# raises; the sweep below gives every key a value it cannot take, for the fixes.
+NOT_RECORDED = "not test_a_hostile_value_at_any_key"
 
 
 def _extra_stacks() -> list[tuple[str, dict[str, Any]]]:
@@ -54,7 +58,7 @@ def _extra_stacks() -> list[tuple[str, dict[str, Any]]]:
     e = f"{NS}:endpoint"
     variant("405B on H100", **{f"{e}__model": "llama-3.1-405b"})
     variant("70B, no room beside vLLM's share", **{f"{e}__gpuMemoryUtilization": 0.99})
-    variant("70B, share too small", **{f"{e}__gpuMemoryUtilization": 0.3})
+    variant("70B, share too small", **{f"{e}__gpuMemoryUtilization": 0.22})
     variant("70B at TP 2", **{f"{e}__tensorParallelSize": 2})
     variant("a PD buffer that cannot hold one prompt", **{f"{e}__pdBufferSize": "256MiB"})
     variant("expected load beyond the buffer", **{f"{e}__expectedInFlightTransfers": 200})
@@ -113,6 +117,7 @@ USER_CHOICES = {
     f"{NS}:instanceGroups.{{}}.trainingPlanArn": "the plan they bought",
     f"{NS}:cost.hourlyPrices": "the prices they pay",
     f"{NS}:endpoint.model": "their model (a catalog name or their config.json)",
+    f"{NS}:endpoints.{{}}.model": "their model (a catalog name or their config.json)",
     "aws:region": "where their capacity is",
     f"{NS}:availabilityZoneId": "where their capacity is",
 }
@@ -162,7 +167,7 @@ def _recorded_stacks(out: Path) -> tuple[tuple[str, bytes], ...]:
     env = {**os.environ, "HINT_RECORD": str(out)}
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "tests.fix_hints.recorder", "-n", "0", "-q",
-         "-p", "no:cacheprovider", "-x", *RECORDED],
+         "-p", "no:cacheprovider", "-x", "-k", NOT_RECORDED, *RECORDED],
         cwd=ROOT, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -293,3 +298,18 @@ def test_a_nested_key_without_path_is_followed_as_the_cli_takes_it():
     [edits] = suggestions(f"pulumi config set --path '{key}' colocated")
     assert apply(raw, edits) == {f"{NS}:endpoint": {"mode": "colocated"}}
     assert parse_key(f'{NS}:cost.hourlyPrices["a\\"b"]') == (f"{NS}:cost", ["hourlyPrices", 'a"b'])
+
+
+@pytest.mark.long
+@pytest.mark.parametrize(
+    "name", ["405B on H100", "70B, share too small", "TP that does not divide the heads"]
+)
+def test_a_followed_fix_plans_in_full(name, tmp_path):
+    """The audit judges as the plan does before its program runs; here the whole plan runs on
+    a followed fix: the stack is read, judged and run, and the program registers everything."""
+    raw = dict(_extra_stacks())[name]
+    [problem] = [p for p in judged(raw) if suggestions(p.hint)][:1]
+    fixed = apply(raw, suggestions(problem.hint)[0])
+    plan = make_plan(write_project(tmp_path / "project", fixed), "dev", tmp_path / "plan")
+    assert not plan.stopped and plan.run.resources
+    assert not any(problem.same(p) for p in judged(fixed))

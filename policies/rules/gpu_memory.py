@@ -17,13 +17,42 @@ from policies.rules import views
 from policies.rules.base import Finding, Rule
 
 
-def advice(iec, fit, role, model, instance, tp, buffer, overhead, max_len) -> str:
+def sharing(iec, resources, role, limits) -> list:
+    """The Fits of the endpoint's other roles that read their utilization from the same key as
+    `role` (the endpoint's gpuMemoryUtilization, unless a role's args set their own): a value
+    offered for that key must hold them too."""
+    key = views.setting(iec, "gpu_memory_utilization", role)
+    dpd = views.pd_spec(iec) is not None
+    fits = []
+    for other in views.DPD_ROLES if dpd else ():
+        inputs = views.role_sizing(iec, resources, other)
+        if other == role or inputs is None:
+            continue
+        if views.setting(iec, "gpu_memory_utilization", other) != key:
+            continue
+        model, instance, tp, _, max_len, buffer = inputs
+        overhead = int(limits.overhead_gib * GIB)
+        fits.append(worker_fit(other, model, instance, tp, max_len, buffer, overhead))
+    return fits
+
+
+def advice(iec, fit, role, model, instance, tp, buffer, overhead, max_len, others=()) -> str:
     """How to make `fit` work, as the stack's keys say it (shared with pd-buffer-fits): the keys
     of `iec`'s endpoint, or the role's args where they set the number. Every option named is one
-    that works: each is checked with the same sizing before it is offered."""
+    that works: each is checked with the same sizing before it is offered, a utilization also
+    against `others` (the roles that read the same key: see `sharing`)."""
     if fit.possible:
         key = views.setting(iec, "gpu_memory_utilization", role)
-        return f"set {key} between {fit.lowest:.2f} and {fit.highest:.2f}"
+        low = max([fit.lowest, *(o.lowest for o in others)])
+        high = min([fit.highest, *(o.highest for o in others)])
+        if low <= high:
+            return f"set {key} between {low:.2f} and {high:.2f}"
+        # No one value holds every role that reads the key: this role gets its own.
+        args = views.endpoint_key(iec, role, "args")
+        return (
+            f"set --gpu-memory-utilization in {args} between {fit.lowest:.2f} and "
+            f"{fit.highest:.2f} (no one {key} holds every role)"
+        )
     options = []
     gpus = instance.gpu_count
     if tp < gpus and worker_fit(role, model, instance, gpus, max_len, buffer, overhead).possible:
@@ -117,7 +146,18 @@ def check(resources, limits):
                 f"sequence, but --gpu-memory-utilization {utilization:g} gives vLLM "
                 f"{share / GIB:.1f} GiB of each {instance.gpu_model}'s "
                 f"{fit.gpu_memory_bytes / GIB:.1f} GiB; "
-                + advice(iec, fit, role, model, instance, tp, buffer, overhead, max_len),
+                + advice(
+                    iec,
+                    fit,
+                    role,
+                    model,
+                    instance,
+                    tp,
+                    buffer,
+                    overhead,
+                    max_len,
+                    sharing(iec, resources, role, limits),
+                ),
             )
 
 

@@ -26,7 +26,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-_KEY = r"(?:hyperpod-dpd|aws):[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+|\[[0-9]+\]|\[\"[^\"]*\"\])*"
+# A full key in pulumi's path syntax: a segment is any run of characters but the separators
+# (and the punctuation prose puts after a key), or an index, or a quoted name.
+_SEGMENT = r"[^\s.,;:()\[\]'\"]+"
+_KEY = rf"(?:hyperpod-dpd|aws):{_SEGMENT}(?:\.{_SEGMENT}|\[[0-9]+\]|\[\"(?:[^\"\\]|\\.)*\"\])*"
 _KEYS = rf"{_KEY}(?: and {_KEY})*"
 _VALUE = r"(\"[^\"]*\"|[^\s,;()]+)"
 _FLAG = r"(--[a-z0-9][a-z0-9-]*)"
@@ -173,7 +176,7 @@ def parse_key(key: str) -> tuple[str, list[str | int]]:
     (pulumi's resource.ParsePropertyPath: `.name`, `[0]`, `["any text"]`)."""
     namespace, _, name = key.partition(":")
     segments: list[str | int] = []
-    for m in re.finditer(r'\.?([A-Za-z0-9_\-]+)|\[([0-9]+)\]|\["((?:\\"|[^"])*)"\]', name):
+    for m in re.finditer(r'\.?([^.\[\]"]+)|\[([0-9]+)\]|\["((?:\\"|[^"])*)"\]', name):
         if m.group(1) is not None:
             segments.append(m.group(1))
         elif m.group(2) is not None:

@@ -157,7 +157,8 @@ def test_32_gib_buffer_at_075_on_h100_does_not_fit(dev):
             IEC_URN,
             "PD_BUFFER_SIZE 32 GiB + 2 GiB overhead does not fit the 20.0 GiB each H100 leaves at "
             "--gpu-memory-utilization 0.75 on the decoder; set "
-            "hyperpod-dpd:endpoint.gpuMemoryUtilization between 0.24 and 0.57, or lower "
+            # 0.27, not the decoder's own 0.24: the prefiller reads the same key and needs 0.27.
+            "hyperpod-dpd:endpoint.gpuMemoryUtilization between 0.27 and 0.57, or lower "
             "hyperpod-dpd:endpoint.pdBufferSize",
         )
     ]
@@ -195,7 +196,8 @@ def test_a_very_low_utilization_cannot_hold_the_weights(dev):
         "decode workers cannot start: llama-3.3-70b at TP 8 needs 19.1 GiB per GPU for weights, "
         "activations and the KV cache of one 16384-token sequence, but --gpu-memory-utilization "
         "0.1 gives vLLM 8.0 GiB of each H100's 80.0 GiB; set "
-        "hyperpod-dpd:endpoint.gpuMemoryUtilization between 0.24 and 0.87"
+        # Both roles read the key: a value in range for the decoder and the prefiller alike.
+        "hyperpod-dpd:endpoint.gpuMemoryUtilization between 0.27 and 0.87"
     )
 
 

@@ -171,3 +171,9 @@ def test_a_small_system_group_is_fine_when_no_staging_job_runs(dev_raw):
     edit(dev_raw, SYSTEM_TYPE, "ml.m5.xlarge")
     edit(dev_raw, f"{NS}:checkpoint.staging", "manual")
     parse_settings(dev_raw)
+
+
+def test_no_control_plane_azs_is_the_zones_problem_not_a_traceback(dev_raw):
+    # Found by tests/settings/test_hostile_stacks.py: no private subnets to count.
+    edit(dev_raw, "hyperpod-dpd:network.controlPlaneAzIds", [])
+    assert "at least two distinct AZ IDs" in only_problem(dev_raw)

@@ -54,7 +54,11 @@ def _with(raw: dict, path: tuple, value: Any) -> dict:
     return out
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+# Derandomized: the same 1000 stacks every run, so CI is stable (a run with random seeds and
+# 5000 examples found the one traceback, since fixed: no control-plane AZ IDs).
+@settings(
+    max_examples=1000, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck)
+)
 @given(data=st.data())
 def test_a_hostile_value_at_any_key_is_refused_by_name_or_taken(data):
     name = data.draw(st.sampled_from(sorted(STACKS)), label="stack")
