@@ -36,11 +36,15 @@ def sharing(iec, resources, role, limits) -> list:
     return fits
 
 
-def advice(iec, fit, role, model, instance, tp, buffer, overhead, max_len, others=()) -> str:
-    """How to make `fit` work, as the stack's keys say it (shared with pd-buffer-fits): the keys
-    of `iec`'s endpoint, or the role's args where they set the number. Every option named is one
-    that works: each is checked with the same sizing before it is offered, a utilization also
-    against `others` (the roles that read the same key: see `sharing`)."""
+def advice(iec, resources, limits, role, fit, inputs) -> str:
+    """How to make `fit` (of `role`, sized from `inputs`: views.role_sizing's tuple) work, as the
+    stack's keys say it (shared with pd-buffer-fits): the keys of `iec`'s endpoint, or the
+    role's args where they set the number. Every option named is one that works: each is
+    checked with the same sizing before it is offered, a utilization also against the roles
+    that read the same key (`sharing`)."""
+    model, instance, tp, _, max_len, buffer = inputs
+    overhead = int(limits.overhead_gib * GIB)
+    others = sharing(iec, resources, role, limits)
     if fit.possible:
         key = views.setting(iec, "gpu_memory_utilization", role)
         low = max([fit.lowest, *(o.lowest for o in others)])
@@ -146,18 +150,7 @@ def check(resources, limits):
                 f"sequence, but --gpu-memory-utilization {utilization:g} gives vLLM "
                 f"{share / GIB:.1f} GiB of each {instance.gpu_model}'s "
                 f"{fit.gpu_memory_bytes / GIB:.1f} GiB; "
-                + advice(
-                    iec,
-                    fit,
-                    role,
-                    model,
-                    instance,
-                    tp,
-                    buffer,
-                    overhead,
-                    max_len,
-                    sharing(iec, resources, role, limits),
-                ),
+                + advice(iec, resources, limits, role, fit, (*inputs[:5], buffer)),
             )
 
 

@@ -8,7 +8,7 @@ from core.catalog import GIB
 from core.gpu_memory import worker_fit
 from policies.rules import views
 from policies.rules.base import Finding, Rule
-from policies.rules.gpu_memory import advice, sharing
+from policies.rules.gpu_memory import advice
 
 
 def check(resources, limits):
@@ -24,18 +24,7 @@ def check(resources, limits):
             f"PD_BUFFER_SIZE {buffer / GIB:g} GiB + {limits.overhead_gib:g} GiB overhead does "
             f"not fit the {left:.1f} GiB each {instance.gpu_model} leaves at "
             f"--gpu-memory-utilization {utilization:g} on the decoder; "
-            + advice(
-                iec,
-                fit,
-                "decode",
-                model,
-                instance,
-                tp,
-                buffer,
-                overhead,
-                max_len,
-                sharing(iec, resources, "decode", limits),
-            )
+            + advice(iec, resources, limits, "decode", fit, inputs)
             + (f", or lower {views.setting(iec, 'pd_buffer_bytes')}" if fit.possible else ""),
         )
 
