@@ -17,7 +17,7 @@ from typing import Any
 RUN_AS = 1000  # any non-root uid: the image's files are world-readable
 # The checkpoint staging Job's container (specs/staging.py): what it requests of the system node
 # it runs on, and its memory limit. The settings check that a system group can hold the
-# requests (settings/cluster.py check_system_fits_staging), so both read them from here.
+# requests (settings/capacity.py check_system_fits_staging), so both read them from here.
 STAGING_CPU_REQUEST = 4  # CPUs
 STAGING_MEMORY_REQUEST_GIB = 8
 STAGING_MEMORY_LIMIT_GIB = 16

@@ -19,17 +19,17 @@ from core.catalog import MODELS, SizingError, load_model
 from core.kv_cache import DOCS_MAX_MODEL_LEN
 from core.regions import REGION_PATTERN
 from core.sizing import SizingReport
+from settings.aws_limits import check_aws_limits
+from settings.capacity import check_subnet_addresses, check_system_fits_staging
 from settings.checkpoint import HF_SOURCE, CheckpointConfig, check_checkpoint
 from settings.cluster import (
     EksConfig,
     InferenceOperatorConfig,
     InstanceGroupConfig,
     check_access_entries,
-    check_aws_limits,
     check_groups,
     check_kubernetes,
     check_operator,
-    check_system_fits_staging,
     gpu_groups,
     groups_with_role,
     instance_type_for,
@@ -46,7 +46,7 @@ from settings.endpoints import EndpointEntry, check_endpoints, entries
 from settings.errors import ConfigProblem, full_key, set_fix
 from settings.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
 from settings.jobs import JobsConfig
-from settings.network import NetworkConfig, check_subnet_addresses, check_vpc, check_zones
+from settings.network import NetworkConfig, check_vpc, check_zones
 from settings.observability import ObservabilityConfig
 from settings.policy import PolicyConfig, check_policy_names
 from settings.traffic import check_traffic

@@ -1,4 +1,4 @@
-"""What AWS would refuse at `pulumi up`, refused before anything exists (settings/cluster.py
+"""What AWS would refuse at `pulumi up`, refused before anything exists (settings/aws_limits.py
 check_aws_limits, from the pinned botocore's models in core/aws_facts.py)."""
 
 from __future__ import annotations

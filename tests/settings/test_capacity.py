@@ -1,7 +1,6 @@
 """What the stack settings accept that the cluster could not run, refused before anything exists:
-a system group too small for the checkpoint staging Job (settings/cluster.py
-check_system_fits_staging), and subnets too small for the nodes' addresses (settings/network.py
-check_subnet_addresses). Each fix printed is applied to the same stack and parsed again."""
+a system group too small for the checkpoint staging Job, and subnets too small for the nodes'
+addresses (settings/capacity.py). Each fix printed is applied to the same stack and parsed again."""
 
 from __future__ import annotations
 
