@@ -1,4 +1,4 @@
-"""The type of core/aws_facts.py's INSTANCE_FACTS: what EC2's DescribeInstanceTypes says of an
+"""The type of core/ec2_instances.py's INSTANCE_FACTS: what EC2's DescribeInstanceTypes says of an
 instance type, the few numbers the settings' capacity checks need (core/node_capacity.py).
 Hand-written; the table itself is generated (scripts/extract_aws_facts.py)."""
 

@@ -1,5 +1,5 @@
 """What a HyperPod node offers its pods and takes of its subnet: pure arithmetic over the EC2
-numbers of core/aws_facts.py (INSTANCE_FACTS), so the settings can refuse, before anything is
+numbers of core/ec2_instances.py (INSTANCE_FACTS), so the settings can refuse, before anything is
 created, a system group that cannot hold the checkpoint staging Job and a VPC whose subnets
 cannot hold the nodes' addresses.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from core.aws_facts import INSTANCE_FACTS
+from core.ec2_instances import INSTANCE_FACTS
 from core.instance_facts import InstanceFacts
 
 # nodeadm's defaultKubeletSubConfig: evictionHard memory.available "100Mi".

@@ -1,8 +1,8 @@
-"""Regenerate core/aws_facts.py: what the pinned botocore (requirements.txt) and moto
-(requirements-dev.txt) know of AWS.
+"""Regenerate core/aws_facts.py and core/ec2_instances.py: what the pinned botocore
+(requirements.txt) and moto (requirements-dev.txt) know of AWS.
 
-  python scripts/extract_aws_facts.py           # write core/aws_facts.py
-  python scripts/extract_aws_facts.py --check   # exit 1 if the committed file differs
+  python scripts/extract_aws_facts.py           # write both files
+  python scripts/extract_aws_facts.py --check   # exit 1 if a committed file differs
 
 The stack settings refuse, before anything is created, what AWS would refuse at `pulumi up`: an
 instance type HyperPod does not offer (sagemaker's ClusterInstanceType enum), more instance
@@ -37,7 +37,8 @@ sys.path.insert(0, str(ROOT))  # run as a file from any directory, installed or 
 
 from core.instance_facts import InstanceFacts  # noqa: E402
 
-TARGET = ROOT / "core" / "aws_facts.py"
+TARGET = ROOT / "core" / "aws_facts.py"  # botocore's facts
+EC2_TARGET = ROOT / "core" / "ec2_instances.py"  # moto's EC2 numbers of those instance types
 
 
 def ec2_instance_types() -> dict[str, dict[str, Any]]:
@@ -66,7 +67,8 @@ def instance_facts(info: dict[str, Any]) -> InstanceFacts:
     )
 
 
-def render() -> str:
+def render() -> dict[Path, str]:
+    """Each generated file and its text."""
     session = botocore.session.get_session()
     sagemaker = session.get_service_model("sagemaker")
     iam = session.get_service_model("iam")
@@ -80,15 +82,10 @@ def render() -> str:
     facts = {t: instance_facts(ec2[t[3:]]) for t in instance_types if t[3:] in ec2}
     missing = [t for t in instance_types if t not in facts]
     lines = [
-        '"""What AWS accepts, as the pinned botocore knows it, and the EC2 numbers of its HyperPod',
-        "instance types, as the pinned moto's DescribeInstanceTypes data has them (generated:",
-        f"python scripts/extract_aws_facts.py, from botocore {botocore.__version__} and moto",
-        f'{moto.__version__}; do not edit)."""',
-        "",
-        "from core.instance_facts import InstanceFacts as I",
+        '"""What AWS accepts, as the pinned botocore knows it (generated: python',
+        f'scripts/extract_aws_facts.py, from botocore {botocore.__version__}; do not edit)."""',
         "",
         f"BOTOCORE_VERSION = {botocore.__version__!r}",
-        f"MOTO_VERSION = {moto.__version__!r}",
         "# sagemaker ClusterInstanceType: what a HyperPod instance group may be.",
         "HYPERPOD_INSTANCE_TYPES = frozenset(",
         "    (",
@@ -107,6 +104,16 @@ def render() -> str:
             for name, regions in sorted(partitions.items())
         ),
         "}",
+        "",
+    ]
+    ec2_lines = [
+        '"""The EC2 numbers of the HyperPod instance types (core/aws_facts.py), as the pinned moto\'s',
+        "copy of EC2's DescribeInstanceTypes has them (generated: python",
+        f'scripts/extract_aws_facts.py, from moto {moto.__version__}; do not edit)."""',
+        "",
+        "from core.instance_facts import InstanceFacts as I",
+        "",
+        f"MOTO_VERSION = {moto.__version__!r}",
         "# EC2 DescribeInstanceTypes (moto's copy), per HyperPod instance type: I(vcpus,",
         "# memory_mib, max_enis, default_card_enis, ipv4_per_eni, efa_interfaces, x86_64).",
         "INSTANCE_FACTS = {",
@@ -116,10 +123,14 @@ def render() -> str:
         f"INSTANCE_FACTS_MISSING = frozenset({tuple(missing)!r})",
         "",
     ]
-    # In the project's own format (ruff format, pinned in requirements-dev.txt), so `make lint`
-    # and --check agree.
+    return {TARGET: _formatted(TARGET, lines), EC2_TARGET: _formatted(EC2_TARGET, ec2_lines)}
+
+
+def _formatted(target: Path, lines: list[str]) -> str:
+    """In the project's own format (ruff format, pinned in requirements-dev.txt), so `make lint`
+    and --check agree."""
     formatted = subprocess.run(
-        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(TARGET), "-"],
+        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(target), "-"],
         input="\n".join(lines), capture_output=True, text=True, check=True,
     )  # fmt: skip
     return formatted.stdout
@@ -129,13 +140,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
     args = parser.parse_args()
-    text = render()
+    files = render()
     if args.check:
-        stale = not TARGET.exists() or TARGET.read_text() != text
-        if stale:
-            print(f"{TARGET} is stale: run python scripts/extract_aws_facts.py", file=sys.stderr)
+        stale = [t for t, text in files.items() if not t.exists() or t.read_text() != text]
+        for target in stale:
+            print(f"{target} is stale: run python scripts/extract_aws_facts.py", file=sys.stderr)
         return 1 if stale else 0
-    TARGET.write_text(text)
+    for target, text in files.items():
+        target.write_text(text)
     return 0
 
 

@@ -36,7 +36,7 @@ def check_system_fits_staging(groups: InstanceGroups, staging: str = "job") -> l
     Allocatable is core/node_capacity's (the EKS AMI's reservations from EC2's nominal memory: an
     upper bound). What the operators and daemon sets already request of the system nodes is not
     counted (no figures to cite): this is a floor, a type refused here surely cannot run the Job.
-    A system group of a type without EC2 numbers (core/aws_facts INSTANCE_FACTS_MISSING) might
+    A system group of a type without EC2 numbers (core/ec2_instances INSTANCE_FACTS_MISSING) might
     hold it: then nothing is refused."""
     if staging != "job":
         return []
@@ -81,7 +81,7 @@ def check_subnet_addresses(
     address, so a subnet too small leaves nodes or pods without one after `pulumi up`.
 
     The private subnets are compared in total: HyperPod spreads the system nodes over them, and
-    an uneven spread needs more. A group of a type without EC2 numbers (core/aws_facts
+    an uneven spread needs more. A group of a type without EC2 numbers (core/ec2_instances
     INSTANCE_FACTS_MISSING) is not counted. A VPC CIDR check_vpc refuses, or AZ IDs outside the
     layout (check_zones), leave nothing to check here."""
     if check_vpc(network):

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.aws_facts import HYPERPOD_INSTANCE_TYPES, INSTANCE_FACTS, INSTANCE_FACTS_MISSING
+from core.aws_facts import HYPERPOD_INSTANCE_TYPES
+from core.ec2_instances import INSTANCE_FACTS, INSTANCE_FACTS_MISSING
 from core.node_capacity import (
     allocatable,
     facts_of,
