@@ -11,6 +11,24 @@ from typing import Literal
 
 PROJECT = "hyperpod-dpd"
 
+# --- Endpoints: the one `endpoint` or the `endpoints` map ----------------------------------
+SINGLE_ENDPOINT = "endpoint"  # its config key, and its resource name (what stacks have always had)
+
+
+def endpoint_resource_name(key: str | None) -> str:
+    """The component name of the endpoint at `key` of `endpoints` (None: the one `endpoint`),
+    the prefix of its resources' names."""
+    return SINGLE_ENDPOINT if key is None else f"{SINGLE_ENDPOINT}-{key}"
+
+
+def endpoint_config_path(resource_name: str) -> tuple[str, ...]:
+    """The inverse: where the endpoint named `resource_name` is configured, ('endpoint',) or
+    ('endpoints', key). The CrossGuard pack sees names only, and names its fixes' keys so."""
+    if resource_name == SINGLE_ENDPOINT:
+        return (SINGLE_ENDPOINT,)
+    return ("endpoints", resource_name.removeprefix(f"{SINGLE_ENDPOINT}-"))
+
+
 # --- Node roles ----------------------------------------------------------------------------
 Role = Literal["prefill", "decode", "colocated", "system"]
 DPD_ROLES: tuple[str, ...] = ("prefill", "decode")  # the two roles of a DPD endpoint

@@ -21,6 +21,15 @@ class RoleNumbers:
     max_model_len: int | None
 
 
+# Each number of RoleNumbers: the vLLM flag that carries it and the endpoint setting that renders
+# it (what the settings fill from, what a fix names).
+NUMBER_SETTINGS = {
+    "tensor_parallel_size": ("--tensor-parallel-size", "tensorParallelSize"),
+    "gpu_memory_utilization": ("--gpu-memory-utilization", "gpuMemoryUtilization"),
+    "max_model_len": ("--max-model-len", "maxModelLen"),
+}
+
+
 @dataclass(frozen=True)
 class WorkerFacts:
     pd_buffer_bytes: int | None  # PD_BUFFER_SIZE, per TP rank

@@ -12,12 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from core.catalog import gpus_per_node
-from core.vocabulary import DPD_ROLES
+from core.vocabulary import DPD_ROLES, endpoint_config_path, endpoint_resource_name
 from settings.cluster import InstanceGroups, gpu_groups, groups_with_role
 from settings.endpoint import AutoscalingConfig, EndpointConfig, ScalingConfig
 from settings.errors import ConfigProblem, full_key, set_fix
-
-SINGLE = "endpoint"  # the resource name of the one `endpoint` (what stacks have always had)
 
 
 @dataclass(frozen=True)
@@ -30,7 +28,7 @@ class EndpointEntry:
     @property
     def path(self) -> tuple[str, ...]:
         """Where its keys live: ('endpoint',) or ('endpoints', key)."""
-        return (SINGLE,) if self.key is None else ("endpoints", self.key)
+        return endpoint_config_path(self.resource_name)
 
     def config_key(self, *rest: str) -> str:
         return full_key((*self.path, *rest))
@@ -38,7 +36,7 @@ class EndpointEntry:
     @property
     def resource_name(self) -> str:
         """The name of its component (and the prefix of its resources' names)."""
-        return SINGLE if self.key is None else f"{SINGLE}-{self.key}"
+        return endpoint_resource_name(self.key)
 
     @property
     def label(self) -> str:

@@ -23,7 +23,7 @@ from core.vocabulary import (
     NAMESPACE_TYPE,
     router_url,
 )
-from core.worker_facts import RoleNumbers, WorkerFacts
+from core.worker_facts import NUMBER_SETTINGS, RoleNumbers, WorkerFacts
 from settings.endpoints import EndpointEntry
 from settings.stack import StackSettings
 from specs.base import Desired
@@ -296,14 +296,6 @@ def worker_facts(s: StackSettings, entry: EndpointEntry | None = None) -> Worker
     )
 
 
-# Each number of RoleNumbers: its vLLM flag and the setting that renders it.
-_NUMBERS = {
-    "tensor_parallel_size": ("--tensor-parallel-size", "tensorParallelSize"),
-    "gpu_memory_utilization": ("--gpu-memory-utilization", "gpuMemoryUtilization"),
-    "max_model_len": ("--max-model-len", "maxModelLen"),
-}
-
-
 def _setting_keys(s: StackSettings, entry: EndpointEntry) -> dict[str, str]:
     """Where the user sets each number (WorkerFacts.keys): the role's args when they override
     it, else the setting (a role's own tensorParallelSize where it has one)."""
@@ -318,7 +310,7 @@ def _setting_keys(s: StackSettings, entry: EndpointEntry) -> dict[str, str]:
     for name in DPD_ROLES:
         role = name if dpd else "decode"
         given = getattr(e, role).args
-        for number, (flag, setting) in _NUMBERS.items():
+        for number, (flag, setting) in NUMBER_SETTINGS.items():
             if flag_value(given, flag) is not None:
                 where = f"{flag} in {entry.config_key(role, 'args')}"
             elif number == "tensor_parallel_size" and (dpd or e.decode.tensor_parallel_size):

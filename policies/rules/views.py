@@ -20,8 +20,9 @@ from core.vocabulary import (
     IEC_TYPE,
     PROJECT,
     ROLE_LABEL,
+    endpoint_config_path,
 )
-from core.worker_facts import RoleNumbers, WorkerFacts
+from core.worker_facts import NUMBER_SETTINGS, RoleNumbers, WorkerFacts
 from policies.rules.base import Finding, ResourceView
 
 ROLE_SPECS = {"prefill": "prefillSpec", "decode": "decodingSpec"}
@@ -192,9 +193,7 @@ def pd_buffer_bytes(iec: ResourceView) -> int | None:
 # --- where a fix points: the stack's keys -------------------------------------------------
 
 _SETTINGS = {
-    "tensor_parallel_size": "tensorParallelSize",
-    "gpu_memory_utilization": "gpuMemoryUtilization",
-    "max_model_len": "maxModelLen",
+    **{number: setting for number, (_, setting) in NUMBER_SETTINGS.items()},
     "pd_buffer_bytes": "pdBufferSize",
 }
 
@@ -203,9 +202,8 @@ def endpoint_key(iec: ResourceView, *rest: str) -> str:
     """The config key of the endpoint an IEC comes from, from its resource name (the one
     `endpoint`'s IEC is endpoint-iec, the endpoints map's endpoint-<key>-iec): what a fix names,
     in the gate and the pack alike."""
-    name = iec.name.removesuffix("-iec")
-    base = "endpoint" if name == "endpoint" else f"endpoints.{name.removeprefix('endpoint-')}"
-    return f"{PROJECT}:" + ".".join((base, *rest))
+    path = endpoint_config_path(iec.name.removesuffix("-iec"))
+    return f"{PROJECT}:" + ".".join((*path, *rest))
 
 
 def setting(iec: ResourceView, number: str, role: str | None = None) -> str:
