@@ -44,6 +44,15 @@ def _positive_int(value: str) -> int:
     return n
 
 
+def _s3_location(parser: argparse.ArgumentParser, dest_help: str, region_help: str) -> None:
+    """Where a command's checkpoint is in S3: --dest, --region and --endpoint-url."""
+    parser.add_argument("--dest", required=True, help=dest_help)
+    parser.add_argument("--region", type=inputs.aws_region, help=region_help)
+    parser.add_argument(
+        "--endpoint-url", type=inputs.http_url, help="S3 endpoint (S3-compatible stores, tests)"
+    )
+
+
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     """Add `upload` and `verify`; each sets handler=<fn(args, project_dir) -> exit code>."""
     up = subparsers.add_parser(
@@ -58,17 +67,13 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         help="hf://ORG/NAME (token: HF_TOKEN; endpoint: HF_ENDPOINT), s3://BUCKET/PREFIX "
         "(copied server-side) or a local directory",
     )
-    up.add_argument("--dest", required=True, help="s3://BUCKET/PREFIX in the cluster's Region")
+    _s3_location(
+        up,
+        "s3://BUCKET/PREFIX in the cluster's Region",
+        "the cluster's Region: refuse a destination bucket elsewhere (default: no check)",
+    )
     up.add_argument(
         "--revision", help="commit SHA (40 hex) of an hf:// model; a free label for other sources"
-    )
-    up.add_argument(
-        "--region",
-        type=inputs.aws_region,
-        help="the cluster's Region: refuse a destination bucket elsewhere (default: no check)",
-    )
-    up.add_argument(
-        "--endpoint-url", type=inputs.http_url, help="S3 endpoint (S3-compatible stores, tests)"
     )
     up.add_argument(
         "--concurrency", type=_positive_int, default=16, help="parallel S3 requests (default 16)"
@@ -124,14 +129,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         description="Exit 0 when every object of the manifest is there with its size and "
         "checksum, 1 naming the objects that are not (or when there is no manifest).",
     )
-    ver.add_argument("--dest", required=True, help="s3://BUCKET/PREFIX of the checkpoint")
-    ver.add_argument(
-        "--region",
-        type=inputs.aws_region,
-        help="only for the first request (the bucket's Region is used)",
-    )
-    ver.add_argument(
-        "--endpoint-url", type=inputs.http_url, help="S3 endpoint (S3-compatible stores, tests)"
+    _s3_location(
+        ver,
+        "s3://BUCKET/PREFIX of the checkpoint",
+        "only for the first request (the bucket's Region is used)",
     )
     ver.add_argument(
         "--deep", action="store_true", help="also download every object and recompute checksums"
