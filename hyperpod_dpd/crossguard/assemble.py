@@ -14,6 +14,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from hyperpod_dpd.shared.output_dirs import claim, clear
 from hyperpod_dpd.shared.venvs import venv_from
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,14 +25,15 @@ FILES = ("PulumiPolicy.yaml", "requirements.txt")
 LEFT_OUT = {"policies/gate.py", "policies/__main__.py"}
 PACKAGES = ("policies", "core")
 VENV = "venv"
+# All a pack directory holds (Python may cache bytecode beside the entry point when it runs).
+OUTPUTS = ("__main__.py", *FILES, *PACKAGES, VENV, "__pycache__")
 
 
 def assemble(out: Path) -> Path:
-    """Write the pack to `out` (its `venv/`, if there, is kept: building it is slow)."""
-    out.mkdir(parents=True, exist_ok=True)
-    for child in out.iterdir():
-        if child.name != VENV:
-            shutil.rmtree(child) if child.is_dir() else child.unlink()
+    """Write the pack to `out` (its `venv/`, if there, is kept: building it is slow).
+    ConfigError naming --out when `out` holds anything a pack does not (nothing is removed)."""
+    claim(out, OUTPUTS, "`hyperpod-dpd policy-pack`")
+    clear(out, OUTPUTS, keep=(VENV,))
     shutil.copyfile(ENTRY, out / "__main__.py")
     for name in FILES:
         shutil.copyfile(ROOT / "policies" / name, out / name)

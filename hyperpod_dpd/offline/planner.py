@@ -13,7 +13,6 @@ Outputs in build/plan/<stack>/ (or --out):
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,10 +24,11 @@ from hyperpod_dpd.offline.endpoint_summary import endpoint_rows
 from hyperpod_dpd.offline.engine import ProgramRun, run_program
 from hyperpod_dpd.offline.summary import render_summary
 from hyperpod_dpd.shared.cost import hourly_cost, total
+from hyperpod_dpd.shared.output_dirs import claim, clear
 from infra.stack_config import HANDED_SETTINGS
 from policies.gate import HANDED_JUDGEMENT, PolicyStop, judgement
 from policies.rules import Violation
-from settings import ConfigError, ConfigProblem, StackSettings
+from settings import StackSettings
 from settings.stack import endpoint_sizing
 from settings.stack_file import StackFile, read_stack
 
@@ -36,7 +36,16 @@ STOPPED = (
     "The program stopped at the policy gate, as `pulumi up` would: {registered} resources were "
     "registered before the stop. Fix the mandatory violations below and plan again."
 )
-CLUSTER_SCOPE = "_cluster"  # not a valid namespace name, so it cannot clash with one
+CLUSTER_SCOPE = "_cluster"
+# What a plan writes in its directory (the docstring above): a directory holding anything else
+# is refused, never emptied.
+PLAN_OUTPUTS = (
+    "resources.json",
+    "manifests",
+    "policy-report.json",
+    "plan.json",
+    "summary.md",
+)  # not a valid namespace name, so it cannot clash with one
 
 
 @dataclass
@@ -68,7 +77,9 @@ def make_plan(
     read = read_stack(project_dir, stack)
     stack_file, settings = read.file, read.settings
     # Only a valid config gets an output directory: a bad one writes nothing.
-    out_dir = writable_out_dir(out_dir or project_dir / "build" / "plan" / stack)
+    out_dir = claim(
+        out_dir or project_dir / "build" / "plan" / stack, PLAN_OUTPUTS, "`hyperpod-dpd plan`"
+    )
     # Judged once, here; the program takes these settings and this judgement rather than read
     # and judge the same config again, and stops at its gate on them as `pulumi up` would.
     verdict = judgement(settings, stack_file.project, stack, has_hf_token=stack_file.has_hf_token)
@@ -152,28 +163,9 @@ def _sorted(value: Any, top: bool = False) -> Any:
     return value
 
 
-def writable_out_dir(out: Path) -> Path:
-    """`out`, made; ConfigError naming --out when it cannot be (checked before planning)."""
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".hyperpod-dpd-write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        problem = ConfigProblem(
-            "--out",
-            str(out),
-            "a directory this user can create and write",
-            f"pick another ({exc.strerror})",
-        )
-        raise ConfigError([problem], source="command line") from None
-    return out
-
-
 def write_plan(plan: Plan) -> None:
     out = plan.out_dir
-    if out.exists():
-        shutil.rmtree(out)  # stale manifests of removed objects must not linger
+    clear(out, PLAN_OUTPUTS)  # stale manifests of removed objects must not linger
     (out / "manifests").mkdir(parents=True)
     resources = [r.to_json() for r in plan.run.resources]
     (out / "resources.json").write_text(json.dumps(resources, indent=2, sort_keys=True) + "\n")

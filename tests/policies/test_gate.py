@@ -86,7 +86,9 @@ def test_a_mandatory_violation_stops_the_program_before_any_registration(case, r
 def test_the_plan_exits_1_names_rule_and_key_and_counts_0_registrations(case, tmp_path, capsys):
     key, value, rule, named_key = BROKEN[case]
     project = write_project(tmp_path / "p", edit(stack_raw("dev"), f"{NS}:{key}", value))
-    code = main(["plan", "--stack", "dev", "--project-dir", str(project), "--out", str(tmp_path)])
+    code = main(
+        ["plan", "--stack", "dev", "--project-dir", str(project), "--out", str(tmp_path / "plan")]
+    )
     out = capsys.readouterr().out
     assert code == 1
     assert "0 resources were registered before the stop" in out
@@ -97,7 +99,9 @@ def test_a_rule_made_advisory_by_the_stack_does_not_stop_it(tmp_path, capsys):
     raw = edit(stack_raw("dev"), f"{NS}:instanceGroups.decode.instanceType", "ml.g6e.48xlarge")
     edit(raw, f"{NS}:policy", {"enforcement": {"hyperpod-dpd-instance-type": "advisory"}})
     project = write_project(tmp_path / "p", raw)
-    code = main(["plan", "--stack", "dev", "--project-dir", str(project), "--out", str(tmp_path)])
+    code = main(
+        ["plan", "--stack", "dev", "--project-dir", str(project), "--out", str(tmp_path / "plan")]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "Policy violations, advisory (2):" in out  # the decode group and the endpoint

@@ -72,7 +72,7 @@ def _hostile(tmp) -> list[str]:
     a_dir = tmp / "a-dir"
     a_dir.mkdir(exist_ok=True)
     return [
-        "/nonexistent/x", str(a_dir), str(binary), "/proc", "/proc/self/status", "",
+        str(tmp / "nonexistent" / "x"), str(a_dir), str(binary), "/proc", "/proc/self/status", "",
         "not-a-url", "http://[::1", "nan", "inf", "-inf", "-1", "-0.5", "0", "x" * 5000,
         "\udcff\udcfe-not-utf8", "../../etc/passwd",
     ]  # fmt: skip
@@ -93,9 +93,15 @@ def test_a_hostile_value_never_reaches_a_traceback(
         monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp / "no-aws-config"))
         monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp / "no-aws-credentials"))
     monkeypatch.setenv("KUBECONFIG", str(tmp / "no-kubeconfig"))
-    # Relative hostile paths land in the test's own directory, never in the checkout.
-    monkeypatch.chdir(tmp)
-    value = data.draw(st.sampled_from(_hostile(tmp)) | st.text(max_size=40), label="value")
+    # Every path a command may write lands in this example's own directory: relative ones
+    # (`../../etc/passwd` included) resolve below it, and drawn text never starts with "/". As
+    # root (CI), a shared path such as /nonexistent/x would be made, then raced for by the other
+    # workers, and the next example would find it there.
+    cwd = tmp / "cwd" / "deeper"
+    cwd.mkdir(parents=True)
+    monkeypatch.chdir(cwd)
+    drawn = st.text(max_size=40).filter(lambda text: not text.startswith("/"))
+    value = data.draw(st.sampled_from(_hostile(tmp)) | drawn, label="value")
     argv = _argv(path, action, value, tmp)
     try:
         code = main(argv)
