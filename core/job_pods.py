@@ -15,12 +15,14 @@ import shlex
 from typing import Any
 
 RUN_AS = 1000  # any non-root uid: the image's files are world-readable
-# The checkpoint staging Job's container (specs/staging.py): what it requests of the system node
-# it runs on, and its memory limit. The settings check that a system group can hold the
-# requests (settings/capacity.py check_system_fits_staging), so both read them from here.
-STAGING_CPU_REQUEST = 4  # CPUs
-STAGING_MEMORY_REQUEST_GIB = 8
-STAGING_MEMORY_LIMIT_GIB = 16
+# What each Job's container requests of the system node it runs on, and its memory limit: the
+# same for both (aiperf's workers keep a few cores busy at 32 streams; the staging program's
+# transfers about as many), so one check covers both. The settings check that a system group can
+# hold the requests (settings/capacity.py check_system_fits_jobs) before the stack's staging Job
+# and `benchmark run` before its Job: all read them from here.
+JOB_CPU_REQUEST = 4  # CPUs
+JOB_MEMORY_REQUEST_GIB = 8
+JOB_MEMORY_LIMIT_GIB = 16
 # pip's flags for a hash-pinned install: every file checked, nothing resolved, no sdist built.
 HASHED_INSTALL = ("--require-hashes", "--no-deps", "--only-binary=:all:")
 _PINNED = re.compile(

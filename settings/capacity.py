@@ -7,7 +7,7 @@ from __future__ import annotations
 import ipaddress
 from collections import Counter
 
-from core.job_pods import STAGING_CPU_REQUEST, STAGING_MEMORY_REQUEST_GIB
+from core.job_pods import JOB_CPU_REQUEST, JOB_MEMORY_REQUEST_GIB
 from core.node_capacity import (
     EVICTION_HARD_MIB,
     NodeAddresses,
@@ -27,22 +27,24 @@ from settings.cluster import InstanceGroups, groups_with_role
 from settings.errors import ConfigProblem, full_key, set_fix
 from settings.network import MIN_VPC_PREFIX, NetworkConfig, check_vpc
 
+STAGING_JOB = "the checkpoint staging Job"  # `pulumi up` waits for it: Pending is forever
+BENCHMARK_JOB = "the benchmark Job"  # `benchmark run --stack` (hyperpod_dpd/loadtest/job.py)
 
-def check_system_fits_staging(groups: InstanceGroups, staging: str = "job") -> list[ConfigProblem]:
-    """Some system group's node holds the checkpoint staging Job's requests (specs/staging.py
-    runs it on a system node): else the Job stays Pending and `pulumi up` waits for it forever.
-    With checkpoint.staging manual (`staging` other than "job") no Job runs: nothing to check.
+
+def check_system_fits_jobs(groups: InstanceGroups, job: str = STAGING_JOB) -> list[ConfigProblem]:
+    """Some system group's node holds the requests of the in-cluster Jobs, which run on a system
+    node (specs/staging.py, hyperpod_dpd/loadtest/job.py; core/job_pods JOB_*): else `job` stays
+    Pending. The stack checks it for the staging Job (with checkpoint.staging job), `benchmark
+    run --stack` for its own Job before creating it.
 
     Allocatable is core/node_capacity's (the EKS AMI's reservations from EC2's nominal memory: an
     upper bound). What the operators and daemon sets already request of the system nodes is not
     counted (no figures to cite): this is a floor, a type refused here surely cannot run the Job.
     A system group of a type without EC2 numbers (core/ec2_instances INSTANCE_FACTS_MISSING) might
     hold it: then nothing is refused."""
-    if staging != "job":
-        return []
     system = groups_with_role(groups, "system")
     known = {n: (g, f) for n, g in system.items() if (f := facts_of(g.instance_type))}
-    cpu_m, memory_mib = STAGING_CPU_REQUEST * 1000, STAGING_MEMORY_REQUEST_GIB * 1024
+    cpu_m, memory_mib = JOB_CPU_REQUEST * 1000, JOB_MEMORY_REQUEST_GIB * 1024
     if not system or len(known) < len(system):
         return []  # no system group (check_groups), or one whose numbers are unknown
     if any(holds(f, cpu_m, memory_mib) for _, f in known.values()):
@@ -54,8 +56,8 @@ def check_system_fits_staging(groups: InstanceGroups, staging: str = "job") -> l
         key = full_key(("instanceGroups", name, "instanceType"))
         suggested = smallest_x86_holding(cpu_m, memory_mib, like=group.instance_type)
         allowed = (
-            f"a type whose allocatable CPU and memory hold the staging Job's requests "
-            f"({STAGING_CPU_REQUEST} CPU, {STAGING_MEMORY_REQUEST_GIB} GiB; the Job runs on a "
+            f"a type whose allocatable CPU and memory hold {job}'s requests "
+            f"({JOB_CPU_REQUEST} CPU, {JOB_MEMORY_REQUEST_GIB} GiB; the Job runs on a "
             f"system node and would stay Pending): {group.instance_type} has "
             f"{room.millicores}m CPU and {room.memory_mib} MiB allocatable ({f.vcpus} vCPUs less "
             f"{kube_reserved_millicores(f.vcpus)}m kube-reserved; {f.memory_mib} MiB less "

@@ -20,7 +20,7 @@ from core.kv_cache import DOCS_MAX_MODEL_LEN
 from core.regions import REGION_PATTERN
 from core.sizing import SizingReport
 from settings.aws_limits import check_aws_limits
-from settings.capacity import check_subnet_addresses, check_system_fits_staging
+from settings.capacity import check_subnet_addresses, check_system_fits_jobs
 from settings.checkpoint import HF_SOURCE, CheckpointConfig, check_checkpoint
 from settings.cluster import (
     EksConfig,
@@ -196,7 +196,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *check_endpoints(s.endpoint, s.endpoint != EndpointConfig(), s.endpoints, groups),
         *check_traffic(s.traffic, listed),
         *check_aws_limits(groups, s.eks, s.region),
-        *check_system_fits_staging(groups, s.checkpoint.staging),
+        *(check_system_fits_jobs(groups) if s.checkpoint.staging == "job" else []),
         *_check_scaling_has_metrics(listed, s.observability.enabled),
     ]
 

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from checkpoint.job import job_command
 from core.job_pods import (
-    STAGING_CPU_REQUEST,
-    STAGING_MEMORY_LIMIT_GIB,
-    STAGING_MEMORY_REQUEST_GIB,
+    JOB_CPU_REQUEST,
+    JOB_MEMORY_LIMIT_GIB,
+    JOB_MEMORY_REQUEST_GIB,
     container_security_context,
     pip_install_user,
     pod_security_context,
@@ -243,12 +243,12 @@ def staging(
                                 "env": env,
                                 "resources": {
                                     "requests": {
-                                        "cpu": str(STAGING_CPU_REQUEST),
-                                        "memory": f"{STAGING_MEMORY_REQUEST_GIB}Gi",
+                                        "cpu": str(JOB_CPU_REQUEST),
+                                        "memory": f"{JOB_MEMORY_REQUEST_GIB}Gi",
                                         "ephemeral-storage": SCRATCH_LIMIT,
                                     },
                                     "limits": {
-                                        "memory": f"{STAGING_MEMORY_LIMIT_GIB}Gi",
+                                        "memory": f"{JOB_MEMORY_LIMIT_GIB}Gi",
                                         "ephemeral-storage": "60Gi",
                                     },
                                 },

@@ -46,6 +46,8 @@ from hyperpod_dpd.loadtest.run import (
 from hyperpod_dpd.loadtest.scenario import BenchmarkArgError, workload_argv
 from hyperpod_dpd.shared.endpoints import single_view
 from hyperpod_dpd.shared.kube import ClusterError
+from settings import ConfigError
+from settings.capacity import BENCHMARK_JOB, check_system_fits_jobs
 
 FOLLOW_RETRIES = 6  # API errors in a row while following before giving up (the run goes on)
 NO_POD_HINT_SECONDS = 60.0
@@ -137,6 +139,8 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
             "--poll-interval", args.poll_interval, "seconds > 0", "use --poll-interval 5"
         )
     settings, entry = stack_endpoint(args, project_dir)
+    if problems := check_system_fits_jobs(settings.instance_groups, BENCHMARK_JOB):
+        raise ConfigError(problems, source=f"Pulumi.{args.stack}.yaml for an in-cluster run")
     endpoint = endpoint_record(args, settings, entry)
     # The runner's service account lives in the namespace of the endpoint it loads.
     access = benchmark_access(BENCHMARK, single_view(settings, entry), "")

@@ -25,6 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from core.job_pods import (
+    JOB_CPU_REQUEST,
+    JOB_MEMORY_LIMIT_GIB,
+    JOB_MEMORY_REQUEST_GIB,
     container_security_context,
     index_environment,
     pip_install_user,
@@ -192,14 +195,17 @@ def job(run: ClusterRun, files: dict[str, str]) -> dict[str, Any]:
                                 *index_environment(run.pip_index_url),
                             ],
                             # aiperf's workers: about one core busy at low concurrency, a few
-                            # at 32 streams.
+                            # at 32 streams (`benchmark run` checks a system node holds it).
                             "resources": {
                                 "requests": {
-                                    "cpu": "4",
-                                    "memory": "8Gi",
+                                    "cpu": str(JOB_CPU_REQUEST),
+                                    "memory": f"{JOB_MEMORY_REQUEST_GIB}Gi",
                                     "ephemeral-storage": "10Gi",
                                 },
-                                "limits": {"memory": "16Gi", "ephemeral-storage": "20Gi"},
+                                "limits": {
+                                    "memory": f"{JOB_MEMORY_LIMIT_GIB}Gi",
+                                    "ephemeral-storage": "20Gi",
+                                },
                             },
                             "volumeMounts": [
                                 {"name": "code", "mountPath": CODE_DIR, "readOnly": True},

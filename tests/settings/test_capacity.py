@@ -36,7 +36,7 @@ def test_a_system_group_too_small_for_the_staging_job(dev_raw, instance_type, sh
     edit(dev_raw, SYSTEM_TYPE, instance_type)
     message = only_problem(dev_raw)
     assert message.startswith(f"{SYSTEM_TYPE}: got '{instance_type}'; allowed: a type whose ")
-    assert "hold the staging Job's requests (4 CPU, 8 GiB" in message
+    assert "hold the checkpoint staging Job's requests (4 CPU, 8 GiB" in message
     assert f"{instance_type} has {short} allocatable" in message
 
 

@@ -25,7 +25,7 @@ from hyperpod_dpd.shared.kube import ClusterError
 from settings import parse_settings
 from specs.loadtest import TOKENIZER_FILES, benchmark_access, results_prefix
 from tests.checkpoint.s3server import RecordingMotoServer
-from tests.conftest import ROOT, stack_raw, write_project
+from tests.conftest import ROOT, stack_raw
 from tests.hyperpod_dpd.loadtest.conftest import WORD_TOKENIZER, results_of
 from tests.hyperpod_dpd.loadtest.fake_cluster import FakeCluster
 
@@ -279,36 +279,6 @@ def test_a_colocated_endpoint_is_loaded_through_the_service_it_owns(tmp_path):
     assert "kubectl -n inference get svc" in str(err.value)
 
 
-def test_the_bucket_comes_from_the_stack_outputs_or_the_error_names_bucket(
-    tmp_path, monkeypatch, capsys
-):
-    shims = tmp_path / "bin"
-    shims.mkdir()
-    pulumi = shims / "pulumi"
-    pulumi.write_text("#!/bin/sh\necho \"error: no stack named 'dev' found\" >&2\nexit 255\n")
-    pulumi.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{shims}:/usr/bin:/bin")
-    out = tmp_path / "out"
-    argv = ["benchmark", "run", "--stack", "dev", "--project-dir", str(ROOT), "--out", str(out)]
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert "--bucket" in err and "no stack named 'dev' found" in err and "Traceback" not in err
-    pulumi.write_text("#!/bin/sh\necho models-bkt-123\n")
-    settings = parse_settings(stack_raw("dev"))
-    args = argparse.Namespace(bucket=None, stack="dev")
-    assert cluster_run_module.model_bucket(args, settings, ROOT) == "models-bkt-123"
-    assert not out.exists()
-
-
-def test_no_kubeconfig_is_bad_input_before_anything_is_created(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
-    argv = ["benchmark", "run", "--stack", "dev", "--project-dir", str(ROOT), "--bucket", "b",
-            "--out", str(tmp_path / "out")]  # fmt: skip
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert "--kubeconfig" in err and "aws eks update-kubeconfig" in err
-
-
 class _Scripted:
     """A cluster whose Job and pod go through the given states, one per poll."""
 
@@ -361,23 +331,6 @@ def test_ctrl_c_says_where_the_results_will_be_and_how_to_stop_the_run():
     assert "keeps running" in message
     assert "s3://models-bkt/benchmarks/20261202-031500-a1b2/" in message
     assert "kubectl -n inference delete job benchmark-20261202-031500-a1b2" in message
-
-
-def test_a_cluster_without_the_runner_account_is_refused_before_a_job_exists(
-    tmp_path, monkeypatch, capsys
-):
-    cluster = FakeCluster(tmp_path, {})
-    cluster.service_accounts.clear()  # a stack deployed before the benchmark runner existed
-    monkeypatch.setattr("hyperpod_dpd.shared.kube.Cluster.from_kubeconfig", lambda *a, **k: cluster)
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text("apiVersion: v1\n")
-    argv = ["benchmark", "run", "--stack", "dev", "--project-dir", str(ROOT), "--bucket", "b",
-            "--service", "http://x:1", "--kubeconfig", str(kubeconfig),
-            "--out", str(tmp_path / "out")]  # fmt: skip
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert "inference/benchmark-runner" in err and "run `pulumi up`" in err
-    assert cluster.jobs == {} and cluster.closed
 
 
 def test_api_errors_while_following_are_retried_then_say_the_run_goes_on(capsys):
@@ -469,47 +422,3 @@ def test_on_its_deadline_the_job_uploads_what_it_has(bucket, s3_env, bench_venv,
     s3 = boto3.client("s3", region_name=REGION)
     keys = {o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]}
     assert "benchmarks/r2/aiperf.log" in keys
-
-
-def test_a_dry_run_checks_everything_prints_the_job_and_creates_nothing(
-    tmp_path, monkeypatch, capsys
-):
-    import yaml
-
-    cluster = FakeCluster(tmp_path, {})
-    monkeypatch.setattr("hyperpod_dpd.shared.kube.Cluster.from_kubeconfig", lambda *a, **k: cluster)
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text("apiVersion: v1\n")
-    argv = ["benchmark", "run", "--stack", "dev", "--project-dir", str(ROOT), "--bucket", "b",
-            "--kubeconfig", str(kubeconfig), "--out", str(tmp_path / "out"), "--dry-run"]  # fmt: skip
-    assert main(argv) == 0
-    job, config_map = yaml.safe_load_all(capsys.readouterr().out)
-    assert job["kind"] == "Job" and config_map["kind"] == "ConfigMap"
-    (container,) = job["spec"]["template"]["spec"]["containers"]
-    # The DPD router, as the operator names it: the Job's target with no --service given.
-    assert "--target http://llama-3-3-70b-inference-routing-service." in container["command"][2]
-    assert cluster.jobs == {} and cluster.config_maps == {} and cluster.closed
-    assert not (tmp_path / "out").exists()
-    cluster.service_accounts.clear()  # and the checks still run: no runner, no dry run
-    assert main(argv) == 2
-
-
-def test_a_run_of_a_private_clusters_stack_uses_its_image_and_mirror(tmp_path, monkeypatch, capsys):
-    import yaml
-
-    raw = stack_raw("dev")
-    raw["hyperpod-dpd:jobs"] = {
-        "image": "registry.internal/python:3.11-slim", "pipIndexUrl": "https://pypi.internal/s"
-    }  # fmt: skip
-    project = write_project(tmp_path / "project", raw)
-    cluster = FakeCluster(tmp_path, {})
-    monkeypatch.setattr("hyperpod_dpd.shared.kube.Cluster.from_kubeconfig", lambda *a, **k: cluster)
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text("apiVersion: v1\n")
-    argv = ["benchmark", "run", "--stack", "dev", "--project-dir", str(project), "--bucket", "b",
-            "--kubeconfig", str(kubeconfig), "--out", str(tmp_path / "out"), "--dry-run"]  # fmt: skip
-    assert main(argv) == 0
-    job, _ = yaml.safe_load_all(capsys.readouterr().out)
-    (container,) = job["spec"]["template"]["spec"]["containers"]
-    assert container["image"] == "registry.internal/python:3.11-slim"
-    assert {"name": "PIP_INDEX_URL", "value": "https://pypi.internal/s"} in container["env"]
