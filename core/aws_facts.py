@@ -221,6 +221,11 @@ MAX_INSTANCE_GROUPS = 100
 # IAM roleNameType.
 ROLE_NAME_MAX = 64
 ROLE_NAME_PATTERN = "^[\\w+=,.@-]+$"
+# sagemaker CreateCluster's ClusterName and eks CreateCluster's name (both anchored here).
+HYPERPOD_CLUSTER_NAME_MAX = 63
+HYPERPOD_CLUSTER_NAME_PATTERN = "^[a-zA-Z0-9](-*[a-zA-Z0-9])*$"
+EKS_CLUSTER_NAME_MAX = 100
+EKS_CLUSTER_NAME_PATTERN = "^[0-9A-Za-z][A-Za-z0-9\\-_]*$"
 # botocore's endpoint data: the Regions of each partition.
 PARTITION_REGIONS = {
     "aws": frozenset(

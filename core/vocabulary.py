@@ -11,6 +11,13 @@ from typing import Literal
 
 PROJECT = "hyperpod-dpd"
 
+
+def cluster_name(project: str, stack: str) -> str:
+    """The name of the stack's EKS cluster and of its HyperPod cluster (settings/stack_name.py
+    checks that both services take it)."""
+    return f"{project}-{stack}"
+
+
 # --- Endpoints: the one `endpoint` or the `endpoints` map ----------------------------------
 SINGLE_ENDPOINT = "endpoint"  # its config key, and its resource name (what stacks have always had)
 

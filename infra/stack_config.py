@@ -16,6 +16,7 @@ from pulumi.runtime import config as runtime_config
 from core.vocabulary import PROJECT
 from settings import ConfigError, ConfigProblem, StackSettings
 from settings.parse import parse_settings
+from settings.stack_name import check_stack_name
 
 
 class StackConfigError(ConfigError, pulumi.RunError):
@@ -42,6 +43,8 @@ def load_stack_config() -> StackConfig:
     """Read and validate all config of the running Pulumi program (real engine or mocks), or
     take the settings the command running it has read from the same config (HANDED_SETTINGS)."""
     keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
+    # The stack names the clusters: a name EKS or HyperPod refuses stops here, before anything.
+    named = check_stack_name(pulumi.get_project(), pulumi.get_stack())
     settings = HANDED_SETTINGS.get()
     if settings is None:
         try:
@@ -49,7 +52,9 @@ def load_stack_config() -> StackConfig:
             secret = {k for k in keys if runtime_config.is_config_secret(k)}
             settings = parse_settings(raw, secret)
         except ConfigError as exc:
-            raise StackConfigError(exc.problems, exc.source) from None
+            raise StackConfigError([*named, *exc.problems], exc.source) from None
+    if named:
+        raise StackConfigError(named, "stack selection")
     has_token = runtime_config.get_config(f"{PROJECT}:hfToken")
     hf_token = pulumi.Config(PROJECT).get_secret("hfToken") if has_token else None
     return StackConfig(settings, hf_token, pulumi.get_project(), pulumi.get_stack())

@@ -67,6 +67,11 @@ def instance_facts(info: dict[str, Any]) -> InstanceFacts:
     )
 
 
+def _anchored(pattern: str) -> str:
+    """A service model's pattern as the service applies it: to the whole value."""
+    return "^" + pattern.removeprefix("^").removesuffix("$") + "$"
+
+
 def render() -> dict[Path, str]:
     """Each generated file and its text."""
     session = botocore.session.get_session()
@@ -75,6 +80,9 @@ def render() -> dict[Path, str]:
     instance_types = sorted(sagemaker.shape_for("ClusterInstanceType").enum)
     groups = sagemaker.shape_for("ClusterInstanceGroupSpecifications").metadata
     role_name = iam.shape_for("roleNameType").metadata
+    eks = session.get_service_model("eks")
+    hyperpod_name = sagemaker.operation_model("CreateCluster").input_shape.members["ClusterName"]
+    eks_name = eks.operation_model("CreateCluster").input_shape.members["name"]
     partitions = {
         p["partition"]: sorted(p["regions"]) for p in session.get_data("endpoints")["partitions"]
     }
@@ -96,7 +104,12 @@ def render() -> dict[Path, str]:
         f"MAX_INSTANCE_GROUPS = {groups['max']}",
         "# IAM roleNameType.",
         f"ROLE_NAME_MAX = {role_name['max']}",
-        f"ROLE_NAME_PATTERN = {('^' + role_name['pattern'] + '$')!r}",
+        f"ROLE_NAME_PATTERN = {_anchored(role_name['pattern'])!r}",
+        "# sagemaker CreateCluster's ClusterName and eks CreateCluster's name (both anchored here).",
+        f"HYPERPOD_CLUSTER_NAME_MAX = {hyperpod_name.metadata['max']}",
+        f"HYPERPOD_CLUSTER_NAME_PATTERN = {_anchored(hyperpod_name.metadata['pattern'])!r}",
+        f"EKS_CLUSTER_NAME_MAX = {eks_name.metadata['max']}",
+        f"EKS_CLUSTER_NAME_PATTERN = {_anchored(eks_name.metadata['pattern'])!r}",
         "# botocore's endpoint data: the Regions of each partition.",
         "PARTITION_REGIONS = {",
         *(

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from settings import PROJECT, ConfigError, ConfigProblem, StackSettings, parse_settings
+from settings.stack_name import check_stack_name
 from settings.yaml_files import SafeLoader
 
 SECRET_PLACEHOLDER = "[secret]"
@@ -52,7 +53,14 @@ def read_stack(project_dir: Path, stack: str) -> Stack:
     """Pulumi.<stack>.yaml read, decoded and validated: ConfigError (exit 2) naming every bad
     key at once."""
     file = load_stack(project_dir, stack)
-    return Stack(file, parse_settings(file.config, file.secret_keys))
+    named = check_stack_name(file.project, stack)
+    try:
+        settings = parse_settings(file.config, file.secret_keys)
+    except ConfigError as exc:  # every problem at once, the stack's name among them
+        raise ConfigError([*named, *exc.problems], exc.source) from None
+    if named:
+        raise ConfigError(named, source="stack selection")
+    return Stack(file, settings)
 
 
 def available_stacks(project_dir: Path) -> list[str]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from core.refs import ref
 from core.regions import partition_of
 from core.vocabulary import ENDPOINT_NAMESPACES
+from core.vocabulary import cluster_name as stack_cluster_name
 from settings.stack import StackSettings
 from specs.base import Desired
 from specs.buckets import BucketSpec, secure_bucket
@@ -109,7 +110,7 @@ def desired_state(
 ) -> DesiredState:
     tags = base_tags(project, stack)
     partition = partition_of(s.region)
-    cluster_name = f"{project}-{stack}"
+    cluster_name = stack_cluster_name(project, stack)
     subnets = tuple(subnet_specs(NETWORK, s, tags))
     (gpu_subnet,) = [x.resource.name for x in subnets if x.plan.tier == "gpu"]
     nodes = node_security_group(
