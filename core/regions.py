@@ -24,6 +24,11 @@ _DIRECTIONS = {
 }
 REGION_PATTERN = r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]+$"
 AZ_ID_PATTERN = r"^[a-z]+[0-9]+-az[1-8]$"
+# AZs where EKS places no cluster network interfaces: a cluster subnet there fails CreateCluster
+# with UnsupportedAvailabilityZoneException (EKS User Guide, "View Amazon EKS networking
+# requirements for VPC and subnets", Subnet requirements for clusters: "Your subnets can't
+# reside in the following Availability Zones").
+EKS_UNSUPPORTED_AZ_IDS = frozenset({"use1-az3", "usw1-az2", "cac1-az3"})
 
 
 def az_id_prefix(region: str) -> str:

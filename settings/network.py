@@ -7,11 +7,17 @@ from typing import Literal
 
 from pydantic import Field
 
-from core.regions import az_id_in_region, az_id_prefix
+from core.regions import EKS_UNSUPPORTED_AZ_IDS, az_id_in_region, az_id_prefix
 from settings.errors import ConfigProblem, full_key, set_fix
 from settings.fields import AzId, Cidr, SettingsModel
 
 MIN_VPC_PREFIX, MAX_VPC_PREFIX = 16, 20
+# The private ranges of RFC 1918, what the VPC CIDR check names. Not `is_private`: Python counts
+# loopback, link-local (169.254/16, the instance metadata's) and 0/8 as private too, and a VPC
+# in those cannot route to its own nodes.
+RFC_1918 = tuple(
+    ipaddress.IPv4Network(block) for block in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
+)
 
 
 class NetworkConfig(SettingsModel):
@@ -61,6 +67,7 @@ def check_zones(
         example = sorted({*kept, *[f"{prefix}-az{i}" for i in (1, 2, 3)]})[: max(2, len(ids))]
         allowed = f"AZ IDs of aws:region {region} ({prefix}-azN)"
         problems.append(ConfigProblem(key, ids, allowed, set_fix(key, example)))
+    problems += _check_eks_zones(ids, prefix)
     if len(set(ids)) < 2 or len(set(ids)) != len(ids):
         example = sorted({f"{prefix}-az1", f"{prefix}-az2"})
         problems.append(
@@ -74,11 +81,32 @@ def check_zones(
     return problems
 
 
+def _check_eks_zones(ids: list[str], prefix: str) -> list[ConfigProblem]:
+    """The control-plane AZs hold the EKS cluster's subnets: none in an AZ EKS refuses."""
+    refused = [az for az in ids if az in EKS_UNSUPPORTED_AZ_IDS]
+    if not refused:
+        return []
+    taken = {*ids, *EKS_UNSUPPORTED_AZ_IDS}
+    spare = iter([f"{prefix}-az{i}" for i in range(1, 9) if f"{prefix}-az{i}" not in taken])
+    replaced = [next(spare, az) if az in refused else az for az in ids]
+    key = full_key(("network", "controlPlaneAzIds"))
+    allowed = (
+        f"AZ IDs where EKS can place the cluster's network interfaces, not {', '.join(refused)} "
+        "(CreateCluster fails with UnsupportedAvailabilityZoneException there)"
+    )
+    fix = (
+        set_fix(key, replaced)
+        + " (or other AZ IDs of the Region: `aws ec2 describe-availability-zones`)"
+    )
+    return [ConfigProblem(key, ids, allowed, fix)]
+
+
 def check_vpc(network: NetworkConfig) -> list[ConfigProblem]:
     """A private VPC CIDR from /16 to /20 (the GPU subnet takes a quarter of it)."""
     key = full_key(("network", "vpcCidr"))
     net = ipaddress.IPv4Network(network.vpc_cidr)  # the model's Cidr type parsed it already
-    if not (MIN_VPC_PREFIX <= net.prefixlen <= MAX_VPC_PREFIX) or not net.is_private:
+    private = any(net.subnet_of(block) for block in RFC_1918)
+    if not (MIN_VPC_PREFIX <= net.prefixlen <= MAX_VPC_PREFIX) or not private:
         allowed = f"a private (RFC 1918) network from /{MIN_VPC_PREFIX} to /{MAX_VPC_PREFIX}"
         return [ConfigProblem(key, network.vpc_cidr, allowed, set_fix(key, "10.0.0.0/16"))]
     return []
