@@ -37,7 +37,7 @@ from core.versions import JOB_PYTHON_IMAGE
 from core.vocabulary import BENCHMARK_LABEL, role_node_selector
 
 ROOT = Path(__file__).resolve().parents[2]
-# The in-cluster program and everything it imports (tests/hyperpod_dpd/loadtest/test_job.py
+# The in-cluster program and everything it imports (tests/hyperpod_dpd/loadtest/test_job_run.py
 # runs it from these alone).
 CODE_FILES = (
     "core/__init__.py",

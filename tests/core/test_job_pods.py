@@ -55,7 +55,7 @@ def _staging():
 
 
 def _benchmark():
-    from tests.hyperpod_dpd.loadtest.test_job import _run
+    from tests.hyperpod_dpd.loadtest.job_factory import _run
 
     run, files = _run(), benchmark.code_files()
     (container,) = benchmark.job(run, files)["spec"]["template"]["spec"]["containers"]

@@ -13,11 +13,14 @@ copy of the assembled directory alone, started the same way.
 from __future__ import annotations
 
 import copy
+import importlib
 import inspect
 import itertools
+import pkgutil
 import shutil
 import subprocess
 from pathlib import Path
+from types import ModuleType
 
 import grpc
 import pytest
@@ -32,7 +35,7 @@ from hyperpod_dpd.shared.venvs import foreign_env
 from policies.pack import UNCHECKED_POLICY, build_policies, pack_config
 from policies.rules import Limits, ResourceView
 from tests.conftest import ROOT, exclusive, run_stack, stack_raw
-from tests.policies import test_rules
+from tests.policies import rules as rule_tests
 from tests.policies.conftest import gpu_group, iec_spec, named, recorded
 from tests.policies.test_pack import run_pack
 
@@ -218,12 +221,31 @@ def test_a_token_kept_as_a_pulumi_secret_is_not_a_violation(analyzer):
     assert found == [] == direct(views)
 
 
+def _rule_tests() -> dict[str, ModuleType]:
+    """Each test function of tests/policies/rules/ (one module per rule) by name, with the
+    module it lives in (a name in two modules would give two cases one id)."""
+    tests: dict[str, ModuleType] = {}
+    for info in pkgutil.iter_modules(rule_tests.__path__):
+        if not info.name.startswith("test_"):
+            continue
+        module = importlib.import_module(f"{rule_tests.__name__}.{info.name}")
+        for name, _ in inspect.getmembers(module, inspect.isfunction):
+            if name.startswith("test_"):
+                assert name not in tests, f"{name} is defined in two rule test modules"
+                tests[name] = module
+    return tests
+
+
+RULE_TESTS = _rule_tests()
+
+
 def _rule_cases() -> list[tuple[str, dict]]:
-    """Every case of tests/policies/test_rules.py: (test function, parameters), one per
+    """Every case of tests/policies/rules/: (test function, parameters), one per
     parametrized combination, for the functions that judge the dev stack's views."""
     cases = []
-    for name, test in inspect.getmembers(test_rules, inspect.isfunction):
-        if not name.startswith("test_") or "dev" not in inspect.signature(test).parameters:
+    for name in sorted(RULE_TESTS):
+        test = getattr(RULE_TESTS[name], name)
+        if "dev" not in inspect.signature(test).parameters:
             continue
         marks = [m for m in getattr(test, "pytestmark", []) if m.name == "parametrize"]
         grids = [
@@ -242,22 +264,25 @@ RULE_CASES = _rule_cases()
 def _captured(name: str, kwargs: dict) -> list[tuple[str, list, Limits | None]]:
     """The views (and limits) the rule test `name` hands each rule, captured as it runs."""
     captured = []
-    original = test_rules.findings
+    module = RULE_TESTS[name]
+    original = getattr(module, "findings", None)  # None: the test calls no rule's findings
 
     def capturing(rule, views, limits=None):
         captured.append((rule, copy.deepcopy(views), limits))
         return original(rule, views, limits)
 
-    test_rules.findings = capturing
+    if original is not None:
+        module.findings = capturing
     try:
-        getattr(test_rules, name)(dev=recorded("dev"), **kwargs)
+        getattr(module, name)(dev=recorded("dev"), **kwargs)
     finally:
-        test_rules.findings = original
+        if original is not None:
+            module.findings = original
     return captured
 
 
 def test_the_rule_cases_cover_every_rule():
-    source = inspect.getsource(test_rules)
+    source = "".join(inspect.getsource(m) for m in set(RULE_TESTS.values()))
     assert len(RULE_CASES) >= 40
     assert {r for r in RULE_NAMES if f'"{r}"' in source} == set(RULE_NAMES)
 

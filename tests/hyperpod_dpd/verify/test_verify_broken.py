@@ -1,179 +1,23 @@
-"""`hyperpod-dpd verify` end to end: the real `kubernetes` client against a local fake API server
-serving a recorded healthy deployment, and recorded broken ones."""
+"""`hyperpod-dpd verify` end to end against recorded broken deployments: each fails on the
+check that names its cause, with the detail, cause, fix and reference it reports (KV cache
+recomputed or moved at TCP speed, PD roles wrong, pods pending or crash-looping, the
+endpoint not ready, the router's threshold, a full PD buffer, a prompt pod that never
+starts, an unknown model, what the operator rendered into the pods), and the text table
+of a failing run."""
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
-import socket
-from pathlib import Path
 
-import pytest
-
-from hyperpod_dpd.cli.verify import register, run
-from hyperpod_dpd.verify.prompts import SHORT_SENTENCE
 from hyperpod_dpd.verify.results import FAIL, PASS, SKIP
+from tests.hyperpod_dpd.verify.conftest import ALL_CHECKS, failed_only
 from tests.hyperpod_dpd.verify.fake_kube import (
     DECODE_POD,
     NAME,
     NAMESPACE,
     PREFILL_POD,
-    ChatServer,
-    FakeKube,
     recorded_json,
 )
-
-ROOT = Path(__file__).resolve().parents[3]
-ALL_CHECKS = [
-    "endpoint ready",
-    "endpoint is DPD",
-    "prefill pods",
-    "decode pods",
-    "router pod",
-    "rendered worker env",
-    "decoders newer than prefillers",
-    "prefill role 'sender'",
-    "decode role 'receiver'",
-    "short prompt answered",
-    "long prompt answered",
-    "short prompt -> decoder only",
-    "long prompt -> prefill + decode",
-    "KV cache received",
-    "KV transfer throughput",
-    "decoder PD buffer",
-]
-
-
-@pytest.fixture
-def fake():
-    kube = FakeKube()
-    with kube.serving():
-        yield kube
-
-
-def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="hyperpod-dpd")
-    register(parser.add_subparsers(dest="command", required=True))
-    return parser.parse_args(["verify", *argv])
-
-
-class Result:
-    def __init__(self, code: int, out: str, err: str):
-        self.code, self.out, self.err = code, out, err
-
-    @property
-    def json(self) -> dict:
-        return json.loads(self.out)
-
-    def check(self, name: str) -> dict:
-        return next(c for c in self.json["checks"] if c["name"] == name)
-
-    def results(self) -> dict[str, str]:
-        return {c["name"]: c["result"] for c in self.json["checks"]}
-
-
-@pytest.fixture
-def verify(fake, tmp_path, capsys):
-    kubeconfig = fake.kubeconfig(tmp_path)
-
-    def _run(*extra: str, fmt: str = "json", target: tuple[str, ...] | None = None) -> Result:
-        where = target if target is not None else ("--name", NAME, "--namespace", NAMESPACE)
-        argv = [
-            "--kubeconfig",
-            str(kubeconfig),
-            *where,
-            "--poll-interval",
-            "0.01",
-            "--timeout",
-            "10",
-            "--api-timeout",
-            "5",
-            "--format",
-            fmt,
-            *extra,
-        ]
-        code = run(parse(argv), ROOT)
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
-
-    return _run
-
-
-def failed_only(result: Result, name: str) -> dict:
-    """The run failed on exactly this check."""
-    assert result.code == 1
-    failed = [c["name"] for c in result.json["checks"] if c["result"] == FAIL]
-    assert failed == [name]
-    return result.check(name)
-
-
-# The recorded healthy deployment ------------------------------------------------------------------
-
-
-def test_healthy_deployment_passes_every_check_with_a_prompt_pod(fake, verify):
-    result = verify()
-    assert result.code == 0, result.out
-    assert list(result.results()) == ALL_CHECKS  # in the documented order
-    assert result.results() == dict.fromkeys(ALL_CHECKS, PASS)
-    report = result.json
-    assert report["endpoint"]["routingThreshold"] == 4096
-    assert "IEC" in report["endpoint"]["thresholdSource"]
-    # Only this endpoint's pods count (a mistral-7b prefill pod is Pending in the namespace).
-    assert "mistral" not in json.dumps(report["checks"])
-    assert PREFILL_POD in result.check("prefill pods")["detail"]
-    assert "PrefixAwareRouter selected" in result.check("long prompt -> prefill + decode")["detail"]
-    assert "176.1686" not in result.check("KV transfer throughput")["detail"]  # slowest rank
-    assert "GB/s" in result.check("KV transfer throughput")["detail"]
-    # Two one-shot pods, through the router service, both deleted again.
-    assert [p["metadata"]["labels"]["hyperpod-dpd/prompt"] for p in fake.created] == [
-        "short",
-        "long",
-    ]
-    assert fake.deleted == [p["metadata"]["name"] for p in fake.created]
-    assert not any(p["metadata"]["name"].startswith("dpd-verify") for p in fake.pods[NAMESPACE])
-    short, long = fake.prompts
-    assert short == SHORT_SENTENCE
-    assert len(long) // 4 >= 1.5 * 4096  # well above the threshold by the router's estimate
-    assert len(long.split()) >= 1.5 * 4096
-
-
-def test_healthy_deployment_through_a_router_url(fake, verify):
-    with ChatServer(fake).serving() as chat:
-        result = verify("--router-url", chat.url)
-    assert result.code == 0, result.out
-    assert result.results() == dict.fromkeys(ALL_CHECKS, PASS)
-    assert result.json["prompts"] == f"HTTP to {chat.url}"
-    assert fake.created == []
-    assert len(fake.prompts) == 2
-
-
-def test_stack_mode_reads_name_namespace_and_threshold_from_the_dev_stack(fake, verify):
-    result = verify(target=("--stack", "dev"))
-    assert result.code == 0, result.out
-    assert result.json["endpoint"] == {
-        "name": "llama-3-3-70b",
-        "namespace": "inference",
-        "routingThreshold": 4096,
-        "thresholdSource": "the IEC's pdSpec.routingThreshold",
-    }
-
-
-def test_explicit_threshold_is_compared_with_the_router_log(fake, verify):
-    result = verify("--routing-threshold", "5000")
-    assert result.json["endpoint"]["thresholdSource"] == "--routing-threshold"
-    assert "(expected threshold 5000)" in result.check("short prompt -> decoder only")["detail"]
-
-
-def test_no_prompts_is_read_only(fake, verify):
-    result = verify("--no-prompts")
-    assert result.code == 0
-    assert [n for n, r in result.results().items() if r == SKIP] == ALL_CHECKS[9:]
-    assert fake.created == [] and fake.prompts == []
-    assert all(method == "GET" for method, _ in fake.requests)
-
-
-# Recorded broken deployments -------------------------------------------------------------------
 
 
 def test_decoder_recomputed_retrieved_0(fake, verify):
@@ -341,71 +185,6 @@ def test_text_table_of_a_failing_run(fake, verify):
     assert lines[-1] == "14 passed, 1 failed, 1 skipped"
 
 
-# Bad input: exit 2 --------------------------------------------------------------------------
-
-
-def test_endpoint_not_found(fake, verify):
-    result = verify(fmt="text", target=("--name", "nope", "--namespace", NAMESPACE))
-    assert result.code == 2
-    assert "InferenceEndpointConfig nope not found in namespace inference" in result.err
-
-
-def test_endpoint_not_found_json(fake, verify):
-    result = verify(target=("--name", "nope"))
-    assert result.code == 2
-    assert result.json["exitCode"] == 2
-    assert "not found in namespace default" in result.json["error"]
-
-
-def test_unknown_stack(fake, verify):
-    result = verify(fmt="text", target=("--stack", "staging"))
-    assert result.code == 2
-    assert "Pulumi.staging.yaml" in result.err
-
-
-def test_no_endpoint_given(fake, verify):
-    result = verify(fmt="text", target=())
-    assert result.code == 2
-    assert "--stack STACK, or --name NAME" in result.err
-
-
-def test_no_kubeconfig(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
-    assert run(parse(["--name", NAME]), ROOT) == 2
-    assert f"$KUBECONFIG ({tmp_path / 'missing'}) does not exist" in capsys.readouterr().err
-
-
-def test_default_kubeconfig_is_found_through_KUBECONFIG(fake, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'missing'}:{fake.kubeconfig(tmp_path)}")
-    code = run(parse(["--name", NAME, "--namespace", NAMESPACE, "--no-prompts"]), ROOT)
-    assert code == 0, capsys.readouterr().out
-
-
-def test_unreachable_api_server(tmp_path, capsys):
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\n"
-        f"clusters: [{{name: c, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"
-        "users: [{name: u, user: {token: t}}]\n"
-        "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
-    )
-    argv = ["--kubeconfig", str(kubeconfig), "--name", NAME, "--api-timeout", "2"]
-    assert run(parse(argv), ROOT) == 2
-    assert f"no answer from http://127.0.0.1:{port}" in capsys.readouterr().err
-
-
-def test_wrong_credentials(fake, tmp_path, capsys):
-    kubeconfig = fake.kubeconfig(tmp_path)
-    kubeconfig.write_text(kubeconfig.read_text().replace("fake-token-for-tests", "stale"))
-    assert run(parse(["--kubeconfig", str(kubeconfig), "--name", NAME]), ROOT) == 2
-    assert "cannot read the endpoint: get inferenceendpointconfig: HTTP 401" in (
-        capsys.readouterr().err
-    )
-
-
 def test_recompute_detail_names_a_role_without_the_seed_and_a_second_image(fake, verify):
     """A rollout half done: the decoder runs another image and no PYTHONHASHSEED."""
     fake.kv_variant = "recomputed"
@@ -424,9 +203,6 @@ def test_recompute_detail_names_a_role_without_the_seed_and_a_second_image(fake,
         "public.ecr.aws/deep-learning-containers/vllm:server-hyperpod-cuda-v1.1; "
         "decode lmcache/vllm-openai:v0.4.3"
     )
-
-
-# What the operator rendered ---------------------------------------------------------------------
 
 
 def test_a_variable_the_operator_dropped_or_rewrote_fails_with_its_cause(fake, verify):

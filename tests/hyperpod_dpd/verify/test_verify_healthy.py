@@ -1,0 +1,75 @@
+"""`hyperpod-dpd verify` end to end against the recorded healthy deployment (the real
+`kubernetes` client and a local fake API server): every check passes with one-shot prompt
+pods or through --router-url, the endpoint is read from a stack or given by name with an
+explicit threshold, and --no-prompts only reads."""
+
+from __future__ import annotations
+
+import json
+
+from hyperpod_dpd.verify.prompts import SHORT_SENTENCE
+from hyperpod_dpd.verify.results import PASS, SKIP
+from tests.hyperpod_dpd.verify.conftest import ALL_CHECKS
+from tests.hyperpod_dpd.verify.fake_kube import NAMESPACE, PREFILL_POD, ChatServer
+
+
+def test_healthy_deployment_passes_every_check_with_a_prompt_pod(fake, verify):
+    result = verify()
+    assert result.code == 0, result.out
+    assert list(result.results()) == ALL_CHECKS  # in the documented order
+    assert result.results() == dict.fromkeys(ALL_CHECKS, PASS)
+    report = result.json
+    assert report["endpoint"]["routingThreshold"] == 4096
+    assert "IEC" in report["endpoint"]["thresholdSource"]
+    # Only this endpoint's pods count (a mistral-7b prefill pod is Pending in the namespace).
+    assert "mistral" not in json.dumps(report["checks"])
+    assert PREFILL_POD in result.check("prefill pods")["detail"]
+    assert "PrefixAwareRouter selected" in result.check("long prompt -> prefill + decode")["detail"]
+    assert "176.1686" not in result.check("KV transfer throughput")["detail"]  # slowest rank
+    assert "GB/s" in result.check("KV transfer throughput")["detail"]
+    # Two one-shot pods, through the router service, both deleted again.
+    assert [p["metadata"]["labels"]["hyperpod-dpd/prompt"] for p in fake.created] == [
+        "short",
+        "long",
+    ]
+    assert fake.deleted == [p["metadata"]["name"] for p in fake.created]
+    assert not any(p["metadata"]["name"].startswith("dpd-verify") for p in fake.pods[NAMESPACE])
+    short, long = fake.prompts
+    assert short == SHORT_SENTENCE
+    assert len(long) // 4 >= 1.5 * 4096  # well above the threshold by the router's estimate
+    assert len(long.split()) >= 1.5 * 4096
+
+
+def test_healthy_deployment_through_a_router_url(fake, verify):
+    with ChatServer(fake).serving() as chat:
+        result = verify("--router-url", chat.url)
+    assert result.code == 0, result.out
+    assert result.results() == dict.fromkeys(ALL_CHECKS, PASS)
+    assert result.json["prompts"] == f"HTTP to {chat.url}"
+    assert fake.created == []
+    assert len(fake.prompts) == 2
+
+
+def test_stack_mode_reads_name_namespace_and_threshold_from_the_dev_stack(fake, verify):
+    result = verify(target=("--stack", "dev"))
+    assert result.code == 0, result.out
+    assert result.json["endpoint"] == {
+        "name": "llama-3-3-70b",
+        "namespace": "inference",
+        "routingThreshold": 4096,
+        "thresholdSource": "the IEC's pdSpec.routingThreshold",
+    }
+
+
+def test_explicit_threshold_is_compared_with_the_router_log(fake, verify):
+    result = verify("--routing-threshold", "5000")
+    assert result.json["endpoint"]["thresholdSource"] == "--routing-threshold"
+    assert "(expected threshold 5000)" in result.check("short prompt -> decoder only")["detail"]
+
+
+def test_no_prompts_is_read_only(fake, verify):
+    result = verify("--no-prompts")
+    assert result.code == 0
+    assert [n for n, r in result.results().items() if r == SKIP] == ALL_CHECKS[9:]
+    assert fake.created == [] and fake.prompts == []
+    assert all(method == "GET" for method, _ in fake.requests)
