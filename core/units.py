@@ -18,6 +18,11 @@ _UNITS = {
 }
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
 
+# The largest value of a Kubernetes `format: int32` field: the API server refuses more
+# (kube-openapi validate.IsValueValidAgainstRange), whatever the field's own `maximum` says.
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
 BYTE_SIZE_FORMS = "a whole number of bytes or a size such as '8GiB', '16 GiB', '512MiB', '10GB'"
 
 

@@ -13,6 +13,7 @@ from core.kv_cache import (
     DOCS_PD_BUFFER_BYTES,
     DOCS_PROMPT_TOKENS,
 )
+from core.units import INT32_MAX
 from core.versions import DLC_VLLM_IMAGE
 from core.vocabulary import ROUTER_SERVICE
 from settings.errors import ConfigProblem, full_key, set_fix
@@ -120,11 +121,15 @@ class ScalingConfig(SettingsModel):
         description="The value per replica the scaler holds the signal at.",
         examples=[16],
     )
+    # Both reach int32 fields of the IEC (the API server refuses more than INT32_MAX).
     cooldown_seconds: int = Field(
-        300, ge=0, description="Seconds after the last trigger before scaling in (cooldownPeriod)."
+        300,
+        ge=0,
+        le=INT32_MAX,
+        description="Seconds after the last trigger before scaling in (cooldownPeriod).",
     )
     scale_down_stabilization_seconds: int = Field(
-        300, ge=0, description="Seconds of lower demand before removing replicas."
+        300, ge=0, le=INT32_MAX, description="Seconds of lower demand before removing replicas."
     )
 
 

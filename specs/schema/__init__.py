@@ -14,6 +14,7 @@ from typing import Any
 
 import jsonschema
 
+from core.units import INT32_MAX, INT64_MAX
 from core.vocabulary import IEC_API_VERSION as API_VERSION
 from core.vocabulary import IEC_KIND as KIND
 from specs.schema.extract import schema_file
@@ -21,6 +22,7 @@ from specs.schema.extract import schema_file
 # Versions we keep a schema for; a newer operator is checked against the newest one.
 SCHEMA_VERSIONS = ("3.2", "3.3")
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?$")
+_INT_RANGES = {"int32": (-INT32_MAX - 1, INT32_MAX), "int64": (-INT64_MAX - 1, INT64_MAX)}
 
 
 def schema_version_for(operator_version: str) -> str:
@@ -91,7 +93,8 @@ def _to_json_schema(node: Any, strict: bool) -> Any:
 
     `x-kubernetes-int-or-string` means "integer or string" whatever `type` says; with `strict`,
     objects with declared properties get `additionalProperties: false` unless Kubernetes
-    preserves unknown fields there. `format: int32/int64` is left for jsonschema to ignore.
+    preserves unknown fields there. `format: int32/int64` becomes the range the API server
+    holds such a field to (jsonschema ignores formats it does not know; the API server does not).
     """
     if isinstance(node, list):
         return [_to_json_schema(n, strict) for n in node]
@@ -105,6 +108,10 @@ def _to_json_schema(node: Any, strict: bool) -> Any:
             out[key] = _to_json_schema(value, strict)
         else:
             out[key] = value
+    if out.get("type") == "integer" and out.get("format") in _INT_RANGES:
+        low, high = _INT_RANGES[out["format"]]
+        out["minimum"] = max(out.get("minimum", low), low)
+        out["maximum"] = min(out.get("maximum", high), high)
     if out.get("x-kubernetes-int-or-string"):
         out.pop("type", None)
         out.setdefault("anyOf", [{"type": "integer"}, {"type": "string"}])

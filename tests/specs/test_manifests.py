@@ -11,9 +11,11 @@ import pytest
 import yaml
 
 from core.catalog import DPD_INSTANCE_TYPES
+from core.units import INT32_MAX
 from hyperpod_dpd.offline.planner import kubernetes_manifests, render_manifest
 from specs.schema import validate_manifest
 from tests.conftest import edit, run_stack, stack_raw
+from tests.settings.problems import only_problem
 
 GOLDEN = Path(__file__).parent / "golden"
 NS = "hyperpod-dpd"
@@ -128,3 +130,18 @@ def test_dpd_and_colocated_differ_only_where_they_should():
     assert "pdSpec" in dpd and "pdSpec" not in colocated
     changed = {k for k in dpd.keys() | colocated.keys() if dpd.get(k) != colocated.get(k)}
     assert changed == {"pdSpec", "replicas", "worker"}
+
+
+def test_autoscaling_at_the_largest_values_the_settings_take_is_valid_for_the_crd():
+    """The settings' bounds are the CRD's: at INT32_MAX the manifest is valid; one more is
+    refused by the settings, naming the key, before anything is rendered."""
+    scaling = {"minReplicas": 1, "maxReplicas": 1, "metric": "waiting-requests", "target": 4,
+               "cooldownSeconds": INT32_MAX, "scaleDownStabilizationSeconds": INT32_MAX}  # fmt: skip
+    raw, stack = _dev(("endpoint.autoscaling", {"prefill": scaling, "decode": dict(scaling)}))
+    manifests = kubernetes_manifests(run_stack(raw, stack=stack))
+    (iec,) = [m for name, m in manifests.items() if name.startswith("inferenceendpointconfig.")]
+    assert validate_manifest(yaml.safe_load(render_manifest(iec)), "3.3") == []
+    key = f"{NS}:endpoint.autoscaling.decode.cooldownSeconds"
+    edit(raw, key, INT32_MAX + 1)
+    message = only_problem(raw)
+    assert message.startswith(f"{key}: got {INT32_MAX + 1}; allowed: <= {INT32_MAX}")

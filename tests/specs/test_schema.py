@@ -141,3 +141,14 @@ def test_load_schema_returns_a_copy_with_the_required_fields():
     assert load_schema("3.3")["properties"]  # the cached original is untouched
     assert "modelCacheConfig" in load_schema("3.3")["properties"]["spec"]["properties"]
     assert "modelCacheConfig" not in load_schema("3.2")["properties"]["spec"]["properties"]
+
+
+@pytest.mark.parametrize("version", ["3.2", "3.3"])
+def test_an_int32_field_beyond_its_range_is_refused_as_the_api_server_does(dpd, version):
+    """`format: int32` is a range to the API server (kube-openapi IsValueValidAgainstRange)."""
+    scaling = {"minReplicaCount": 1, "maxReplicaCount": 2, "cooldownPeriod": 2**31 - 1}
+    dpd["spec"]["autoScalingSpec"] = scaling
+    assert validate_manifest(dpd, version) == []
+    scaling["cooldownPeriod"] = 2**31
+    (error,) = validate_manifest(dpd, version)
+    assert error.startswith("spec.autoScalingSpec.cooldownPeriod: 2147483648 is greater than")
