@@ -107,9 +107,22 @@ def _ec2(prefix: str, kind: str) -> Callable[[FakeCloud, str, dict[str, Any]], t
     return build
 
 
-def _autoname(name: str, inputs: dict[str, Any], key: str = "name") -> str:
-    """Pulumi's auto-naming: the logical name plus a random suffix, here a stable one."""
-    return inputs.get(key) or f"{name}-{_hex('autoname', name, n=7)}"
+def _autoname(
+    name: str, inputs: dict[str, Any], key: str = "name", max_length: int | None = None
+) -> str:
+    """Pulumi's auto-naming: the logical name plus a random suffix, here a stable one. Where
+    the provider caps the name's length (tfbridge AutoName(key, max_length, "-")), a logical
+    name too long for it fails as the provider fails it, never cut to fit: `pulumi up` cuts
+    nothing either."""
+    given = inputs.get(key)
+    if given:
+        return given
+    physical = f"{name}-{_hex('autoname', name, n=7)}"
+    if max_length is not None and len(physical) > max_length:
+        raise ValueError(
+            f"name '{name}-' plus 7 random chars is longer than maximum length {max_length}"
+        )
+    return physical
 
 
 def _iam_role(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
@@ -207,11 +220,16 @@ def _named(service: str, kind: str) -> Callable[[FakeCloud, str, dict[str, Any]]
     return build
 
 
+# pulumi-aws names aws_lb and aws_lb_target_group with AutoName("name", 32, "-") (ELB's limit).
+ELB_NAME_MAX = 32
+
+
 def _load_balancing(kind: str) -> Callable[[FakeCloud, str, dict[str, Any]], tuple[str, dict]]:
     """An ALB, target group or listener: ids are their ARNs; a load balancer has a DNS name."""
 
     def build(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
-        physical = _autoname(name, inputs)[:32]
+        capped = kind != "listener/app"  # a listener has no name of its own
+        physical = _autoname(name, inputs, max_length=ELB_NAME_MAX if capped else None)
         arn = cloud.arn("elasticloadbalancing", f"{kind}/{physical}/{_hex(kind, name, n=16)}")
         state = {**inputs, "arn": arn}
         if kind == "loadbalancer/app":

@@ -103,3 +103,17 @@ def test_a_nested_components_children_carry_the_whole_chain():
         "urn:pulumi:dev::hyperpod-dpd::hyperpod-dpd:infra:InferenceOperator"
         "$hyperpod-dpd:infra:SecureBucket$aws:s3/bucket:Bucket::inference-operator-tls-bucket"
     )
+
+
+def test_a_load_balancer_name_too_long_to_auto_name_fails_as_the_provider_fails_it():
+    """pulumi-aws auto-names ALBs and target groups with at most 32 characters and a 7-character
+    suffix after a hyphen: a logical name of 24 fits, 25 does not (the fake once cut it to fit, hiding it)."""
+    cloud = FakeCloud(region="us-east-2")
+    for kind in ("aws:lb/targetGroup:TargetGroup", "aws:lb/loadBalancer:LoadBalancer"):
+        _, state = cloud.create(kind, "t" * 24, {})
+        assert len(state["name"]) == 32
+        with pytest.raises(
+            ValueError, match="plus 7 random chars is longer than maximum length 32"
+        ):
+            cloud.create(kind, "t" * 25, {})
+        assert cloud.create(kind, "t" * 40, {"name": "given"})[1]["name"] == "given"
