@@ -8,13 +8,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from core.vocabulary import TRAFFIC_SPLIT_NAME, target_group_name
+from settings.endpoint_names import router_service
 from settings.endpoints import EndpointEntry, scaling_of
 from settings.errors import ConfigProblem, full_key, set_fix
 
+# pulumi-aws auto-names aws_lb_target_group with at most 32 characters (provider/aliases.go:
+# tfbridge.AutoName("name", 32, "-"), CreateTargetGroup's limit): the logical name, "-" and 7
+# random characters (pulumi-terraform-bridge's AutoName). Longer fails the provider's Check, so
+# every `pulumi preview` and `up` of the stack: "name '...-' plus 7 random chars is longer than
+# maximum length 32" (with --skip-preview, after what was registered before it is created).
+TARGET_GROUP_NAME_MAX = 32
+AUTONAME_SUFFIX = len("-") + 7
+# The longest endpoint key a split takes: its target group is named after it (specs/traffic.py).
+TRAFFIC_KEY_MAX = (
+    TARGET_GROUP_NAME_MAX - AUTONAME_SUFFIX - len(target_group_name(TRAFFIC_SPLIT_NAME, ""))
+)
+
 
 def check_traffic(traffic: Mapping[str, int], listed: list[EndpointEntry]) -> list[ConfigProblem]:
-    """Weights of endpoints that exist, from 0 to 100, summing to 100; none on an endpoint that
-    can have no replicas (an autoscaler that may scale a pool to zero)."""
+    """Weights of endpoints that exist, from 0 to 100, summing to 100, on keys a target group
+    can be named after; none on an endpoint that can have no replicas (an autoscaler that may
+    scale a pool to zero)."""
     if not traffic:
         return []
     key = full_key(("traffic",))
@@ -90,7 +105,62 @@ def check_traffic(traffic: Mapping[str, int], listed: list[EndpointEntry]) -> li
                     + f", or weight 0: {set_fix(f'{key}.{name}', 0)}",
                 )
             )
+    problems += _check_key_lengths(traffic, listed)
     return problems
+
+
+def _check_key_lengths(
+    traffic: Mapping[str, int], listed: list[EndpointEntry]
+) -> list[ConfigProblem]:
+    """Each endpoint of the split has a key its target group's auto-name fits (TRAFFIC_KEY_MAX).
+    The key is the user's (it names the endpoint's resources too): the fix renames it in both
+    maps, to the key cut to fit (see _shorter_key)."""
+    by_key = {x.key: x for x in listed if x.key is not None}
+    # What the renamed endpoints must not take: the other keys and router Services, and what
+    # an earlier fix here proposes.
+    keys = set(by_key)
+    services = {router_service(x.config.name, x.config.namespace) for x in listed}
+    problems = []
+    for name in sorted(traffic):
+        entry = by_key.get(name)
+        if entry is None or len(name) <= TRAFFIC_KEY_MAX:
+            continue  # an unknown key is refused above
+        key = full_key(("traffic", name))
+        tg = target_group_name(TRAFFIC_SPLIT_NAME, name)
+        allowed = (
+            f"an endpoint key of at most {TRAFFIC_KEY_MAX} characters ({len(name)} here): the "
+            f"split's target group is auto-named '{tg}-' plus 7 random characters, and "
+            f"pulumi-aws names target groups with at most {TARGET_GROUP_NAME_MAX}"
+        )
+        short = _shorter_key(entry, keys, services)
+        if short is None:
+            fix = f"rename the endpoint to a key of at most {TRAFFIC_KEY_MAX} characters"
+        else:
+            keys.add(short)
+            if entry.config.name == name:
+                services.add(router_service(short, entry.config.namespace))
+            fix = (
+                f"rename {full_key(('endpoints', name))} to {full_key(('endpoints', short))} "
+                f"and rename {key} to {full_key(('traffic', short))} (the endpoint's resources "
+                f"are named after its key: a deployed one is replaced)"
+            )
+        problems.append(ConfigProblem(key, name, allowed, fix))
+    return problems
+
+
+def _shorter_key(entry: EndpointEntry, keys: set[str], services: set[str]) -> str | None:
+    """The key cut to TRAFFIC_KEY_MAX, else cut shorter and ending -2 ... -9: the first that is
+    no key in `keys` and, when the endpoint's name is its key (and so follows the rename), gives
+    a router Service that is none of `services`."""
+    name = entry.key or ""
+    follows = entry.config.name == name
+    stem = name[:TRAFFIC_KEY_MAX].rstrip("-")
+    cut = name[: TRAFFIC_KEY_MAX - 2].rstrip("-")
+    for candidate in [stem, *(f"{cut}-{n}" for n in range(2, 10))]:
+        clash = follows and router_service(candidate, entry.config.namespace) in services
+        if candidate not in keys and not clash:
+            return candidate
+    return None
 
 
 def _to_100(traffic: Mapping[str, int]) -> dict[str, int]:

@@ -1,10 +1,12 @@
-"""The names several endpoints give Kubernetes, each taken once: one InferenceEndpointConfig and
-one router Service per endpoint (settings/endpoint_names.py). Each fix printed is followed on
-the same stack, which then parses."""
+"""The names several endpoints give Kubernetes and AWS, each taken once and within its limit:
+one InferenceEndpointConfig and one router Service per endpoint (settings/endpoint_names.py),
+a traffic key its target group's auto-name fits (settings/traffic.py). Each fix printed is
+followed on the same stack, which then parses."""
 
 from __future__ import annotations
 
 from settings import parse_settings
+from settings.traffic import TRAFFIC_KEY_MAX
 from tests.conftest import canary_raw, edit
 from tests.settings.problems import followed, only_problem, problems_of
 
@@ -16,6 +18,13 @@ def _named(raw, key, name, namespace=None):
     edit(raw, f"{ENDPOINTS}.{key}.name", name)
     if namespace is not None:
         edit(raw, f"{ENDPOINTS}.{key}.namespace", namespace)
+    return raw
+
+
+def _renamed(raw, old, new):
+    """The canary stack with endpoint `old` keyed `new`, in endpoints and traffic."""
+    raw[ENDPOINTS][new] = raw[ENDPOINTS].pop(old)
+    raw[f"{NS}:traffic"][new] = raw[f"{NS}:traffic"].pop(old)
     return raw
 
 
@@ -94,3 +103,51 @@ def test_a_proposed_name_is_cut_to_the_router_services_63_characters():
     proposed = f"{'a' * 16}-candidate"
     assert f"'{ENDPOINTS}.candidate.name' {proposed} " in message
     assert parse_settings(followed(raw, message)).endpoints["candidate"].name == proposed
+
+
+# --- a traffic key its target group's name fits -------------------------------------------------
+
+
+def test_a_traffic_key_too_long_for_its_target_group_is_refused():
+    long_key = "candidate-llama-70b"  # 19 characters
+    raw = _renamed(canary_raw(), "candidate", long_key)
+    message = only_problem(raw)
+    assert message.startswith(f"{NS}:traffic.{long_key}: got '{long_key}'; allowed: an endpoint ")
+    assert f"at most {TRAFFIC_KEY_MAX} characters (19 here)" in message
+    assert f"auto-named 'traffic-{long_key}-' plus 7 random characters" in message
+    # Cut to 16 ('candidate-llama-'), without the hyphen a key cannot end in.
+    assert (
+        f"rename {ENDPOINTS}.{long_key} to {ENDPOINTS}.candidate-llama and rename "
+        f"{NS}:traffic.{long_key} to {NS}:traffic.candidate-llama " in message
+    )
+
+
+def test_the_printed_key_rename_makes_the_problem_go():
+    raw = _renamed(canary_raw(), "candidate", "candidate-llama-70b")
+    s = parse_settings(followed(raw, only_problem(raw)))
+    assert s.traffic == {"baseline": 95, "candidate-llama": 5}
+    assert s.endpoints["candidate-llama"].mode == "dpd"
+
+
+def test_a_traffic_key_of_the_longest_length_is_taken():
+    key = "c" * TRAFFIC_KEY_MAX
+    assert key in parse_settings(_renamed(canary_raw(), "candidate", key)).traffic
+
+
+def test_a_long_key_outside_the_split_is_taken():
+    """No target group is named after an endpoint the split does not name."""
+    raw = _renamed(canary_raw(), "candidate", "candidate-llama-70b")
+    raw[f"{NS}:traffic"] = {}
+    assert "candidate-llama-70b" in parse_settings(raw).endpoints
+
+
+def test_two_long_keys_cut_alike_get_keys_of_their_own():
+    raw = _renamed(canary_raw(), "candidate", "candidate-canary-one")
+    _renamed(raw, "baseline", "candidate-canary-two")
+    problems = problems_of(raw)
+    assert len(problems) == 2, problems
+    assert f"to {NS}:traffic.candidate-canary " in problems[0]
+    assert f"to {NS}:traffic.candidate-cana-2 " in problems[1]
+    for message in problems:
+        raw = followed(raw, message)
+    assert parse_settings(raw).traffic == {"candidate-cana-2": 95, "candidate-canary": 5}
