@@ -1,7 +1,9 @@
 """`hyperpod-dpd:traffic`: one stable URL in front of several endpoints, with a weighted split.
 
 Integer percent per endpoint key, summing to 100. Moving weight (5 -> 50 -> 100 to promote a
-candidate, 0 to roll it back) changes only the routing objects, never an endpoint.
+candidate, 0 to roll it back) changes only the routing objects, never an endpoint. Here too the
+rule of who may scale to no replicas: only a pool no request is sent to, or one whose signal is
+there with no pod of its own.
 """
 
 from __future__ import annotations
@@ -28,8 +30,12 @@ TRAFFIC_KEY_MAX = (
 
 def check_traffic(traffic: Mapping[str, int], listed: list[EndpointEntry]) -> list[ConfigProblem]:
     """Weights of endpoints that exist, from 0 to 100, summing to 100, on keys a target group
-    can be named after; none on an endpoint that can have no replicas (an autoscaler that may
-    scale a pool to zero)."""
+    can be named after; no pool that may scale to zero unless it is sent no request or its
+    signal does not need its pods (check_scale_from_zero, with or without a split)."""
+    return _check_weights(traffic, listed) + check_scale_from_zero(traffic, listed)
+
+
+def _check_weights(traffic: Mapping[str, int], listed: list[EndpointEntry]) -> list[ConfigProblem]:
     if not traffic:
         return []
     key = full_key(("traffic",))
@@ -76,35 +82,6 @@ def check_traffic(traffic: Mapping[str, int], listed: list[EndpointEntry]) -> li
                 "and 0 promote or roll back",
             )
         )
-    by_key = {x.key: x for x in listed}
-    for name, weight in traffic.items():
-        entry = by_key.get(name)
-        if entry is None or weight <= 0:
-            continue
-        idle = [
-            pool
-            for pool in entry.pools()
-            if (scaling := scaling_of(entry.config, pool)) is not None and scaling.min_replicas == 0
-        ]
-        if idle:
-            problems.append(
-                ConfigProblem(
-                    f"{key}.{name}",
-                    weight,
-                    f"0 while {name}'s {' and '.join(idle)} pool may scale to no replicas "
-                    "(autoscaling.minReplicas 0): its share of requests would find no pod",
-                    " and ".join(
-                        set_fix(
-                            entry.config_key(
-                                "autoscaling", *(() if p == "colocated" else (p,)), "minReplicas"
-                            ),
-                            1,
-                        )
-                        for p in idle
-                    )
-                    + f", or weight 0: {set_fix(f'{key}.{name}', 0)}",
-                )
-            )
     problems += _check_key_lengths(traffic, listed)
     return problems
 
@@ -161,6 +138,52 @@ def _shorter_key(entry: EndpointEntry, keys: set[str], services: set[str]) -> st
         if candidate not in keys and not clash:
             return candidate
     return None
+
+
+def check_scale_from_zero(
+    traffic: Mapping[str, int], listed: list[EndpointEntry]
+) -> list[ConfigProblem]:
+    """autoscaling minReplicas 0 only where the pool comes back: an endpoint the split sends no
+    request (weight 0 in `traffic`, an idle canary), or a pool scaling on a query of the user's,
+    which may read a signal that is there with no pod (the router's). A built-in metric is a
+    query over the pool's own pods (specs/scaling.py query_of: pod=~"prefill-<name>-.*"): with
+    no pod it returns nothing, KEDA's prometheus scaler takes an empty result as no demand
+    (ignoreNullValues, true by default) and never activates the pool, and its requests find no
+    pod. The one rule of scale-to-zero: weight or no split, one endpoint or several."""
+    problems = []
+    for entry in listed:
+        weight = traffic.get(entry.key) if entry.key is not None else None
+        if weight == 0:
+            continue
+        for pool in entry.pools():
+            scaling = scaling_of(entry.config, pool)
+            if scaling is not None and scaling.min_replicas == 0 and scaling.query is None:
+                problems.append(_no_way_back(entry, pool, scaling.metric, weight, traffic))
+    return problems
+
+
+def _no_way_back(
+    entry: EndpointEntry,
+    pool: str,
+    metric: str | None,
+    weight: int | None,
+    traffic: Mapping[str, int],
+) -> ConfigProblem:
+    key = entry.config_key("autoscaling", *(() if pool == "colocated" else (pool,)), "minReplicas")
+    sent = "its router is reached directly" if weight is None else f"{weight}% of traffic"
+    allowed = (
+        f"at least 1 while the {pool} pool scales on {metric or 'a built-in metric'} ({sent}): "
+        "the metric is read from the pool's own pods, so with none KEDA sees no demand and "
+        "never scales it up from 0, and its requests find no pod; 0 only for an endpoint with "
+        "weight 0 in hyperpod-dpd:traffic, or with a query of your own"
+    )
+    fix = set_fix(key, 1)
+    rest = {**traffic, entry.key: 0} if weight is not None else {}
+    if sum(rest.values()) > 0 and all(0 <= w <= 100 for w in rest.values()):
+        # Or idle it: the others keep their shares, summing to 100 again.
+        idle = set_fix(full_key(("traffic",)), _to_100(rest))
+        fix += f", or weight 0 (an idle canary): {idle}"
+    return ConfigProblem(key, 0, allowed, fix)
 
 
 def _to_100(traffic: Mapping[str, int]) -> dict[str, int]:
