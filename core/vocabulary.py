@@ -77,6 +77,17 @@ ROUTER_SERVICE = "{name}-{namespace}-routing-service"
 ROUTER_PORT = 443
 
 
+# The weighted split in front of several endpoints: its component's name (the first part of its
+# resources' names, so of their URNs: a contract) and its target group per endpoint key.
+TRAFFIC_SPLIT_NAME = "traffic"
+
+
+def target_group_name(split: str, key: str) -> str:
+    """The logical name of split `split`'s target group for endpoint `key`: Pulumi auto-names the
+    AWS target group after it (settings/traffic.py keeps that within AWS's length)."""
+    return f"{split}-{key}"
+
+
 def router_url(name: str, namespace: str) -> str:
     """The router's in-cluster chat completions URL for endpoint `namespace`/`name`."""
     service = ROUTER_SERVICE.format(name=name, namespace=namespace)

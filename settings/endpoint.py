@@ -106,7 +106,13 @@ class ScalingConfig(SettingsModel):
     """One pool's autoscaling (KEDA, through the operator's autoScalingSpec): between
     minReplicas and maxReplicas on one Prometheus signal of the stack's workspace."""
 
-    min_replicas: int = Field(1, ge=0, description="Replicas at the least (minReplicaCount).")
+    min_replicas: int = Field(
+        1,
+        ge=0,
+        description="Replicas at the least (minReplicaCount). 0 only with a query of your own, or "
+        "for an endpoint with weight 0 in traffic: a metric is read from the pool's own pods, so "
+        "with none the pool never scales up again.",
+    )
     max_replicas: int = Field(ge=1, description="Replicas at the most (maxReplicaCount).")
     metric: ScalingMetric | None = Field(
         None,

@@ -15,6 +15,7 @@ from core.catalog import gpus_per_node
 from core.vocabulary import DPD_ROLES, endpoint_config_path, endpoint_resource_name
 from settings.cluster import InstanceGroups, gpu_groups, groups_with_role
 from settings.endpoint import AutoscalingConfig, EndpointConfig, ScalingConfig
+from settings.endpoint_names import check_unique_names
 from settings.errors import ConfigProblem, full_key, set_fix
 
 
@@ -104,7 +105,8 @@ def check_endpoints(
 ) -> list[ConfigProblem]:
     """One way to declare endpoints; each pinned group exists and fits; autoscaling is whole; no
     group is promised more GPUs than it has, at every endpoint's maximum replicas (one endpoint
-    at fixed replicas: the role-capacity policy judges that, as it always has)."""
+    at fixed replicas: the role-capacity policy judges that, as it always has); no two render
+    the same Kubernetes names (settings/endpoint_names.py)."""
     if endpoint_given and endpoints:
         key = full_key(("endpoints",))
         return [
@@ -123,7 +125,7 @@ def check_endpoints(
     scaled = any(entry.config.autoscaling is not None for entry in all_entries)
     if not problems and (len(all_entries) > 1 or scaled):
         problems += _check_gpu_budget(all_entries, groups)
-    return problems
+    return problems + check_unique_names(endpoints)
 
 
 def _check_pins(entry: EndpointEntry, groups: InstanceGroups) -> list[ConfigProblem]:

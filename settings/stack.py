@@ -49,7 +49,7 @@ from settings.jobs import JobsConfig
 from settings.network import NetworkConfig, check_vpc, check_zones
 from settings.observability import ObservabilityConfig
 from settings.policy import PolicyConfig, check_policy_names
-from settings.traffic import check_traffic
+from settings.traffic import TARGET_GROUP_NAME_MAX, TRAFFIC_KEY_MAX, check_traffic
 from settings.vllm_args import check_role_args
 
 
@@ -111,12 +111,15 @@ class StackSettings(SettingsModel):
         default_factory=dict,
         description="Several endpoints, keyed by name (instead of endpoint): each value takes "
         "endpoint's keys and defaults, its name defaulting to the key; its resources are named "
-        "endpoint-<key>.",
+        "endpoint-<key>. No two may share a name in one namespace, nor a router Service name "
+        "(<name>-<namespace>-routing-service).",
     )
     traffic: dict[str, int] = Field(
         default_factory=dict,
         description="One stable URL in front of the endpoints named here, with a weighted split: "
-        "integer percent per endpoint key, summing to 100 (e.g. baseline 95, candidate 5).",
+        "integer percent per endpoint key, summing to 100 (e.g. baseline 95, candidate 5). A key "
+        f"here has at most {TRAFFIC_KEY_MAX} characters (its target group is auto-named "
+        f"traffic-<key>-<7 random>, in at most {TARGET_GROUP_NAME_MAX}).",
     )
 
     @model_validator(mode="after")

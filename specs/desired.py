@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from core.refs import ref
 from core.regions import partition_of
-from core.vocabulary import ENDPOINT_NAMESPACES
+from core.vocabulary import ENDPOINT_NAMESPACES, TRAFFIC_SPLIT_NAME
 from core.vocabulary import cluster_name as stack_cluster_name
 from settings.stack import StackSettings
 from specs.base import Desired
@@ -40,7 +40,7 @@ OBSERVABILITY, OPERATOR, CHECKPOINT, ENDPOINT = (
 )
 BENCHMARK = "benchmark"
 NAMESPACES = "endpoint-namespaces"  # several endpoints: their namespaces, one resource each
-TRAFFIC = "traffic"  # the weighted split in front of them
+TRAFFIC = TRAFFIC_SPLIT_NAME  # the weighted split in front of them (core/vocabulary.py)
 # Outputs that are not a child resource's: an invoke's, a component's, the config's.
 ACCOUNT_ID = ref("aws", "accountId")
 HF_TOKEN = ref("config", "hfToken")

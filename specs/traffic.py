@@ -27,6 +27,7 @@ from core.vocabulary import (
     SG_EGRESS_TYPE,
     SG_INGRESS_TYPE,
     TRAFFIC_SPLIT,
+    target_group_name,
 )
 from settings.stack import StackSettings
 from specs.base import Desired
@@ -109,7 +110,7 @@ def traffic_split(
         e = by_key[key]
         tg = Desired(
             TARGET_GROUP_TYPE,
-            f"{name}-{key}",
+            target_group_name(name, key),
             parents,
             {
                 "targetType": "ip",

@@ -142,18 +142,6 @@ def test_bad_weights_are_refused_naming_the_key(traffic, names):
     assert any(names in p for p in problems_of(raw))
 
 
-def test_weight_on_an_endpoint_that_can_scale_to_nothing_is_refused():
-    raw = canary_raw()
-    edit(raw, f"{NS}:endpoints.candidate.autoscaling", {
-        "prefill": {"minReplicas": 0, "maxReplicas": 1, "metric": "waiting-requests", "target": 4},
-    })  # fmt: skip
-    message = only_problem(raw)
-    assert message.startswith("hyperpod-dpd:traffic.candidate: got 5")
-    assert "prefill pool may scale to no replicas" in message
-    raw[f"{NS}:traffic"] = {"baseline": 100, "candidate": 0}
-    parse_settings(raw)  # rolled back: no weight, no problem
-
-
 def test_autoscaling_needs_the_prometheus_workspace_of_observability():
     raw = canary_raw()
     edit(raw, f"{NS}:observability.enabled", False)
