@@ -10,13 +10,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core.catalog import INSTANCES
+from core.gpu_types import worker_amounts
 from core.vllm_args import VLLM_UTILIZATION, flag_value, merge_args
 from core.vocabulary import (
     ANNOTATION_PREFIX,
     DPD_ROLES,
-    EFA_RESOURCE,
-    GPU_RESOURCE,
     IEC_TYPE,
     INFERENCE_ENDPOINT,
     MODE_LABEL,
@@ -45,7 +43,6 @@ from specs.scaling import pool_autoscaling, server_address
 
 PORT = 8000
 MODEL_PATH = "/opt/ml/model"
-GPU, EFA = GPU_RESOURCE, EFA_RESOURCE
 SHM_VOLUME = "dshm"
 # A 70B model loads from S3 in 5-10 minutes (field-problems.md row 15); the startup probe
 # allows 30 minutes before the kubelet restarts a worker that is still loading.
@@ -93,16 +90,15 @@ def role_args(s: StackSettings, role: str) -> list[str]:
 
 def node_resources(instance_type: str) -> Resources:
     """A worker gets the node: all GPUs and EFA interfaces, half the CPUs and memory (the rest
-    is for the nginx and OpenTelemetry sidecars and the node's daemons)."""
-    amounts = {GPU: "8", "cpu": "96", "memory": "1024Gi"}
-    spec = INSTANCES.get(instance_type)
-    if spec is not None:
-        amounts = {
-            GPU: str(spec.gpu_count),
-            EFA: str(spec.efa_interfaces),
-            "cpu": str(spec.vcpus // 2),
-            "memory": f"{spec.memory_mib // 2 // 1024}Gi",
-        }
+    is for the nginx and OpenTelemetry sidecars and the node's daemons), from the type's own
+    numbers (core/gpu_types.py worker_amounts). The settings refuse a GPU group of a type
+    without them (settings/gpu_groups.py): there is no default to fall back to."""
+    amounts = worker_amounts(instance_type)
+    if amounts is None:
+        raise ValueError(
+            f"no GPU numbers for instance type {instance_type!r}: the settings refuse a GPU "
+            "group of it (settings/gpu_groups.py), so these settings were not checked"
+        )
     return Resources(requests=dict(amounts), limits=dict(amounts))
 
 
