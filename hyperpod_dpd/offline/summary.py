@@ -61,7 +61,12 @@ def endpoint_facts(settings: StackSettings) -> list[tuple[str, str]]:
 def render_sizing(settings: StackSettings, level: str = "##") -> list[str]:
     r = endpoint_sizing(settings)
     if r is None:
-        return ["", f"{level} Sizing", "", "Not sized: the decode instance type is not a DPD type."]
+        return [
+            "",
+            f"{level} Sizing",
+            "",
+            "Not sized: no GPU group with known numbers serves the decoder.",
+        ]
     gib = 2**30
     lines = [
         "",
