@@ -65,6 +65,25 @@ def worker_amounts(instance_type: str) -> dict[str, str] | None:
     return amounts
 
 
+def pool_amounts(instance_types: Iterable[str]) -> dict[str, str] | None:
+    """What one worker of a pool whose pods may land on a node of any of `instance_types`
+    requests: each amount the least of the types' worker_amounts, so that it fits a node of
+    every one (a pod sized for one type stays Pending on another with fewer EFA interfaces or
+    less memory); the EFA resource only when every type has EFA. One type: its worker_amounts.
+    None when a type has no numbers (or none is given)."""
+    each = [worker_amounts(t) for t in dict.fromkeys(instance_types)]
+    if not each or any(a is None for a in each):
+        return None
+    if len(each) == 1:
+        return each[0]
+    least: dict[str, str] = {}
+    for name in each[0]:
+        if all(name in a for a in each):
+            numbers = [int(a[name].removesuffix("Gi")) for a in each]
+            least[name] = f"{min(numbers)}Gi" if name == "memory" else str(min(numbers))
+    return least
+
+
 def worker_fits_node(instance_type: str) -> bool:
     """The worker's CPU and memory fit an empty node's allocatable (True for a type whose EC2
     numbers are unknown but the catalog has: the catalog's numbers are EC2's)."""

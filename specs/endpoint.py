@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core.gpu_types import worker_amounts
+from core.gpu_types import pool_amounts
 from core.vllm_args import VLLM_UTILIZATION, flag_value, merge_args
 from core.vocabulary import (
     ANNOTATION_PREFIX,
@@ -88,16 +88,17 @@ def role_args(s: StackSettings, role: str) -> list[str]:
     return merge_args(["--max-num-seqs", str(e.decode.max_num_seqs), *tp], e.decode.args)
 
 
-def node_resources(instance_type: str) -> Resources:
+def node_resources(*instance_types: str) -> Resources:
     """A worker gets the node: all GPUs and EFA interfaces, half the CPUs and memory (the rest
     is for the nginx and OpenTelemetry sidecars and the node's daemons), from the type's own
-    numbers (core/gpu_types.py worker_amounts). The settings refuse a GPU group of a type
-    without them (settings/gpu_groups.py): there is no default to fall back to."""
-    amounts = worker_amounts(instance_type)
+    numbers (core/gpu_types.py); a pool on groups of several types, the least of each, so it
+    fits every node it may land on. The settings refuse a GPU group of a type without numbers
+    (settings/gpu_groups.py): there is no default to fall back to."""
+    amounts = pool_amounts(instance_types)
     if amounts is None:
         raise ValueError(
-            f"no GPU numbers for instance type {instance_type!r}: the settings refuse a GPU "
-            "group of it (settings/gpu_groups.py), so these settings were not checked"
+            f"no GPU numbers for instance types {list(instance_types)}: the settings refuse a "
+            "GPU group of such a type (settings/gpu_groups.py), so these were not checked"
         )
     return Resources(requests=dict(amounts), limits=dict(amounts))
 
@@ -133,7 +134,7 @@ def build_endpoint(
     where = placement_of(s, entry)
     merged = {**default_environment(s), **e.environment_variables}
     env = {k: v for k, v in merged.items() if v is not None}  # null removes a default
-    decode_type = where.pool_types["decode" if pd else "colocated"]
+    worker_pool = "decode" if pd else "colocated"
     server = None
     if cluster.prometheus_workspace is not None:
         server = server_address(s.region, cluster.prometheus_workspace)
@@ -143,7 +144,7 @@ def build_endpoint(
         environment_variables=tuple(EnvVar(k, v) for k, v in env.items()),
         # Ignored by the operator for DPD pods (per-role resources apply); required by the CRD
         # and used as is in colocated mode.
-        resources=node_resources(decode_type),
+        resources=node_resources(*where.pool_kinds[worker_pool]),
         container_port=PORT,
         model_mount_path=MODEL_PATH,
         probes=Probes(startup=STARTUP_PROBE, readiness=READINESS_PROBE),
@@ -212,7 +213,7 @@ def _role(s: StackSettings, role: str, replicas: int, where: EndpointPlacement) 
         replicas=replicas,
         args=tuple(role_args(s, role)),
         node_selector=where.selectors[role],
-        resources=node_resources(where.pool_types[role]),
+        resources=node_resources(*where.pool_kinds[role]),
     )
 
 

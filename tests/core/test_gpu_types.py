@@ -15,6 +15,7 @@ from core.gpu_types import (
     compact,
     gpu_spec,
     nearest,
+    pool_amounts,
     worker_amounts,
     worker_fits_node,
 )
@@ -69,6 +70,17 @@ def test_a_workers_amounts_are_its_own_types(name, amounts):
 @pytest.mark.parametrize("name", ["ml.m5.4xlarge", "ml.trn1.32xlarge", "ml.p6e-gb200.36xlarge"])
 def test_no_numbers_without_an_nvidia_gpu_or_ec2_data(name):
     assert gpu_spec(name) is None and worker_amounts(name) is None
+
+
+def test_a_pool_on_several_types_asks_for_the_least_of_each():
+    """A pod sized for a p5 (32 EFA interfaces, 1024 GiB) would stay Pending on an
+    ml.g6e.48xlarge node (4, 1536 GiB in all): the pool asks what both have."""
+    both = {GPU: "8", EFA: "4", "cpu": "96", "memory": "768Gi"}
+    assert pool_amounts(["ml.p5.48xlarge", "ml.g6e.48xlarge"]) == both
+    assert pool_amounts(["ml.p5.48xlarge", "ml.p5.48xlarge"]) == worker_amounts("ml.p5.48xlarge")
+    assert EFA not in pool_amounts(["ml.p5.48xlarge", "ml.g5.4xlarge"])
+    assert pool_amounts(["ml.p5.48xlarge", "ml.p6e-gb200.36xlarge"]) is None
+    assert pool_amounts([]) is None
 
 
 @pytest.mark.parametrize("name", GPU_TYPES)

@@ -129,6 +129,16 @@ def test_a_colocated_worker_requests_its_own_types_numbers(instance_type, amount
     assert resources["resources"] == {"requests": amounts, "limits": amounts}
 
 
+def test_a_colocated_pool_on_two_types_fits_the_nodes_of_both():
+    """The one colocated endpoint of a stack without a colocated group runs on every GPU group:
+    on p5 (32 EFA interfaces) and p5en (16) nodes it asks for 16, not the decode group's 32."""
+    raw = edit(stack_raw("dev"), f"{NS}:endpoint.mode", "colocated")
+    edit(raw, f"{NS}:instanceGroups.prefill.instanceType", "ml.p5en.48xlarge")
+    requests = manifest(raw)["spec"]["worker"]["resources"]["requests"]
+    assert requests == {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "16", "cpu": "96",
+                        "memory": "1024Gi"}  # fmt: skip
+
+
 def test_no_worker_resources_for_a_type_without_gpu_numbers():
     """No default to fall back to: the settings refuse such a GPU group before any spec."""
     with pytest.raises(ValueError, match=r"ml\.p6e-gb200\.36xlarge"):
