@@ -65,7 +65,10 @@ def render_sizing(settings: StackSettings, level: str = "##") -> list[str]:
             "",
             f"{level} Sizing",
             "",
-            "Not sized: no GPU group with known numbers serves the decoder.",
+            (
+                "Not sized: the decoder's instance type is not one the sizing takes (a DPD type "
+                "for DPD, a GPU type with known numbers for colocated)."
+            ),
         ]
     gib = 2**30
     lines = [
