@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.ec2_instances import INSTANCE_FACTS
+
 GIB = 2**30
 MIB = 2**20
 
@@ -255,7 +257,9 @@ class InstanceSpec:
     vcpus: int
     memory_mib: int
     efa_interfaces: int
-    network_gbps: int
+    # The catalog's (EC2 NetworkPerformance); 0 for a type core/gpu_types.py builds from EC2's
+    # numbers, which do not record it as one number. Nothing sizes with it.
+    network_gbps: int = 0
 
     @property
     def gpu_memory_bytes(self) -> int:
@@ -294,6 +298,12 @@ def instance_spec(instance_type: str) -> InstanceSpec:
 
 
 def gpus_per_node(instance_type: str | None) -> int:
-    """The GPUs of one node of `instance_type`; 8 (every DPD type) when the catalog lacks it."""
+    """The GPUs of one node of `instance_type`: the catalog's, else EC2's (core/ec2_instances.py).
+    8, every DPD type's, only for no type or a type without GPU numbers: the settings refuse a GPU
+    group of such a type (settings/gpu_groups.py), so that 8 is only ever printed beside the
+    refusal, never deployed."""
     spec = INSTANCES.get(instance_type or "")
-    return spec.gpu_count if spec else 8
+    facts = INSTANCE_FACTS.get(instance_type or "")
+    if spec is not None:
+        return spec.gpu_count
+    return facts.gpu_count if facts is not None and facts.gpu_count else 8

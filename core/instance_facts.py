@@ -1,6 +1,7 @@
 """The type of core/ec2_instances.py's INSTANCE_FACTS: what EC2's DescribeInstanceTypes says of an
-instance type, the few numbers the settings' capacity checks need (core/node_capacity.py).
-Hand-written; the table itself is generated (scripts/extract_aws_facts.py)."""
+instance type, the few numbers the settings' capacity checks need (core/node_capacity.py) and
+what a GPU worker is sized with on any GPU type (core/gpu_types.py). Hand-written; the table
+itself is generated (scripts/extract_aws_facts.py)."""
 
 from __future__ import annotations
 
@@ -15,3 +16,8 @@ class InstanceFacts(NamedTuple):
     ipv4_per_eni: int  # NetworkInfo.Ipv4AddressesPerInterface (the interface's primary included)
     efa_interfaces: int  # NetworkInfo.EfaInfo.MaximumEfaInterfaces; 0 without EFA
     x86_64: bool  # "x86_64" in ProcessorInfo.SupportedArchitectures
+    # GpuInfo.Gpus (NVIDIA ones: the workers request nvidia.com/gpu). Types without GPUs leave
+    # these at their defaults, and the generated table leaves them out.
+    gpu_count: int = 0  # Count
+    gpu_memory_mib: int = 0  # MemoryInfo.SizeInMiB, per GPU
+    gpu_model: str = ""  # Name, e.g. "A10G"

@@ -11,11 +11,13 @@ name beyond IAM's rules. The facts come from botocore's own service models and e
 read once here so the settings import no botocore (core stays standard library only).
 
 The EC2 numbers of each of those instance types (vCPUs, memory, network interfaces, IPv4
-addresses per interface, EFA interfaces, architecture) come from moto's bundled copy of EC2's
-DescribeInstanceTypes (moto/ec2/resources/instance_types.json.gz, keyed by the EC2 name, without
-`ml.`): the settings check with them that a system node holds the staging Job and that the
-subnets hold the nodes' addresses (core/node_capacity.py). A type moto does not know is left out
-of INSTANCE_FACTS (listed in INSTANCE_FACTS_MISSING); the checks skip it.
+addresses per interface, EFA interfaces, architecture, and the count, memory and name of its
+NVIDIA GPUs) come from moto's bundled copy of EC2's DescribeInstanceTypes
+(moto/ec2/resources/instance_types.json.gz, keyed by the EC2 name, without `ml.`): the settings
+check with them that a system node holds the staging Job and that the subnets hold the nodes'
+addresses (core/node_capacity.py), and size a GPU group's workers on any GPU type
+(core/gpu_types.py). A type moto does not know is left out of INSTANCE_FACTS (listed in
+INSTANCE_FACTS_MISSING): the capacity checks skip it, a GPU group of that type is refused.
 """
 
 from __future__ import annotations
@@ -52,6 +54,11 @@ def instance_facts(info: dict[str, Any]) -> InstanceFacts:
     network = info["NetworkInfo"]
     cards = {c["NetworkCardIndex"]: c for c in network.get("NetworkCards", [])}
     default_card = cards.get(network.get("DefaultNetworkCardIndex", 0))
+    # Only NVIDIA GPUs count: the workers request nvidia.com/gpu (NVIDIA's device plugin).
+    gpus = [g for g in info.get("GpuInfo", {}).get("Gpus", []) if g["Manufacturer"] == "NVIDIA"]
+    if len({(g["Name"], g["MemoryInfo"]["SizeInMiB"]) for g in gpus}) > 1:
+        # One kind per type in every type moto knows; a mixed one would need a per-GPU table.
+        raise SystemExit(f"{info['InstanceType']}: GPUs of more than one kind: {gpus}")
     return InstanceFacts(
         vcpus=info["VCpuInfo"]["DefaultVCpus"],
         memory_mib=info["MemoryInfo"]["SizeInMiB"],
@@ -64,7 +71,17 @@ def instance_facts(info: dict[str, Any]) -> InstanceFacts:
         ipv4_per_eni=network["Ipv4AddressesPerInterface"],
         efa_interfaces=network.get("EfaInfo", {}).get("MaximumEfaInterfaces", 0),
         x86_64="x86_64" in info["ProcessorInfo"]["SupportedArchitectures"],
+        gpu_count=sum(g["Count"] for g in gpus),
+        gpu_memory_mib=gpus[0]["MemoryInfo"]["SizeInMiB"] if gpus else 0,
+        gpu_model=gpus[0]["Name"] if gpus else "",
     )
+
+
+def _facts_text(f: InstanceFacts) -> str:
+    """I(...) with every field; without the GPU fields, at their defaults, for a type that has
+    no GPU."""
+    fields = tuple(f) if f.gpu_count else tuple(f)[: InstanceFacts._fields.index("gpu_count")]
+    return f"I{fields!r}"
 
 
 def _anchored(pattern: str) -> str:
@@ -128,11 +145,13 @@ def render() -> dict[Path, str]:
         "",
         f"MOTO_VERSION = {moto.__version__!r}",
         "# EC2 DescribeInstanceTypes (moto's copy), per HyperPod instance type: I(vcpus,",
-        "# memory_mib, max_enis, default_card_enis, ipv4_per_eni, efa_interfaces, x86_64).",
+        "# memory_mib, max_enis, default_card_enis, ipv4_per_eni, efa_interfaces, x86_64), and for",
+        "# a type with NVIDIA GPUs (gpu_count, gpu_memory_mib per GPU, gpu_model) after them.",
         "INSTANCE_FACTS = {",
-        *(f"    {t!r}: I{tuple(f)!r}," for t, f in sorted(facts.items())),
+        *(f"    {t!r}: {_facts_text(f)}," for t, f in sorted(facts.items())),
         "}",
-        "# HyperPod instance types moto's data does not have: the capacity checks skip them.",
+        "# HyperPod instance types moto's data does not have: the capacity checks skip them, a GPU",
+        "# group of one is refused (core/gpu_types.py).",
         f"INSTANCE_FACTS_MISSING = frozenset({tuple(missing)!r})",
         "",
     ]

@@ -4,8 +4,9 @@ one engine step (--max-num-batched-tokens) fits beside the weights and the KV ca
 
 from __future__ import annotations
 
-from core.catalog import GIB, INSTANCES, SizingError, instance_spec, load_model
+from core.catalog import GIB, INSTANCES, SizingError, load_model
 from core.gpu_memory import StepBudget, step_budget
+from core.gpu_types import gpu_spec
 from core.kv_cache import DOCS_PROMPT_TOKENS
 from core.sizing import SizingReport, size
 from core.vocabulary import PROJECT
@@ -17,16 +18,19 @@ from settings.vllm_args import read_args
 
 
 def size_endpoint(e: EndpointConfig, groups: InstanceGroups) -> SizingReport | None:
-    """Size the endpoint on its decode instance type. None when that type is not one of the
-    five DPD types (the instance-type policy reports it); SizingError on bad model/TP input."""
+    """Size the endpoint on its decode instance type: a colocated one on any GPU type with EC2
+    numbers (core/gpu_types.py), a DPD one on the five DPD types only. None otherwise: DPD on
+    another type is the instance-type policy's to refuse (a TP fix sized for it would mislead),
+    a type without numbers settings/gpu_groups.py's. SizingError on bad model/TP input."""
     if not gpu_groups(groups):
         return None  # config validation reports the missing GPU group
     decode_type = _decoder_type(e, groups)
-    if decode_type not in INSTANCES:
+    instance = gpu_spec(decode_type) if e.mode == "colocated" else INSTANCES.get(decode_type)
+    if instance is None:
         return None
     return size(
         load_model(e.model),
-        instance_spec(decode_type),
+        instance,
         tp=e.role_tp("decode"),
         prompt_tokens=e.expected_prompt_tokens or min(DOCS_PROMPT_TOKENS, e.max_model_len),
         pd_buffer_bytes=e.pd_buffer_size,
@@ -108,12 +112,12 @@ def check_step_budget(
             key = entry.config_key(role, "args")
             value = f"--max-num-batched-tokens {tokens}"
         types = [groups[n].instance_type for n in placement(entry, pool, groups, alone)]
-        known = sorted((INSTANCES[t] for t in types if t in INSTANCES), key=_gpu_memory)
+        known = sorted(filter(None, map(gpu_spec, types)), key=_gpu_memory)
         tp = _number(args.get("--tensor-parallel-size"), int) or e.role_tp(role)
         utilization = _number(args.get("--gpu-memory-utilization"), float)
         max_len = _number(args.get("--max-model-len"), int) or e.max_model_len
         if not known or tokens < 1 or not 0 < (utilization or e.gpu_memory_utilization) <= 1:
-            continue  # no DPD type to judge on (the instance-type policy), or a bad number
+            continue  # no type with GPU numbers (settings/gpu_groups.py), or a bad number
         utilization = utilization or e.gpu_memory_utilization
         budget = step_budget(model, known[0], tp, utilization, max_len, role)
         if budget.holds(tokens) or not budget.largest:

@@ -45,6 +45,7 @@ from settings.endpoint_sizing import check_sizing_inputs, check_step_budget, siz
 from settings.endpoints import EndpointEntry, check_endpoints, entries
 from settings.errors import ConfigProblem, full_key, set_fix
 from settings.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
+from settings.gpu_groups import check_gpu_group_types
 from settings.jobs import JobsConfig
 from settings.network import NetworkConfig, check_vpc, check_zones
 from settings.observability import ObservabilityConfig
@@ -180,6 +181,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *check_kubernetes(s.eks),
         *check_access_entries(s.eks),
         *check_groups(groups, mode),
+        *check_gpu_group_types(groups, listed),
         *check_checkpoint(s.checkpoint),
         *_each(listed, lambda x: check_sizing_inputs(x.config, groups, x.path)),
         *check_policy_names(s.policy),

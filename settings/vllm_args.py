@@ -17,7 +17,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from core.catalog import INSTANCES
+from core.gpu_types import gpu_spec
 from core.vllm_flags import canonical, vllm_aliases, vllm_flags, vllm_version
 from settings.cluster import InstanceGroups
 from settings.endpoint import ColocatedConfig
@@ -219,7 +219,7 @@ def _check_parallel(
     tp = _whole(read, PARALLEL[0]) or e.role_tp(role)
     pp, dp = _whole(read, PARALLEL[1]) or 1, _whole(read, PARALLEL[2]) or 1
     types = {groups[n].instance_type for n in placement(entry, pool, groups, alone)}
-    known = sorted((INSTANCES[t].gpu_count, t) for t in types if t in INSTANCES)
+    known = sorted((spec.gpu_count, t) for t in types if (spec := gpu_spec(t)) is not None)
     if not known or tp * pp * dp <= known[0][0]:
         return []
     gpus, itype = known[0]

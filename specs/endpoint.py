@@ -10,13 +10,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core.catalog import INSTANCES
+from core.gpu_types import pool_amounts
 from core.vllm_args import VLLM_UTILIZATION, flag_value, merge_args
 from core.vocabulary import (
     ANNOTATION_PREFIX,
     DPD_ROLES,
-    EFA_RESOURCE,
-    GPU_RESOURCE,
     IEC_TYPE,
     INFERENCE_ENDPOINT,
     MODE_LABEL,
@@ -45,7 +43,6 @@ from specs.scaling import pool_autoscaling, server_address
 
 PORT = 8000
 MODEL_PATH = "/opt/ml/model"
-GPU, EFA = GPU_RESOURCE, EFA_RESOURCE
 SHM_VOLUME = "dshm"
 # A 70B model loads from S3 in 5-10 minutes (field-problems.md row 15); the startup probe
 # allows 30 minutes before the kubelet restarts a worker that is still loading.
@@ -91,18 +88,18 @@ def role_args(s: StackSettings, role: str) -> list[str]:
     return merge_args(["--max-num-seqs", str(e.decode.max_num_seqs), *tp], e.decode.args)
 
 
-def node_resources(instance_type: str) -> Resources:
+def node_resources(*instance_types: str) -> Resources:
     """A worker gets the node: all GPUs and EFA interfaces, half the CPUs and memory (the rest
-    is for the nginx and OpenTelemetry sidecars and the node's daemons)."""
-    amounts = {GPU: "8", "cpu": "96", "memory": "1024Gi"}
-    spec = INSTANCES.get(instance_type)
-    if spec is not None:
-        amounts = {
-            GPU: str(spec.gpu_count),
-            EFA: str(spec.efa_interfaces),
-            "cpu": str(spec.vcpus // 2),
-            "memory": f"{spec.memory_mib // 2 // 1024}Gi",
-        }
+    is for the nginx and OpenTelemetry sidecars and the node's daemons), from the type's own
+    numbers (core/gpu_types.py); a pool on groups of several types, the least of each, so it
+    fits every node it may land on. The settings refuse a GPU group of a type without numbers
+    (settings/gpu_groups.py): there is no default to fall back to."""
+    amounts = pool_amounts(instance_types)
+    if amounts is None:
+        raise ValueError(
+            f"no GPU numbers for instance types {list(instance_types)}: the settings refuse a "
+            "GPU group of such a type (settings/gpu_groups.py), so these were not checked"
+        )
     return Resources(requests=dict(amounts), limits=dict(amounts))
 
 
@@ -137,7 +134,7 @@ def build_endpoint(
     where = placement_of(s, entry)
     merged = {**default_environment(s), **e.environment_variables}
     env = {k: v for k, v in merged.items() if v is not None}  # null removes a default
-    decode_type = where.pool_types["decode" if pd else "colocated"]
+    worker_pool = "decode" if pd else "colocated"
     server = None
     if cluster.prometheus_workspace is not None:
         server = server_address(s.region, cluster.prometheus_workspace)
@@ -147,7 +144,7 @@ def build_endpoint(
         environment_variables=tuple(EnvVar(k, v) for k, v in env.items()),
         # Ignored by the operator for DPD pods (per-role resources apply); required by the CRD
         # and used as is in colocated mode.
-        resources=node_resources(decode_type),
+        resources=node_resources(*where.pool_kinds[worker_pool]),
         container_port=PORT,
         model_mount_path=MODEL_PATH,
         probes=Probes(startup=STARTUP_PROBE, readiness=READINESS_PROBE),
@@ -216,7 +213,7 @@ def _role(s: StackSettings, role: str, replicas: int, where: EndpointPlacement) 
         replicas=replicas,
         args=tuple(role_args(s, role)),
         node_selector=where.selectors[role],
-        resources=node_resources(where.pool_types[role]),
+        resources=node_resources(*where.pool_kinds[role]),
     )
 
 

@@ -10,7 +10,7 @@ any GPU group of its instance types. The nodes carry both labels (specs/hyperpod
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.vocabulary import DPD_ROLES, GROUP_LABEL, ROLE_LABEL, role_node_selector
@@ -25,6 +25,8 @@ class EndpointPlacement:
     pool_types: dict[str, str]  # pool -> the instance type its resources are sized for
     selectors: dict[str, dict[str, str]]  # DPD role -> nodeSelector
     affinity: dict[str, Any] | None = None  # colocated on labelled groups
+    # pool -> every type its pods may land on (its groups'): the workers' requests fit them all
+    pool_kinds: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def placement_of(s: StackSettings, entry: EndpointEntry) -> EndpointPlacement:
@@ -57,4 +59,9 @@ def placement_of(s: StackSettings, entry: EndpointEntry) -> EndpointPlacement:
                 "nodeSelectorTerms": [{"matchExpressions": terms}]
             }
         }
-    return EndpointPlacement(types, pool_types, selectors, affinity)
+    kinds = {
+        pool: tuple(sorted({groups[n].instance_type for n in names}))
+        for pool, names in where.items()
+        if names
+    }
+    return EndpointPlacement(types, pool_types, selectors, affinity, kinds)

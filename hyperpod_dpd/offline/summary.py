@@ -61,7 +61,15 @@ def endpoint_facts(settings: StackSettings) -> list[tuple[str, str]]:
 def render_sizing(settings: StackSettings, level: str = "##") -> list[str]:
     r = endpoint_sizing(settings)
     if r is None:
-        return ["", f"{level} Sizing", "", "Not sized: the decode instance type is not a DPD type."]
+        return [
+            "",
+            f"{level} Sizing",
+            "",
+            (
+                "Not sized: the decoder's instance type is not one the sizing takes (a DPD type "
+                "for DPD, a GPU type with known numbers for colocated)."
+            ),
+        ]
     gib = 2**30
     lines = [
         "",

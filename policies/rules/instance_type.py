@@ -28,7 +28,9 @@ def check(resources, limits):
                     iec.urn, f"{role} nodeSelector selects {t}, not a DPD type ({ALLOWED})"
                 )
     # The groups DPD pods land on: those of DPD's roles, in a stack that has a DPD endpoint. A
-    # colocated pool runs on any GPU type (the canary's baseline on its own groups included).
+    # colocated pool runs on any GPU type with EFA whose nodes hold its workers (the canary's
+    # baseline on its own groups included): the settings refuse the others before any plan
+    # (settings/gpu_groups.py), and the gpu-memory policy judges it as it judges DPD's.
     if not any(views.pd_spec(iec) is not None for iec in views.endpoints(resources)):
         return
     for cluster, group in views.gpu_groups(resources):

@@ -3,7 +3,7 @@ otherwise), and each role requests all GPUs of its instance type."""
 
 from __future__ import annotations
 
-from core.catalog import INSTANCES
+from core.gpu_types import gpu_spec
 from policies.rules import views
 from policies.rules.base import Finding, Rule
 
@@ -16,7 +16,7 @@ def check(resources, limits):
     for iec in views.endpoints(resources):
         if views.pd_spec(iec) is None:
             continue
-        instance = INSTANCES.get(views.decode_instance_type(iec, resources) or "")
+        instance = gpu_spec(views.decode_instance_type(iec, resources))
         gpus = instance.gpu_count if instance else None
         tps = {role: _tp(iec, role) for role in views.DPD_ROLES}
         for role, tp in tps.items():

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from core.catalog import GIB, INSTANCES, SizingError, load_model
+from core.catalog import GIB, SizingError, load_model
+from core.gpu_types import gpu_spec
 from core.vllm_args import VLLM_UTILIZATION, flag_value, merge_args
 from core.vocabulary import (
     ANNOTATION_PREFIX,
@@ -164,8 +165,43 @@ def decode_instance_type(iec: ResourceView, resources: Sequence[ResourceView]) -
 
 
 def role_instance_type(iec: ResourceView, resources: Sequence[ResourceView], role: str):
-    """The instance type `role` runs on: its HyperPod group's, else the decoder's."""
+    """The instance type `role` runs on: its HyperPod group's, else the decoder's. A colocated
+    endpoint's workers run on its own groups (colocated_instance_types), not on a decode group
+    another endpoint's DPD pool has: of those, the type with the least memory per GPU, the one
+    that binds."""
+    if pd_spec(iec) is None:
+        types = colocated_instance_types(iec, resources)
+        sized = [t for t in types if gpu_spec(t) is not None]
+        if sized:
+            return min(sized, key=lambda t: (gpu_spec(t).gpu_memory_bytes, t))
+        if types:
+            return types[0]
     return _group_instance_type(resources, role) or decode_instance_type(iec, resources)
+
+
+def colocated_instance_types(iec: ResourceView, resources: Sequence[ResourceView]) -> list[str]:
+    """The types a colocated endpoint's workers land on: those of the HyperPod groups its node
+    affinity requires (role colocated, and the groups it is pinned to: specs/placement.py), else
+    the instanceType(s) it lists."""
+    terms = (
+        (spec(iec).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+        or {}
+    ).get("nodeSelectorTerms") or []
+    if not terms:
+        return instance_types(iec)
+
+    def matches(labels: Mapping[str, Any], term: Mapping[str, Any]) -> bool:
+        return all(
+            e.get("operator") == "In" and labels.get(e.get("key")) in (e.get("values") or [])
+            for e in term.get("matchExpressions") or []
+        )
+
+    found = set()
+    for _, group in hyperpod_groups(resources):
+        labels = (group.get("kubernetesConfig") or {}).get("labels") or {}
+        if known(group.get("instanceType")) and any(matches(labels, t) for t in terms):
+            found.add(group["instanceType"])
+    return sorted(found)
 
 
 def role_numbers(iec: ResourceView, role: str) -> RoleNumbers:
@@ -239,7 +275,8 @@ def role_sizing(iec: ResourceView, resources: Sequence[ResourceView], role: str)
         model = load_model(annotation(iec, "sizing-model") or "")
     except SizingError:
         return None
-    instance = INSTANCES.get(role_instance_type(iec, resources, role) or "")
+    # Any GPU type with EC2 numbers (core/gpu_types.py), as the settings size it.
+    instance = gpu_spec(role_instance_type(iec, resources, role))
     numbers = role_numbers(iec, role)
     tp, utilization = numbers.tensor_parallel_size, numbers.gpu_memory_utilization
     max_len, buffer = numbers.max_model_len, pd_buffer_bytes(iec) or 0

@@ -156,7 +156,8 @@ def test_more_nodes_than_even_a_16_holds(dev_raw):
 
 
 def test_a_type_without_ec2_numbers_is_not_counted(dev_raw):
-    """moto's data lacks ml.p6e-gb200.36xlarge: its nodes' addresses are unknown, not refused."""
+    """moto's data lacks ml.p6e-gb200.36xlarge: its nodes' addresses are unknown, not counted
+    (the GPU groups of that type are refused on their own: tests/settings/test_gpu_groups.py)."""
     edit(dev_raw, VPC, "10.0.0.0/20")
     edit(dev_raw, f"{NS}:instanceGroups.decode.instanceType", "ml.p6e-gb200.36xlarge")
     edit(dev_raw, f"{NS}:instanceGroups.prefill.instanceType", "ml.p6e-gb200.36xlarge")

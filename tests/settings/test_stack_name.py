@@ -48,9 +48,7 @@ def test_a_name_with_nothing_usable_gets_no_made_up_rename():
     assert "rename the stack (`pulumi stack rename NAME`)" in problem.render()
 
 
-def test_the_plan_refuses_it_with_the_stacks_other_problems_and_writes_nothing(
-    tmp_path, capsys
-):
+def test_the_plan_refuses_it_with_the_stacks_other_problems_and_writes_nothing(tmp_path, capsys):
     raw = edit(stack_raw("dev"), "hyperpod-dpd:endpoint.tensorParallelSize", 0)
     project = write_project(tmp_path / "project", raw, stack="prod_us")
     out = tmp_path / "plan"

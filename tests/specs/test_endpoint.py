@@ -6,7 +6,13 @@ import pytest
 
 from core.vllm_args import flag_value
 from settings import parse_settings
-from specs.endpoint import ClusterFacts, build_endpoint, effective_role_args, model_name
+from specs.endpoint import (
+    ClusterFacts,
+    build_endpoint,
+    effective_role_args,
+    model_name,
+    node_resources,
+)
 from tests.conftest import edit, stack_raw
 
 FACTS = ClusterFacts(model_bucket="models-bucket", az_name="us-east-2b")
@@ -103,6 +109,40 @@ def test_role_resources_are_the_instance_types_gpus_and_efa(instance_type, efa, 
         assert requests["vpc.amazonaws.com/efa"] == efa
         assert requests["memory"] == memory
     assert m["spec"]["instanceType"] == instance_type
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "amounts"),
+    [("ml.p4d.24xlarge", {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "4", "cpu": "48",
+                          "memory": "576Gi"}),
+     ("ml.g6e.48xlarge", {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "4", "cpu": "96",
+                          "memory": "768Gi"})],
+)  # fmt: skip
+def test_a_colocated_worker_requests_its_own_types_numbers(instance_type, amounts):
+    """The canary's colocated baseline on a type outside the DPD catalog: the worker asks for
+    that type's GPUs, EFA interfaces and half its CPUs and memory, not a p5's 8 / 96 / 1024Gi
+    (96 CPUs never fit an ml.p4d.24xlarge, 96 vCPUs in all)."""
+    raw = edit(stack_raw("canary"), f"{NS}:instanceGroups.colocated.instanceType", instance_type)
+    s = parse_settings(raw)
+    baseline = next(x for x in s.entries() if x.key == "baseline")
+    resources = build_endpoint(s, FACTS, entry=baseline).to_manifest()["spec"]["worker"]
+    assert resources["resources"] == {"requests": amounts, "limits": amounts}
+
+
+def test_a_colocated_pool_on_two_types_fits_the_nodes_of_both():
+    """The one colocated endpoint of a stack without a colocated group runs on every GPU group:
+    on p5 (32 EFA interfaces) and p5en (16) nodes it asks for 16, not the decode group's 32."""
+    raw = edit(stack_raw("dev"), f"{NS}:endpoint.mode", "colocated")
+    edit(raw, f"{NS}:instanceGroups.prefill.instanceType", "ml.p5en.48xlarge")
+    requests = manifest(raw)["spec"]["worker"]["resources"]["requests"]
+    assert requests == {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "16", "cpu": "96",
+                        "memory": "1024Gi"}  # fmt: skip
+
+
+def test_no_worker_resources_for_a_type_without_gpu_numbers():
+    """No default to fall back to: the settings refuse such a GPU group before any spec."""
+    with pytest.raises(ValueError, match=r"ml\.p6e-gb200\.36xlarge"):
+        node_resources("ml.p6e-gb200.36xlarge")
 
 
 def test_mixed_gpu_types_use_instance_types():

@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import pytest
 
+from policies.gate import judge
+from settings import parse_settings
+from specs.desired import desired_state
+from tests.conftest import canary_raw, edit
 from tests.policies.conftest import gpu_group, iec_spec, named
 from tests.policies.rules.helpers import _set_arg, findings
+
+NS = "hyperpod-dpd"
 
 
 def test_a_very_low_utilization_cannot_hold_the_weights(dev):
@@ -58,3 +64,19 @@ def test_following_the_405b_advice_makes_the_workers_fit(dev, instance_type):
     iec_spec(dev)["instanceType"] = instance_type
     _set_arg(dev, "--gpu-memory-utilization", "0.85")
     assert findings("hyperpod-dpd-gpu-memory", dev) == []
+
+
+def test_a_colocated_worker_on_a_type_outside_the_catalog_is_judged_too():
+    """The canary's baseline on ml.g6e.12xlarge at TP 4: its 4 L40S can hold llama-3.3-70b, not
+    at utilization 0.75. The rule sizes it with EC2's numbers (core/gpu_types.py); it used to
+    skip every type outside the five DPD types, and the plan passed a worker that cannot start."""
+    raw = edit(canary_raw(), f"{NS}:instanceGroups.colocated.instanceType", "ml.g6e.12xlarge")
+    edit(raw, f"{NS}:endpoints.baseline.tensorParallelSize", 4)
+    [found] = [
+        v.message
+        for v in judge(desired_state(parse_settings(raw), NS, "canary"))
+        if v.policy == "hyperpod-dpd-gpu-memory"
+    ]
+    assert found.startswith("workers cannot start: llama-3.3-70b at TP 4 needs 36.1 GiB per GPU")
+    assert "of each L40S's 44.7 GiB" in found
+    assert found.endswith(f"set {NS}:endpoints.baseline.gpuMemoryUtilization between 0.81 and 0.95")

@@ -1,0 +1,210 @@
+"""The GPU groups' instance types: each must be a type whose numbers the project has (EC2's, in
+core/ec2_instances.py), with NVIDIA GPUs and EFA, and the groups a colocated pool runs on must
+hold its workers: as many GPUs as its tensor parallel size, of enough memory to hold the model at
+all. Each refusal names the group's instanceType and the nearest type that serves.
+
+Why here, before anything exists: the workers' requests are the type's own numbers (all its
+GPUs and EFA interfaces, half its CPUs and memory: core/gpu_types.py), so a type without numbers
+cannot be sized, and a worker that needs more GPUs than a node has is never scheduled. Every GPU
+group is created with an EFA network interface (specs/hyperpod.py; the hyperpod-dpd-efa policy
+requires it), which EC2 attaches only to types that support EFA (EfaInfo). What a type can hold
+at other settings (a --gpu-memory-utilization, a TP up to its GPUs, a shorter context) is for the
+gpu-memory and tensor-parallel policies, which judge every GPU type alike (policies/rules/views.py).
+
+DPD's prefill and decode pools run only on the catalog's five types (the instance-type policy),
+where those policies judge them: their groups are held here to the first three rules only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.aws_facts import HYPERPOD_INSTANCE_TYPES
+from core.catalog import DPD_INSTANCE_TYPES, GIB, InstanceSpec, ModelSpec, SizingError, load_model
+from core.ec2_instances import MOTO_VERSION
+from core.gpu_memory import worker_fit
+from core.gpu_types import EFA_GPU_TYPES, MAX_GPUS_PER_NODE, compact, gpu_spec, nearest
+from core.node_capacity import facts_of
+from core.sizing import tp_choices
+from core.vocabulary import DPD_ROLES
+from settings.cluster import InstanceGroups, gpu_groups
+from settings.endpoints import EndpointEntry, placement
+from settings.errors import ConfigProblem, full_key, set_fix
+from settings.vllm_args import read_args
+
+TP_FLAG = "--tensor-parallel-size"
+
+
+@dataclass(frozen=True)
+class Workers:
+    """One colocated pool's workers as they will run (the settings, or the role args that
+    override them): what a type must hold."""
+
+    who: str  # the endpoint, as the messages name it: "endpoints.baseline" or "the endpoint"
+    model: ModelSpec
+    tp: int
+    tp_key: str  # where the user sets `tp`, as a fix names it
+    utilization: float
+    max_model_len: int
+
+
+def check_gpu_group_types(
+    groups: InstanceGroups, listed: list[EndpointEntry]
+) -> list[ConfigProblem]:
+    """One problem per GPU group whose type its workers cannot run on, naming every reason."""
+    alone = len(listed) == 1
+    dpd = any(x.config.mode == "dpd" for x in listed)
+    problems = []
+    for name, group in sorted(gpu_groups(groups).items()):
+        if group.instance_type not in HYPERPOD_INSTANCE_TYPES:
+            continue  # check_aws_limits names the types HyperPod offers
+        workers = _workers_on(name, groups, listed, alone)
+        reasons = lacks(group.instance_type, workers)
+        if reasons:
+            # A DPD role's group, beside a DPD endpoint, must be a DPD type (instance-type policy).
+            types = DPD_INSTANCE_TYPES if dpd and group.role in DPD_ROLES else EFA_GPU_TYPES
+            problems.append(_problem(name, group.instance_type, reasons, workers, types))
+    return problems
+
+
+def _workers_on(
+    name: str, groups: InstanceGroups, listed: list[EndpointEntry], alone: bool
+) -> list[Workers]:
+    """The colocated pools that run on group `name`, with numbers the other checks accept (a
+    model that does not load, or args they refuse, are theirs to report)."""
+    found = []
+    for entry in listed:
+        e = entry.config
+        if "colocated" not in entry.pools():
+            continue
+        if name not in placement(entry, "colocated", groups, alone):
+            continue
+        try:
+            model = load_model(e.model)
+        except SizingError:
+            continue  # check_sizing_inputs reports it
+        read = read_args(e.decode.args, "decode", entry.path)  # a colocated worker's own
+        if read.problems:
+            continue  # check_role_args reports them
+        tp, tp_key = e.role_tp("decode"), entry.config_key("tensorParallelSize")
+        if e.decode.tensor_parallel_size:
+            tp_key = entry.config_key("decode", "tensorParallelSize")
+        if TP_FLAG in read.values:
+            tp, tp_key = _number(read.values[TP_FLAG], int), entry.config_key("decode", "args")
+        utilization = _number(read.values.get("--gpu-memory-utilization"), float)
+        max_len = _number(read.values.get("--max-model-len"), int) or e.max_model_len
+        utilization = utilization or float(e.gpu_memory_utilization)
+        if not tp or tp < 1 or max_len < 1 or not 0 < utilization <= 1:
+            continue  # a number vLLM refuses: check_role_args reports it
+        who = "the endpoint" if entry.key is None else f"endpoints.{entry.key}"
+        found.append(Workers(who, model, tp, tp_key, utilization, max_len))
+    return found
+
+
+def _number(text: str | None, kind: type) -> int | float | None:
+    try:
+        return kind(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def lacks(instance_type: str, workers: list[Workers]) -> list[str]:
+    """What `instance_type` lacks to run a GPU group holding `workers`; [] when nothing."""
+    spec = gpu_spec(instance_type)
+    if spec is None:
+        if facts_of(instance_type) is None:
+            return [
+                f"{instance_type} is not in the EC2 data the workers are sized with "
+                f"(core/ec2_instances.py, moto {MOTO_VERSION}'s DescribeInstanceTypes): its "
+                "GPUs, CPUs, memory and EFA interfaces are unknown, and the workers' requests "
+                "are those numbers"
+            ]
+        return [
+            f"{instance_type} has no NVIDIA GPU (EC2 GpuInfo): the vLLM workers are CUDA "
+            "programs and request nvidia.com/gpu"
+        ]
+    reasons = []
+    if not spec.efa_interfaces:
+        reasons.append(
+            f"{instance_type} has no EFA (EC2 EfaSupported false): every GPU group is created "
+            "with an EFA network interface (the hyperpod-dpd-efa policy requires it)"
+        )
+    for w in workers:
+        reasons += _cannot_hold(spec, w)
+    return reasons
+
+
+def _cannot_hold(spec: InstanceSpec, w: Workers) -> list[str]:
+    """Why a node of `spec` cannot run `w`'s worker at any utilization or TP it allows."""
+    reasons = []
+    # Only a type's fault when some type has that many GPUs: a TP beyond every node is the TP
+    # key's problem (check_sizing_inputs), not the type's.
+    if spec.gpu_count < w.tp <= MAX_GPUS_PER_NODE:
+        where = f"{TP_FLAG} in {w.tp_key}" if w.tp_key.endswith(".args") else w.tp_key
+        reasons.append(
+            f"{where} ({w.tp}) spreads each worker of {w.who} over {w.tp} GPUs of one node (a "
+            f"worker is one pod), and {spec.name} has {_gpus(spec.gpu_count)}"
+        )
+    best = max(tp_choices(w.model, spec))  # 1 always divides: never empty
+    fit = worker_fit("decode", w.model, spec, best, w.max_model_len, 0)
+    if not fit.possible:
+        allows = "allows" if spec.gpu_count == 1 else "allow"
+        reasons.append(
+            f"{w.who}'s model {w.model.name} needs {fit.need_bytes / GIB:.1f} GiB per GPU "
+            f"inside vLLM's share (weights, activations, the KV cache of one "
+            f"{w.max_model_len}-token sequence) and {fit.outside_bytes / GIB:.1f} GiB beside it "
+            f"even at TP {best}, the most {spec.name}'s {_gpus(spec.gpu_count)} {allows}: more "
+            f"than each {spec.gpu_model}'s {spec.gpu_memory_bytes / GIB:.1f} GiB"
+        )
+    return reasons
+
+
+def _holds_as_set(instance_type: str, workers: list[Workers]) -> bool:
+    """Every worker starts on `instance_type` at its own TP and utilization (the gpu-memory
+    policy then has nothing to say either)."""
+    spec = gpu_spec(instance_type)
+    return spec is not None and all(
+        w.tp <= spec.gpu_count
+        and worker_fit("decode", w.model, spec, w.tp, w.max_model_len, 0).holds(w.utilization)
+        for w in workers
+    )
+
+
+def _problem(
+    name: str, itype: str, reasons: list[str], workers: list[Workers], types: tuple[str, ...]
+) -> ConfigProblem:
+    key = full_key(("instanceGroups", name, "instanceType"))
+    serving = [t for t in types if not lacks(t, workers)]
+    holding = [t for t in serving if _holds_as_set(t, workers)]
+    ranked = nearest(itype, holding) + nearest(itype, [t for t in serving if t not in holding])
+    if facts_of(itype) is None:
+        reasons = [f"{reasons[0]}; the types it knows that a GPU group may be: {compact(types)}"]
+    allowed = "a type the group's workers run on: " + "; ".join(reasons)
+    if ranked:
+        fix = f"use the nearest type that does: {set_fix(key, ranked[0])}"
+        return ConfigProblem(key, itype, allowed, fix)
+    return ConfigProblem(key, itype, allowed, _no_type_fix(itype, workers))
+
+
+def _gpus(count: int) -> str:
+    return f"{count} GPU{'s' * (count != 1)}"
+
+
+def _no_type_fix(itype: str, workers: list[Workers]) -> str:
+    """No type serves: a TP the current type takes when that is all it lacks, else what to
+    change besides the type."""
+    spec = gpu_spec(itype)
+    if spec is not None and spec.efa_interfaces:
+        for w in workers:
+            best = max(tp_choices(w.model, spec))
+            if (
+                w.tp > spec.gpu_count
+                and worker_fit("decode", w.model, spec, best, w.max_model_len, 0).possible
+            ):
+                if w.tp_key.endswith(".args"):
+                    return f"set {TP_FLAG} in {w.tp_key} to {best}"
+                return set_fix(w.tp_key, best)
+    return (
+        "no HyperPod GPU type with EFA holds these workers: serve a smaller model (or an FP8 "
+        "checkpoint of it), or lower the endpoint's maxModelLen"
+    )
