@@ -14,7 +14,7 @@ from settings.cluster import InstanceGroups, gpu_groups, groups_with_role, insta
 from settings.endpoint import EndpointConfig
 from settings.endpoints import EndpointEntry, placement
 from settings.errors import ConfigProblem, set_fix
-from settings.vllm_args import read_args
+from settings.vllm_args import arg_number, read_args
 
 
 def size_endpoint(e: EndpointConfig, groups: InstanceGroups) -> SizingReport | None:
@@ -106,16 +106,16 @@ def check_step_budget(
             tokens = e.colocated.max_num_batched_tokens
             key, value = entry.config_key("colocated", "maxNumBatchedTokens"), tokens
         else:
-            tokens = _number(args.get("--max-num-batched-tokens"), int)
+            tokens = arg_number(args, "--max-num-batched-tokens", int)
             if tokens is None:
                 continue  # vLLM's default budget
             key = entry.config_key(role, "args")
             value = f"--max-num-batched-tokens {tokens}"
         types = [groups[n].instance_type for n in placement(entry, pool, groups, alone)]
         known = sorted(filter(None, map(gpu_spec, types)), key=_gpu_memory)
-        tp = _number(args.get("--tensor-parallel-size"), int) or e.role_tp(role)
-        utilization = _number(args.get("--gpu-memory-utilization"), float)
-        max_len = _number(args.get("--max-model-len"), int) or e.max_model_len
+        tp = arg_number(args, "--tensor-parallel-size", int) or e.role_tp(role)
+        utilization = arg_number(args, "--gpu-memory-utilization", float)
+        max_len = arg_number(args, "--max-model-len", int) or e.max_model_len
         if not known or tokens < 1 or not 0 < (utilization or e.gpu_memory_utilization) <= 1:
             continue  # no type with GPU numbers (settings/gpu_groups.py), or a bad number
         utilization = utilization or e.gpu_memory_utilization
@@ -130,13 +130,6 @@ def check_step_budget(
             _fix(budget, key, key.endswith(".args")),
         ))  # fmt: skip
     return problems
-
-
-def _number(text: str | None, kind: type) -> int | float | None:
-    try:
-        return kind(text) if text is not None else None
-    except ValueError:
-        return None
 
 
 def _gpu_memory(instance) -> int:

@@ -30,7 +30,7 @@ from core.vocabulary import DPD_ROLES
 from settings.cluster import InstanceGroups, gpu_groups
 from settings.endpoints import EndpointEntry, placement
 from settings.errors import ConfigProblem, full_key, set_fix
-from settings.vllm_args import read_args
+from settings.vllm_args import arg_number, read_args
 
 TP_FLAG = "--tensor-parallel-size"
 
@@ -90,22 +90,15 @@ def _workers_on(
         if e.decode.tensor_parallel_size:
             tp_key = entry.config_key("decode", "tensorParallelSize")
         if TP_FLAG in read.values:
-            tp, tp_key = _number(read.values[TP_FLAG], int), entry.config_key("decode", "args")
-        utilization = _number(read.values.get("--gpu-memory-utilization"), float)
-        max_len = _number(read.values.get("--max-model-len"), int) or e.max_model_len
+            tp, tp_key = arg_number(read.values, TP_FLAG), entry.config_key("decode", "args")
+        utilization = arg_number(read.values, "--gpu-memory-utilization", float)
+        max_len = arg_number(read.values, "--max-model-len", int) or e.max_model_len
         utilization = utilization or float(e.gpu_memory_utilization)
         if not tp or tp < 1 or max_len < 1 or not 0 < utilization <= 1:
             continue  # a number vLLM refuses: check_role_args reports it
         who = "the endpoint" if entry.key is None else f"endpoints.{entry.key}"
         found.append(Workers(who, model, tp, tp_key, utilization, max_len))
     return found
-
-
-def _number(text: str | None, kind: type) -> int | float | None:
-    try:
-        return kind(text) if text is not None else None
-    except ValueError:
-        return None
 
 
 def lacks(instance_type: str, workers: list[Workers]) -> list[str]:

@@ -168,12 +168,18 @@ def _items(parts: list[str]) -> str:
 # --- the numbers the worker runs with -------------------------------------------------------
 
 
-def _whole(read: _Read, flag: str) -> int | None:
-    text = read.values.get(flag)
+def arg_number(values: dict[str, str], flag: str, kind: type = int) -> int | float | None:
+    """The number `flag` gives among read args' `values` (None: not given, or not a number:
+    check_role_args reports that)."""
+    text = values.get(flag)
     try:
-        return int(text) if text is not None else None
+        return kind(text) if text is not None else None
     except ValueError:
         return None
+
+
+def _whole(read: _Read, flag: str) -> int | None:
+    return arg_number(read.values, flag)
 
 
 def check_role_args(
