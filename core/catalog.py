@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.ec2_instances import INSTANCE_FACTS
-
 GIB = 2**30
 MIB = 2**20
 
@@ -295,15 +293,3 @@ def instance_spec(instance_type: str) -> InstanceSpec:
         f"Pick one of them.{hint}",
         f"ml.{instance_type}" if hint else DPD_INSTANCE_TYPES[0],
     )
-
-
-def gpus_per_node(instance_type: str | None) -> int:
-    """The GPUs of one node of `instance_type`: the catalog's, else EC2's (core/ec2_instances.py).
-    8, every DPD type's, only for no type or a type without GPU numbers: the settings refuse a GPU
-    group of such a type (settings/gpu_groups.py), so that 8 is only ever printed beside the
-    refusal, never deployed."""
-    spec = INSTANCES.get(instance_type or "")
-    facts = INSTANCE_FACTS.get(instance_type or "")
-    if spec is not None:
-        return spec.gpu_count
-    return facts.gpu_count if facts is not None and facts.gpu_count else 8

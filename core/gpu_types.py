@@ -44,6 +44,21 @@ def gpu_spec(instance_type: str | None) -> InstanceSpec | None:
     )  # fmt: skip
 
 
+def _worker(spec: InstanceSpec) -> dict[str, int]:
+    """One worker's amounts on a node of `spec`, as numbers (memory in GiB)."""
+    numbers = {GPU_RESOURCE: spec.gpu_count}
+    if spec.efa_interfaces:
+        numbers[EFA_RESOURCE] = spec.efa_interfaces
+    numbers["cpu"] = spec.vcpus // WORKER_SHARE
+    numbers["memory"] = spec.memory_mib // WORKER_SHARE // 1024
+    return numbers
+
+
+def _rendered(numbers: dict[str, int]) -> dict[str, str]:
+    """Amounts as a pod's resources carry them: memory in Gi, the others as counts."""
+    return {k: f"{n}Gi" if k == "memory" else str(n) for k, n in numbers.items()}
+
+
 def worker_amounts(instance_type: str) -> dict[str, str] | None:
     """What one worker requests (and is limited to) on a node of `instance_type`: the node's
     GPUs and EFA interfaces, 1/WORKER_SHARE of its vCPUs and memory (whole GiB). None for a type
@@ -55,14 +70,7 @@ def worker_amounts(instance_type: str) -> dict[str, str] | None:
     EFA interfaces: the EFA device plugin advertises none elsewhere, and a request for it would
     leave the pod Pending."""
     spec = gpu_spec(instance_type)
-    if spec is None:
-        return None
-    amounts = {GPU_RESOURCE: str(spec.gpu_count)}
-    if spec.efa_interfaces:
-        amounts[EFA_RESOURCE] = str(spec.efa_interfaces)
-    amounts["cpu"] = str(spec.vcpus // WORKER_SHARE)
-    amounts["memory"] = f"{spec.memory_mib // WORKER_SHARE // 1024}Gi"
-    return amounts
+    return None if spec is None else _rendered(_worker(spec))
 
 
 def pool_amounts(instance_types: Iterable[str]) -> dict[str, str] | None:
@@ -71,26 +79,29 @@ def pool_amounts(instance_types: Iterable[str]) -> dict[str, str] | None:
     every one (a pod sized for one type stays Pending on another with fewer EFA interfaces or
     less memory); the EFA resource only when every type has EFA. One type: its worker_amounts.
     None when a type has no numbers (or none is given)."""
-    each = [worker_amounts(t) for t in dict.fromkeys(instance_types)]
-    if not each or any(a is None for a in each):
+    specs = [gpu_spec(t) for t in dict.fromkeys(instance_types)]
+    if not specs or None in specs:
         return None
-    if len(each) == 1:
-        return each[0]
-    least: dict[str, str] = {}
-    for name in each[0]:
-        if all(name in a for a in each):
-            numbers = [int(a[name].removesuffix("Gi")) for a in each]
-            least[name] = f"{min(numbers)}Gi" if name == "memory" else str(min(numbers))
-    return least
+    each = [_worker(spec) for spec in specs]
+    return _rendered({k: min(n[k] for n in each) for k in each[0] if all(k in n for n in each)})
 
 
 def worker_fits_node(instance_type: str) -> bool:
     """The worker's CPU and memory fit an empty node's allocatable (True for a type whose EC2
     numbers are unknown but the catalog has: the catalog's numbers are EC2's)."""
-    amounts, f = worker_amounts(instance_type), facts_of(instance_type)
-    if amounts is None or f is None:
-        return amounts is not None
-    return holds(f, int(amounts["cpu"]) * 1000, int(amounts["memory"].removesuffix("Gi")) * 1024)
+    spec, f = gpu_spec(instance_type), facts_of(instance_type)
+    if spec is None or f is None:
+        return spec is not None
+    numbers = _worker(spec)
+    return holds(f, numbers["cpu"] * 1000, numbers["memory"] * 1024)
+
+
+def gpus_per_node(instance_type: str | None) -> int:
+    """The GPUs of one node of `instance_type` (gpu_spec's). 8, every DPD type's, only for no type
+    or a type without GPU numbers: the settings refuse a GPU group of such a type
+    (settings/gpu_groups.py), so that 8 is only ever printed beside the refusal, never deployed."""
+    spec = gpu_spec(instance_type)
+    return spec.gpu_count if spec is not None else 8
 
 
 def size_order(instance_type: str) -> tuple:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from core.catalog import gpus_per_node
+from core.gpu_types import gpus_per_node
 from core.vocabulary import DPD_ROLES, endpoint_config_path, endpoint_resource_name
 from settings.cluster import InstanceGroups, gpu_groups, groups_with_role
 from settings.endpoint import AutoscalingConfig, EndpointConfig, ScalingConfig

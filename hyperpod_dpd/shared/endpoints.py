@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.catalog import gpus_per_node
 from core.exits import UsageProblem
+from core.gpu_types import gpus_per_node
 from settings.endpoints import EndpointEntry
 from specs.placement import placement_of
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.catalog import DPD_INSTANCE_TYPES, INSTANCES, gpus_per_node
+from core.catalog import DPD_INSTANCE_TYPES, INSTANCES
 from core.ec2_instances import INSTANCE_FACTS
 from core.gpu_types import (
     EFA_GPU_TYPES,
@@ -14,6 +14,7 @@ from core.gpu_types import (
     MAX_GPUS_PER_NODE,
     compact,
     gpu_spec,
+    gpus_per_node,
     nearest,
     pool_amounts,
     worker_amounts,
