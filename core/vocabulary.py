@@ -82,6 +82,13 @@ ROUTER_PORT = 443
 TRAFFIC_SPLIT_NAME = "traffic"
 
 
+# pulumi-aws auto-names load balancers and target groups (aws_lb, aws_lb_target_group) with
+# tfbridge.AutoName("name", 32, "-"), ELB's own limit: the logical name, "-" and 7 random
+# characters; a logical name too long for that fails the provider's Check.
+ELB_NAME_MAX = 32
+AUTONAME_SUFFIX = len("-") + 7
+
+
 def target_group_name(split: str, key: str) -> str:
     """The logical name of split `split`'s target group for endpoint `key`: Pulumi auto-names the
     AWS target group after it (settings/traffic.py keeps that within AWS's length)."""

@@ -10,18 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from core.vocabulary import TRAFFIC_SPLIT_NAME, target_group_name
+from core.vocabulary import (
+    AUTONAME_SUFFIX,
+    ELB_NAME_MAX,
+    TRAFFIC_SPLIT_NAME,
+    target_group_name,
+)
 from settings.endpoint_names import router_service
 from settings.endpoints import EndpointEntry, scaling_of
 from settings.errors import ConfigProblem, full_key, set_fix
 
-# pulumi-aws auto-names aws_lb_target_group with at most 32 characters (provider/aliases.go:
-# tfbridge.AutoName("name", 32, "-"), CreateTargetGroup's limit): the logical name, "-" and 7
-# random characters (pulumi-terraform-bridge's AutoName). Longer fails the provider's Check, so
-# every `pulumi preview` and `up` of the stack: "name '...-' plus 7 random chars is longer than
-# maximum length 32" (with --skip-preview, after what was registered before it is created).
-TARGET_GROUP_NAME_MAX = 32
-AUTONAME_SUFFIX = len("-") + 7
+# A target group's auto-name fails every `pulumi preview` and `up` of the stack when it is
+# longer than ELB_NAME_MAX: "name '...-' plus 7 random chars is longer than maximum length 32"
+# (with --skip-preview, after what was registered before it is created).
+TARGET_GROUP_NAME_MAX = ELB_NAME_MAX
 # The longest endpoint key a split takes: its target group is named after it (specs/traffic.py).
 TRAFFIC_KEY_MAX = (
     TARGET_GROUP_NAME_MAX - AUTONAME_SUFFIX - len(target_group_name(TRAFFIC_SPLIT_NAME, ""))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.regions import az_id_prefix
+from core.vocabulary import ELB_NAME_MAX
 
 ACCOUNT_ID = "123456789012"
 # Resource types whose physical name Pulumi generates when the program gives none, and the
@@ -218,10 +219,6 @@ def _named(service: str, kind: str) -> Callable[[FakeCloud, str, dict[str, Any]]
         }
 
     return build
-
-
-# pulumi-aws names aws_lb and aws_lb_target_group with AutoName("name", 32, "-") (ELB's limit).
-ELB_NAME_MAX = 32
 
 
 def _load_balancing(kind: str) -> Callable[[FakeCloud, str, dict[str, Any]], tuple[str, dict]]:
