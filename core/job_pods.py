@@ -25,8 +25,10 @@ JOB_MEMORY_REQUEST_GIB = 8
 JOB_MEMORY_LIMIT_GIB = 16
 # pip's flags for a hash-pinned install: every file checked, nothing resolved, no sdist built.
 HASHED_INSTALL = ("--require-hashes", "--no-deps", "--only-binary=:all:")
+# `name==version`, an optional environment marker (uv's universal locks: `; sys_platform ==
+# 'win32'`), then one or more sha256 hashes.
 _PINNED = re.compile(
-    r"^[A-Za-z0-9][A-Za-z0-9._-]*==[^\s=;,<>!~*]+(\s+--hash=sha256:[0-9a-f]{64})+$"
+    r"^[A-Za-z0-9][A-Za-z0-9._-]*==[^\s=;,<>!~*]+(\s*;[^-]+?)?(\s+--hash=sha256:[0-9a-f]{64})+$"
 )
 
 
@@ -61,16 +63,21 @@ def index_environment(pip_index_url: str | None) -> list[dict[str, str]]:
     return [{"name": "PIP_INDEX_URL", "value": pip_index_url}] if pip_index_url else []
 
 
+def requirement_lines(text: str) -> list[str]:
+    """The requirements of a requirements file, one string each: lines continued with a
+    trailing backslash joined (as pip reads them), comments and blank lines dropped."""
+    joined = re.sub(r"\\\n", " ", text)
+    lines = (re.sub(r"(^|\s)#.*", "", line).strip() for line in joined.splitlines())
+    return [" ".join(line.split()) for line in lines if line]
+
+
 def unhashed_lines(text: str) -> list[str]:
-    """The requirement lines of a requirements file that are not `name==version` with at least
-    one sha256 hash (comments and blank lines aside; an option line such as `-r` or
-    `--index-url` counts as one: a hash-pinned file needs none)."""
-    lines = (line.split(" #", 1)[0].strip() for line in text.splitlines())
-    return [line for line in lines if line and not line.startswith("#") and not _PINNED.match(line)]
+    """The requirements of a requirements file that are not `name==version` with at least one
+    sha256 hash (an option line such as `-r` or `--index-url` counts as one: a hash-pinned file
+    needs none)."""
+    return [line for line in requirement_lines(text) if not _PINNED.match(line)]
 
 
 def is_hash_pinned(text: str) -> bool:
-    """True for a file with requirement lines, every one of them pinned by hash."""
-    return not unhashed_lines(text) and any(
-        line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()
-    )
+    """True for a file with requirements, every one of them pinned by hash."""
+    return not unhashed_lines(text) and bool(requirement_lines(text))

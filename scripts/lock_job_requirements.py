@@ -12,8 +12,10 @@ lists every package, dependencies included, as `name==version --hash=sha256:...`
   huggingface_hub, the pins of requirements.txt) and what they depend on;
 - requirements-job-benchmark.txt: the benchmark Job's program (core/versions.py JOB_BOTO3);
 - requirements-job-loadtest.txt: aiperf's venv in the benchmark Job, exactly the versions of
-  requirements-loadtest.txt (a full `pip freeze`; this script fails if they do not resolve to
-  themselves alone, less the pip and setuptools every venv has).
+  requirements-loadtest.txt for this platform (that universal lock, scripts/lock.py, lists every
+  package; this script fails if its pins do not resolve to themselves alone).
+
+scripts/lock.py (`make lock`) runs this after writing the project's own locks.
 
 Where the pins come from: pip resolves those inputs against PyPI (https://pypi.org/simple, this
 machine's pip configuration ignored) for CPython 3.11 manylinux x86_64 wheels only
@@ -38,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a file from any directory, installed or not
 
 from core.versions import JOB_BOTO3  # noqa: E402
+from hyperpod_dpd.shared.venvs import requirement_set  # noqa: E402
 from specs.staging import PIP_PACKAGES  # noqa: E402
 
 INDEX = "https://pypi.org/simple"
@@ -47,9 +50,9 @@ PLATFORMS = [
     "manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64",
 ]  # fmt: skip
 LOADTEST = ROOT / "requirements-loadtest.txt"
-# What `python -m venv` puts in every venv on Python 3.11, as on a laptop (pip freeze leaves them
-# out of requirements-loadtest.txt): dash needs setuptools, and gets the venv's.
-VENV_PROVIDED = {"pip", "setuptools"}
+DEV_LOCK = ROOT / "requirements-dev.txt"
+# What `python -m venv` puts in every venv and pip keeps for itself: not in the locks.
+VENV_PROVIDED = {"pip"}
 # Output file -> (what it is for, pip's requirement arguments).
 LOCKS: dict[str, tuple[str, list[str]]] = {
     "requirements-job-staging.txt": (
@@ -67,17 +70,20 @@ LOCKS: dict[str, tuple[str, list[str]]] = {
 }
 
 
-def resolve(requirements: list[str], cert: str | None) -> list[dict]:
-    """pip's installation report for `requirements` on the Jobs' image (nothing installed)."""
+def resolve(requirements: list[str], cert: str | None, pins: set[str] = frozenset()) -> list[dict]:
+    """pip's installation report for `requirements` on the Jobs' image (nothing installed), each
+    package at its version in `pins` (`name==version`) where it has one there."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
+        constraints = Path(tmp) / "constraints.txt"
+        constraints.write_text("".join(f"{pin}\n" for pin in sorted(pins)))
         argv = [
             sys.executable, "-m", "pip", "install", "--isolated", "--quiet",
             "--disable-pip-version-check", "--index-url", INDEX, "--dry-run",
             "--ignore-installed", "--report", str(report), "--target", str(Path(tmp) / "t"),
             "--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp",
             *(x for p in PLATFORMS for x in ("--platform", p)),
-            *(["--cert", cert] if cert else []), *requirements,
+            *(["--cert", cert] if cert else []), "--constraint", str(constraints), *requirements,
         ]  # fmt: skip
         subprocess.run(argv, check=True)
         return json.loads(report.read_text())["install"]
@@ -90,17 +96,6 @@ def _pin(item: dict) -> tuple[str, str, str, str]:
     if not sha256:
         raise SystemExit(f"{meta['name']}: the index published no sha256 for {info['url']}")
     return meta["name"], meta["version"], sha256, info["url"].rsplit("/", 1)[-1]
-
-
-def pinned_versions(text: str) -> dict[str, str]:
-    """Normalized name -> version of each `name==version` line of a requirements file."""
-    pins = {}
-    for line in text.splitlines():
-        line = line.split("#", 1)[0].strip()
-        if "==" in line:
-            name, version = line.split("==", 1)
-            pins[normalize(name.split("[", 1)[0])] = version.split()[0]
-    return pins
 
 
 def normalize(name: str) -> str:
@@ -125,10 +120,14 @@ def render(out: str, purpose: str, requirements: list[str], report: list[dict]) 
 
 def lock(out: str, cert: str | None) -> str:
     purpose, requirements = LOCKS[out]
-    report = resolve(requirements, cert)
+    # The Jobs' boto3 and huggingface_hub and what they need at the versions the tests ran
+    # (requirements-dev.txt, the laptop's lock): botocore 1.44.8, not the newest 1.44.x.
+    laptop = set() if requirements[:1] == ["-r"] else requirement_set(DEV_LOCK.read_text())
+    report = resolve(requirements, cert, laptop)
     if requirements[:1] == ["-r"]:
         report = [i for i in report if normalize(i["metadata"]["name"]) not in VENV_PROVIDED]
-        wanted = pinned_versions(LOADTEST.read_text())
+        # The laptop's lock is universal: its pins for this platform (markers evaluated here).
+        wanted = dict(p.split("==", 1) for p in requirement_set(LOADTEST.read_text()))
         got = {normalize(n): v for n, v, _, _ in map(_pin, report)}
         if got != wanted:
             diff = sorted(set(got.items()) ^ set(wanted.items()))

@@ -23,10 +23,10 @@ class EngineError(RuntimeError):
 
 
 def advise_venv(venv: Path = VENV, requirements: Path = REQUIREMENTS) -> Path:
-    """`venv` holding exactly `requirements` (every package listed, hashed; pip adds none)."""
+    """`venv` holding exactly `requirements` (every package listed, hashed; nothing resolved)."""
     if not (venv / ".requirements").exists():
         print(f"building {venv} from {requirements.name} (once; a minute)", file=sys.stderr)
-    return venv_from(requirements, venv, no_deps=True)
+    return venv_from(requirements, venv)
 
 
 def simulate(configs: list[dict[str, Any]], venv: Path | None = None) -> dict[str, Any]:

@@ -11,46 +11,75 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core.job_pods import HASHED_INSTALL, is_hash_pinned
+from core.job_pods import HASHED_INSTALL, is_hash_pinned, requirement_lines, unhashed_lines
 
 
-def venv_from(
-    requirements: Path, venv: Path, python: str = sys.executable, no_deps: bool = False
-) -> Path:
-    """`venv` holding exactly `requirements`: built when missing, rebuilt when what the file asks
-    for changed (a stamp inside the venv remembers the file it was built from), else left as it
-    is. A file pinned by hash (every line `name==version --hash=...`, as the benchmark Job ships
-    requirements-loadtest.txt) is installed with --require-hashes and nothing resolved. `no_deps`:
-    the file lists every package to install, and pip adds none a package declares (for a
-    package that declares more than the part of it we run needs)."""
+def venv_from(requirements: Path, venv: Path, python: str = sys.executable) -> Path:
+    """`venv` holding exactly `requirements`, a lock that pins every package by hash: built when
+    missing, rebuilt when what the file asks for changed (a stamp inside the venv remembers the
+    file it was built from), else left as it is. Nothing is resolved: `uv pip sync` installs the
+    listed packages alone (uv, from requirements.in, on a laptop and in `make`), else pip with
+    --require-hashes --no-deps (the benchmark Job's image, which has no uv)."""
     stamp = venv / ".requirements"
     wanted = requirements.read_text()
     if stamp.exists() and requirement_set(stamp.read_text()) == requirement_set(wanted):
         return venv
+    if not is_hash_pinned(wanted):
+        raise ValueError(
+            f"{requirements}: not a lock (a line without --hash: {unhashed_lines(wanted)[:1]}); "
+            "regenerate it with `make lock`"
+        )
     if venv.exists():
         shutil.rmtree(venv)
-    subprocess.run([python, "-m", "venv", str(venv)], check=True)
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "--quiet", "--disable-pip-version-check"]
-    options = list(HASHED_INSTALL) if is_hash_pinned(wanted) else []
-    if no_deps and "--no-deps" not in options:
-        options.append("--no-deps")
-    subprocess.run([*pip, "install", *options, "-r", str(requirements)], check=True)
+    uv = uv_binary()
+    if uv:
+        subprocess.run([uv, "venv", "--quiet", "--python", python, str(venv)], check=True)
+        sync = [uv, "pip", "sync", "--quiet", "--require-hashes"]
+        target = ["--python", str(venv / "bin" / "python")]
+        subprocess.run([*sync, *target, str(requirements)], check=True)
+    else:
+        subprocess.run([python, "-m", "venv", str(venv)], check=True)
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "--quiet", "--disable-pip-version-check"]
+        subprocess.run([*pip, "install", *HASHED_INSTALL, "-r", str(requirements)], check=True)
     stamp.write_text(wanted)
     return venv
 
 
+def uv_binary() -> str | None:
+    """The uv beside this Python (the `uv` package of requirements.in), or None where there is
+    none (the benchmark Job's image)."""
+    try:
+        from uv import find_uv_bin
+    except ImportError:
+        return None
+    try:
+        return find_uv_bin()
+    except FileNotFoundError:
+        return None
+
+
 def requirement_set(text: str) -> set[str]:
-    """What a requirements file asks for: its requirement lines without comments or hashes,
-    names normalized ('Flask==3.1.3' and 'flask==3.1.3 --hash=sha256:...' ask for the same)."""
+    """What a requirements file asks for on this machine: `name==version` of each requirement,
+    names normalized, hashes dropped, and those whose environment marker this machine does not
+    meet left out ('Flask==3.1.3', 'flask==3.1.3 --hash=sha256:...' and a universal lock's
+    'flask==3.1.3 ; python_full_version >= "3.11" --hash=...' ask for the same)."""
     found = set()
-    for line in text.splitlines():
-        line = re.sub(r"\s--hash=\S+", "", re.sub(r"(^|\s)#.*", "", line)).strip()
+    for line in requirement_lines(text):
+        line = re.sub(r"\s--hash=\S+", "", line).strip()
+        line, _, marker = (part.strip() for part in line.partition(";"))
+        if marker and not _marker_holds(marker):
+            continue
         name, pinned, version = line.partition("==")
-        if line:
-            found.add(
-                f"{re.sub(r'[-_.]+', '-', name).lower().strip()}=={version}" if pinned else line
-            )
+        found.add(f"{re.sub(r'[-_.]+', '-', name).lower().strip()}=={version}" if pinned else line)
     return found
+
+
+def _marker_holds(marker: str) -> bool:
+    # Imported only for a file with markers: the benchmark Job's locks have none, and its image's
+    # Python has no `packaging` outside pip.
+    from packaging.markers import Marker
+
+    return Marker(marker).evaluate()
 
 
 def foreign_env(**extra: str) -> dict[str, str]:

@@ -90,21 +90,30 @@ def test_an_install_not_pinned_by_hash_is_caught(script, files, problem):
     assert any(problem in p for p in pip_problems(script, files))
 
 
-def test_aiperf_venv_in_the_benchmark_job_is_installed_by_hash(tmp_path, monkeypatch):
-    shipped = benchmark.code_files()["requirements-loadtest.txt"]
-    assert is_hash_pinned(shipped), unhashed_lines(shipped)
-    # The same versions as a laptop's venv: a venv built from either is the venv of the other
-    # (the tests' fake pod reuses build/loadtest-venv), and each version is hashed.
-    laptop = (ROOT / "requirements-loadtest.txt").read_text()
-    assert venvs.requirement_set(shipped) == venvs.requirement_set(laptop)
-    commands = []
+def _recorded(monkeypatch, uv: str | None) -> list[list[str]]:
+    """The commands venv_from runs (nothing is run), with uv found at `uv` or not at all."""
+    commands: list[list[str]] = []
 
     def run(argv, check):
         commands.append(argv)
-        if argv[1:3] == ["-m", "venv"]:
-            Path(argv[3]).mkdir()
+        if argv[1:3] == ["-m", "venv"] or argv[1:2] == ["venv"]:
+            Path(argv[-1]).mkdir()
 
     monkeypatch.setattr(venvs.subprocess, "run", run)
+    monkeypatch.setattr(venvs, "uv_binary", lambda: uv)
+    return commands
+
+
+def test_aiperf_venv_in_the_benchmark_job_is_installed_by_hash(tmp_path, monkeypatch):
+    shipped = benchmark.code_files()["requirements-loadtest.txt"]
+    assert is_hash_pinned(shipped), unhashed_lines(shipped)
+    # The same versions as a laptop's venv on this platform: a venv built from either is the venv
+    # of the other (the tests' fake pod reuses build/loadtest-venv), and each version is hashed.
+    laptop = (ROOT / "requirements-loadtest.txt").read_text()
+    assert is_hash_pinned(laptop), unhashed_lines(laptop)
+    assert venvs.requirement_set(shipped) == venvs.requirement_set(laptop)
+    # The Job's image has no uv: pip, every file checked against its hash, nothing resolved.
+    commands = _recorded(monkeypatch, uv=None)
     (tmp_path / "job.txt").write_text(shipped)
     venvs.venv_from(tmp_path / "job.txt", tmp_path / "job-venv")
     (install,) = [c for c in commands if "install" in c]
@@ -113,12 +122,13 @@ def test_aiperf_venv_in_the_benchmark_job_is_installed_by_hash(tmp_path, monkeyp
         "-r",
         str(tmp_path / "job.txt"),
     ]
-    # A laptop installs requirements-loadtest.txt as before (no hashes for its platform).
-    commands.clear()
+    # A laptop syncs its universal lock with uv: exactly the lock, by hash.
+    commands = _recorded(monkeypatch, uv="/x/uv")
     (tmp_path / "laptop.txt").write_text(laptop)
     venvs.venv_from(tmp_path / "laptop.txt", tmp_path / "laptop-venv")
-    (install,) = [c for c in commands if "install" in c]
-    assert "--require-hashes" not in install
+    (sync,) = [c for c in commands if "sync" in c]
+    assert sync[:5] == ["/x/uv", "pip", "sync", "--quiet", "--require-hashes"]
+    assert sync[-1] == str(tmp_path / "laptop.txt")
     # Built from one, the venv is left as it is for the other; another version rebuilds it.
     commands.clear()
     venvs.venv_from(tmp_path / "job.txt", tmp_path / "laptop-venv")
@@ -126,6 +136,25 @@ def test_aiperf_venv_in_the_benchmark_job_is_installed_by_hash(tmp_path, monkeyp
     (tmp_path / "job.txt").write_text(shipped.replace("\naiperf==0.13.0 ", "\naiperf==0.13.1 "))
     venvs.venv_from(tmp_path / "job.txt", tmp_path / "laptop-venv")
     assert commands
+
+
+def test_a_requirements_file_that_is_not_a_lock_builds_no_venv(tmp_path, monkeypatch):
+    commands = _recorded(monkeypatch, uv="/x/uv")
+    (tmp_path / "loose.txt").write_text(f"aiperf==0.13.0 {SHA}\nmatplotlib>=3\n")
+    with pytest.raises(ValueError, match=r"matplotlib>=3.*make lock"):
+        venvs.venv_from(tmp_path / "loose.txt", tmp_path / "venv")
+    assert commands == []
+    assert not (tmp_path / "venv").exists()
+
+
+def test_a_universal_locks_markers_are_judged_on_this_machine():
+    lock = (
+        f"a==1 \\\n    {SHA}\n"
+        f"b==2 ; sys_platform == 'win32' \\\n    {SHA} \\\n    {SHA}\n"
+        f"c==3 ; python_full_version >= '3.11' {SHA}\n"
+    )
+    assert is_hash_pinned(lock), unhashed_lines(lock)
+    assert venvs.requirement_set(lock) == {"a==1", "c==3"}
 
 
 def test_the_locks_hold_the_jobs_pins():
