@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from scripts.lock import versions
 from tests.conftest import ROOT
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -54,11 +55,7 @@ def _pulumi_steps():
 
 
 def test_every_pulumi_run_pins_the_cli_creates_the_stack_and_builds_the_pack_first():
-    sdk = next(
-        line.split("==")[1]
-        for line in (ROOT / "requirements.txt").read_text().splitlines()
-        if line.startswith("pulumi==")
-    )
+    sdk = versions((ROOT / "requirements.txt").read_text())["pulumi"]
     found = list(_pulumi_steps())
     assert len(found) == 2  # the preview of pull requests and the deploy
     for name, before, inputs in found:
