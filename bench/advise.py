@@ -2,11 +2,11 @@
 
   .venv/bin/python -m bench.advise [--runs 3] [--max-nodes 4] [--instance-type ml.p5.48xlarge]
 
-The seeds' scenario (Llama 3.3 70B, 4096 in / 256 out, concurrency 8/16/32, TPOT <= 15 ms) over
-every layout within --max-nodes (26 layouts x 3 levels = 78 predictions at 4 nodes on H100),
-run as a user runs it (a child process, the chart included), `--runs` times; prints the median,
-min and max wall seconds against the issue's target (30 s on 2 cores, the advise venv built:
-`make advise-venv` first). Numbers, not assertions: they depend on the machine.
+The scenario of AWS's published DPD benchmark (Llama 3.3 70B, 4096 in / 256 out, concurrency
+8/16/32; TPOT <= 15 ms) over every layout within --max-nodes (26 layouts x 3 levels = 78
+predictions at 4 nodes on H100), run as a user runs it (a child process, the chart included),
+`--runs` times; prints the median, min and max wall seconds against the target (30 s on 2 cores,
+the advise venv built: `make advise-venv` first). Numbers, not assertions: they depend on the machine.
 """
 
 from __future__ import annotations

@@ -222,7 +222,9 @@ def _check_inputs(
 
 
 def _warnings(r: SizingReport, model: ModelSpec) -> list[str]:
-    """Field problems the numbers predict (see reference/field-problems.md rows 9-11)."""
+    """Field problems the numbers predict: a full PD buffer (LMCache/LMCache #1030, #1337, #1990,
+    #2365; docs/troubleshooting.md#pd-buffer-full), a buffer not in whole chunks (LMCache #1909,
+    PR #2104, PR #2694), and GPU memory the buffer and vLLM's share overrun."""
     out = []
     if r.pd_buffer_chunks < r.max_model_len_chunks:
         out.append(

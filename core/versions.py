@@ -13,7 +13,8 @@ from dataclasses import dataclass
 # 1.33 pins: versions published for 1.33 and used in public EKS 1.33 configurations (2025-07 to
 # 2025-10): vpc-cni v1.19.5-eksbuild.1, coredns v1.12.1-eksbuild.2, kube-proxy
 # v1.33.0-eksbuild.2, eks-pod-identity-agent v1.3.8-eksbuild.2. Kubernetes 1.34 is not offered:
-# the HyperPod dependencies chart's mpi-operator CRD fails on >= 1.34 (field-problems.md row 16).
+# the HyperPod dependencies chart's mpi-operator CRD fails on >= 1.34 (alchemy-run/alchemy
+# `examples/aws-hyperpod`).
 EKS_ADDON_VERSIONS: dict[str, dict[str, str]] = {
     "1.33": {
         "vpc-cni": "v1.19.5-eksbuild.1",
@@ -61,9 +62,10 @@ OPERATOR_ADDON_VERSIONS: dict[str, str] = {
     "3.3": "v1.4.0-eksbuild.1",
     "3.4": "v1.5.0-eksbuild.1",
 }
-# Add-ons the operator's manager needs before it starts (its init container checks the S3 and
-# FSx CSI drivers and the cert-manager CRDs, field-problems.md row 6); minimum versions from the
-# AWS setup docs, pinned at those versions.
+# Add-ons the operator's manager needs before it starts (its init container check-csi-drivers
+# checks the S3 and FSx CSI drivers and the cert-manager CRDs: aws/sagemaker-hyperpod-cli, the
+# inference-operator chart's `config/manager/manager.yaml`); minimum versions from the AWS setup
+# docs, pinned at those versions.
 OPERATOR_DEPENDENCY_ADDONS: dict[str, str] = {
     "aws-mountpoint-s3-csi-driver": "v1.14.1-eksbuild.1",
     "aws-fsx-csi-driver": "v1.6.0-eksbuild.1",
@@ -96,7 +98,8 @@ ALB_CONTROLLER_POLICY = GitHubFile(
 )
 
 
-# The two worker images the AWS DPD docs support (dpd-facts.md): the HyperPod vLLM DLC, the
+# The two worker images the AWS DPD docs support (sagemaker-hyperpod-model-deployment-dpd,
+# prerequisites): the HyperPod vLLM DLC, the
 # endpoint's default, and LMCache's vLLM image at the release the DLC's own pin names.
 DLC_VLLM_IMAGE = "public.ecr.aws/deep-learning-containers/vllm:server-hyperpod-cuda-v1.1"
 LMCACHE_VLLM_IMAGE = "lmcache/vllm-openai:v0.4.3"

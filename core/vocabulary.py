@@ -72,7 +72,8 @@ RESERVED_NAMESPACES = (
     "aws-hyperpod",
     "hyperpod-observability",
 )
-# The router's Service, as the operator names it (dpd-facts.md); plain HTTP on port 443.
+# The router's Service, as the operator names it (the AWS DPD guide's ROUTER_URL); plain HTTP on
+# port 443.
 ROUTER_SERVICE = "{name}-{namespace}-routing-service"
 ROUTER_PORT = 443
 

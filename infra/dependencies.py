@@ -1,7 +1,8 @@
 """The HyperPod dependencies Helm chart, installed before the HyperPod cluster is created.
 
 SageMaker rejects an EKS-orchestrated cluster "missing one or more required dependencies"
-without it (field-problems.md row 16): health-monitoring agent, deep health checks, NVIDIA and
+without it (aws/sagemaker-hyperpod-cli PR #161; alchemy-run/alchemy `examples/aws-hyperpod`; the
+AWS guide sagemaker-hyperpod-eks-install-packages-using-helm-chart): health-monitoring agent, deep health checks, NVIDIA and
 EFA device plugins, training and MPI operators.
 """
 

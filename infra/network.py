@@ -1,7 +1,8 @@
 """VPC for a HyperPod EKS cluster: one GPU subnet in the capacity AZ, private and public subnets.
 
 All GPU capacity (prefill and decode groups) must sit in one Availability Zone for EFA RDMA, so
-the GPU subnet is a single subnet in `availabilityZoneId` (field-problems.md rows 1 and 3). The
+the GPU subnet is a single subnet in `availabilityZoneId` (the AWS DPD guide: all nodes in one
+AZ; terraform-aws-modules/terraform-aws-eks #3044 for placement groups across AZs). The
 EKS control plane needs subnets in two or more AZs: those are the private subnets.
 """
 

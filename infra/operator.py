@@ -4,7 +4,8 @@ cert-manager), with the IAM roles its service accounts assume (IRSA).
 
 Service-account names are those of the add-on install; the Helm chart names the operator's
 differently (`hyperpod-inference-operator-controller-manager`), and the trust must match the
-install method exactly (field-problems.md row 7).
+install method exactly (aws/sagemaker-hyperpod-cli, the chart's
+`config/rbac/service_account.yaml` and `migration/helm_to_addon.sh`, which renames it).
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ class InferenceOperator(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[*self.dependency_addons.values(), *args.depends_on, *self._grants],
-                # Creation can exceed 40 minutes on p5 clusters (field-problems.md row 17).
+                # Creation can exceed 40 minutes on p5 clusters, past common IaC defaults (as
+                # public Terraform setups of this add-on report).
                 custom_timeouts=pulumi.CustomTimeouts(create="90m", update="90m", delete="40m"),
             ),
         )

@@ -2,7 +2,9 @@
 
 Everything that places GPU work (the GPU subnet, the HyperPod groups, the endpoint's
 `pdSpec.topologySpec`) derives from the one `availabilityZoneId`, so placement cannot drift
-across AZs (field-problems.md rows 1 and 3).
+across AZs: p5 capacity is per AZ (awslabs/awsome-distributed-ai #186, #189, #204), and a
+placement group with multi-AZ subnets breaks later updates (terraform-aws-modules/terraform-aws-eks
+#3044).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Regenerate specs/schema/inferenceendpointconfig-v<version>.json from the operator's CRD.
 
-  python scripts/extract_crd_schema.py                      # both known versions, from
-                                                            # ../shared/reference/hyperpod/
-  python scripts/extract_crd_schema.py --reference-dir DIR  # same, CRD files from DIR
+  python scripts/extract_crd_schema.py                      # both known versions, from the
+                                                            # gzipped copies in tests/specs/crds/
+  python scripts/extract_crd_schema.py --reference-dir DIR  # same, CRD files (or .gz) from DIR
   python scripts/extract_crd_schema.py --check              # exit 1 if a committed file differs
   python scripts/extract_crd_schema.py --crd FILE --operator-version 3.4 --source REPO/PATH@SHA
 
@@ -27,7 +27,14 @@ from specs.schema.extract import (  # noqa: E402
     schema_file,
 )
 
-DEFAULT_REFERENCE_DIR = ROOT.parent / "shared" / "reference" / "hyperpod"
+# The CRDs as published upstream (specs/schema/extract.py, KNOWN_CRDS, names the source of each).
+DEFAULT_REFERENCE_DIR = ROOT / "tests" / "specs" / "crds"
+
+
+def _crd_file(directory: Path, name: str) -> Path:
+    """`name` in `directory`, or its gzipped copy `name.gz` when only that is there."""
+    plain, packed = directory / name, directory / f"{name}.gz"
+    return packed if packed.is_file() and not plain.is_file() else plain
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--crd needs --operator-version and --source")
         jobs = [(args.operator_version, args.crd, args.source)]
     else:
-        jobs = [(v, args.reference_dir / f, src) for v, (f, src) in KNOWN_CRDS.items()]
+        jobs = [(v, _crd_file(args.reference_dir, f), src) for v, (f, src) in KNOWN_CRDS.items()]
 
     stale = []
     for version, crd, source in jobs:

@@ -44,8 +44,8 @@ from specs.scaling import pool_autoscaling, server_address
 PORT = 8000
 MODEL_PATH = "/opt/ml/model"
 SHM_VOLUME = "dshm"
-# A 70B model loads from S3 in 5-10 minutes (field-problems.md row 15); the startup probe
-# allows 30 minutes before the kubelet restarts a worker that is still loading.
+# A 70B model loads from S3 in 5-10 minutes (AWS DPD troubleshooting, "Pod startup issues"); the
+# startup probe allows 30 minutes before the kubelet restarts a worker that is still loading.
 STARTUP_PROBE = HttpProbe(
     "/health", PORT, initial_delay_seconds=60, period_seconds=30, failure_threshold=60
 )
@@ -163,7 +163,8 @@ def build_endpoint(
             prefill_autoscaling=pool_autoscaling(e, "prefill", server),
             decoding_autoscaling=pool_autoscaling(e, "decode", server),
         )
-    # NCCL needs a large /dev/shm with TP > 1; the 64 MB default fails (field-problems row 14).
+    # NCCL needs a large /dev/shm with TP > 1; the 64 MB default fails (vllm-project/vllm#6574,
+    # vllm-project/production-stack#276).
     tp = max(e.role_tp(pool) for pool in entry.pools())
     volumes = (EmptyDirVolume(SHM_VOLUME, "Memory", "64Gi"),) if tp > 1 else ()
     return InferenceEndpointConfig(
@@ -341,5 +342,5 @@ def _int(text: str | None) -> int | None:
 
 
 def router_service(spec: InferenceEndpointConfig) -> str:
-    """The router's in-cluster URL, as the operator names it (dpd-facts.md)."""
+    """The router's in-cluster URL, as the operator names it (the AWS DPD guide's ROUTER_URL)."""
     return router_url(spec.name, spec.namespace)

@@ -1,7 +1,9 @@
 """The HyperPod nodes' security group: EFA needs all traffic to and from the group itself.
 
 The EFA health check fails with "Unresponsive receiver" when the self-referencing *egress* rule
-is missing, even with an allow-all egress rule (field-problems.md row 2). Nothing else is let
+is missing, even with an allow-all egress rule (awslabs/awsome-distributed-ai PR #259,
+gardener/gardener-extension-provider-aws #1832; the EC2 EFA guide's security group allows all
+traffic to and from itself). Nothing else is let
 in: no ingress from anywhere but the group itself, the EKS cluster security group and the VPC.
 """
 

@@ -36,7 +36,8 @@ SIMULATED_MODELS = {
 BACKEND = "vllm"
 # The kernel data aisimulate ships for vLLM on all three systems: 0.24.0, 0.25.0, then 0.31.0
 # (H100/H200) or 0.27.1 (B200). 0.24.0 is the set closest to the vLLM 0.19.0 the supported DPD
-# images carry (../shared/reference/dpd-facts.md) and aisimulate's own `current` for vLLM.
+# images carry (the AWS DPD guide's prerequisites, sagemaker-hyperpod-model-deployment-dpd) and
+# aisimulate's own `current` for vLLM.
 BACKEND_VERSION = "0.24.0"
 
 

@@ -7,7 +7,7 @@ improvement is (BASE - RUN) / BASE; for a throughput (output tokens/s, per GPU, 
 more time to the first token. The error rate's column is the difference in percentage points
 (BASE - RUN: positive, fewer failed requests).
 
-Seed 003's recipe compares the baseline and the candidate on TTFT and ITL p50/p95/p99, end-to-end
+A canary compares the baseline and the candidate on TTFT and ITL p50/p95/p99, end-to-end
 latency, error rate, output tokens/s per GPU and the cost per request: each level's table has
 them all (GPUs from the run's recorded endpoint, replicas x GPUs per node or --gpus; the cost
 from its hourly cost over the measured output tokens/s).

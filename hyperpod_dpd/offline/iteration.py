@@ -1,7 +1,8 @@
 """One variable per iteration: an advisory of `hyperpod-dpd diff` when one change to a DPD
-InferenceEndpointConfig alters more than one of the variables seed 003's production recipe scales
-a DPD endpoint by, one per iteration: prefill workers, decode workers, TP/PP, the connector
-backend, network placement. Changing two at once leaves a regression (or a gain) without a cause.
+InferenceEndpointConfig alters more than one of the variables a DPD endpoint is scaled by, one per
+iteration once a canary has shown DPD pays off: prefill workers, decode workers, TP/PP, the
+connector backend, network placement. Changing two at once leaves a regression (or a gain)
+without a cause.
 
 Each variable is read off the IEC both plans hold (resources.json inputs, what the operator
 receives), on both sides of the change:
@@ -28,8 +29,8 @@ from core.vllm_args import flag_value, merge_args
 IEC_TYPE = "InferenceEndpointConfig"
 REASON = (
     "change one variable per iteration so a regression points at its cause "
-    "(seed 003's production recipe: prefill workers, decode workers, TP/PP, connector backend, "
-    "network placement, one at a time)"
+    "(prefill workers, decode workers, TP/PP, connector backend, network placement, one at a "
+    "time)"
 )
 ROLES = (("prefill", "prefillSpec", "prefillAutoScaling"),
          ("decode", "decodingSpec", "decodingAutoScaling"))  # fmt: skip

@@ -1,7 +1,8 @@
 """`hyperpod-dpd preflight --stack dev`: ask AWS, before `pulumi up`, whether the stack can land.
 
-p5 capacity is where deployments fail first (field-problems.md row 1): the instance type is not
-offered in the chosen AZ, the account's HyperPod quota is too low, or the training plan covers
+p5 capacity is where deployments fail first (reported in awslabs/awsome-distributed-ai #186,
+#189 and #204; docs/troubleshooting.md#pods-pending): the instance type is not offered in the
+chosen AZ, the account's HyperPod quota is too low, or the training plan covers
 another AZ or type. Every check reads the account (boto3) and changes nothing.
 """
 

@@ -1,8 +1,11 @@
-"""`hyperpod-dpd verify`: post-deploy checks of a DPD endpoint (dpd-facts.md, "Verifying").
+"""`hyperpod-dpd verify`: post-deploy checks of a DPD endpoint (the AWS DPD guide's "Verify the
+deployment" and "Invoke the endpoint" steps,
+https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-dpd.html).
 Its parser is hyperpod_dpd/cli/verify.py; the run, `command`.
 
 - `logs`: pure parsers of the router, LMCache and worker log lines;
-- `causes`: the likely cause and fix of each failure (field-problems.md);
+- `causes`: the likely cause and fix of each failure, each pointing at its section of
+  docs/troubleshooting.md;
 - the Kubernetes reads/writes: hyperpod_dpd/shared/kube.py (shared with the load test);
 - `prompts`: the short/long prompts and the `PromptClient` seam (one-shot pod or direct HTTP);
 - `results`: the check results (`Check`, `Target`, `Report`);

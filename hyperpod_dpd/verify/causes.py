@@ -1,4 +1,5 @@
-"""Likely cause and fix of each failed check (from ../shared/reference/field-problems.md).
+"""Likely cause and fix of each failed check, and the section of docs/troubleshooting.md that
+explains it (symptom, cause, what to do, public sources).
 
 Texts may hold `{name}`, `{namespace}`, `{pod}`, ... placeholders; `Cause.format(**context)`
 fills the ones it is given and leaves the others visible.
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 class Cause:
     cause: str
     fix: str
-    ref: str  # where the failure is documented: field-problems.md row or dpd-facts.md section
+    ref: str  # docs/troubleshooting.md#<anchor>: the section `verify` prints as `see:`
 
     def format(self, **context: object) -> Cause:
         return Cause(_fill(self.cause, context), _fill(self.fix, context), self.ref)
@@ -37,156 +38,156 @@ API_ERROR = Cause(
     "the Kubernetes API refused or failed the request",
     "check the kubeconfig's identity may get/list pods, read pods/log and create/delete pods "
     "in {namespace} and hyperpod-inference-system (`kubectl auth can-i`)",
-    "-",
+    "docs/troubleshooting.md#kubernetes-api-error",
 )
 IEC_NOT_READY = Cause(
     "the operator has not reported the DPD deployments ready: the model is still loading (a cold "
     "S3 load of a 70B model takes 5-10 min while pods sit 2/3 Ready) or a deployment failed",
     "wait and rerun; otherwise `kubectl describe inferenceendpointconfig {name} -n {namespace}` "
     f"and the operator log (`{_OPERATOR_LOG}`)",
-    "field-problems #15",
+    "docs/troubleshooting.md#endpoint-not-ready",
 )
 NOT_DPD = Cause(
     "the InferenceEndpointConfig has no spec.pdSpec: it is a colocated endpoint, the operator "
     "creates no prefill/decode pods or router for it",
     "set hyperpod-dpd:endpoint.mode to dpd and run `pulumi up`",
-    "dpd-facts: What DPD is",
+    "docs/troubleshooting.md#not-a-dpd-endpoint",
 )
 NO_PODS = Cause(
     "the operator created no {role} pods for this endpoint: it does not run DPD (operator older "
     "than 3.2) or it has not reconciled the endpoint yet",
     "check the operator version (image tag of container `manager`, v3.2 or newer) and "
     "`kubectl describe inferenceendpointconfig {name} -n {namespace}`",
-    "field-problems #4",
+    "docs/troubleshooting.md#no-prefill-or-decode-pods",
 )
 PODS_PENDING = Cause(
     "pods pending: not enough GPU/EFA nodes (no node has free nvidia.com/gpu and "
     "vpc.amazonaws.com/efa for the pod)",
     "check instanceGroups counts (one p5-class node per prefill and per decode replica, all in "
     "the GPU AZ) and `kubectl describe pod {pod} -n {namespace}`",
-    "field-problems #1",
+    "docs/troubleshooting.md#pods-pending",
 )
 PODS_STARTING = Cause(
     "containers are still being created (image pull, model volume mount)",
     "wait and rerun; `kubectl describe pod {pod} -n {namespace}` shows pull or mount errors",
-    "field-problems #15",
+    "docs/troubleshooting.md#pods-starting",
 )
 CONTAINERS_NOT_READY = Cause(
     "containers not ready: the model is still loading, or the worker crash-loops "
     "(`EngineDeadError`: operator older than 3.2; NCCL shared-memory errors: /dev/shm too small)",
     "wait for the model load and rerun; otherwise "
     "`kubectl logs {pod} -n {namespace} -c {container} --previous`",
-    "field-problems #4, #14, #15",
+    "docs/troubleshooting.md#workers-not-ready",
 )
 POD_FAILED = Cause(
     "the pod ended ({phase}); its deployment should have replaced it",
     "`kubectl describe pod {pod} -n {namespace}` and the worker log",
-    "field-problems #4",
+    "docs/troubleshooting.md#pod-failed",
 )
 ROUTER_MISSING = Cause(
     "no router pod {prefix}* in hyperpod-inference-system: the operator did not create the DPD "
     "router",
     f"`kubectl get pods -n hyperpod-inference-system`; the operator log (`{_OPERATOR_LOG}`)",
-    "field-problems #4",
+    "docs/troubleshooting.md#router-missing-or-not-ready",
 )
 ROUTER_NOT_READY = Cause(
     "the router pod is not running with all containers ready",
     "`kubectl describe pod {pod} -n hyperpod-inference-system` and "
     "`kubectl logs {pod} -n hyperpod-inference-system -c router-container`",
-    "field-problems #4",
+    "docs/troubleshooting.md#router-missing-or-not-ready",
 )
 ROLES_SWAPPED = Cause(
     "roles wired backwards: the prefill worker is LMCache's 'receiver' and the decode worker its "
     "'sender'",
     "the operator wires the roles: keep --kv-transfer-config out of worker.args and the pdSpec "
     "role args, use operator v3.2 or newer, and re-apply the InferenceEndpointConfig",
-    "field-problems #4; dpd-facts: Verifying",
+    "docs/troubleshooting.md#roles-miswired",
 )
 ROLES_SAME = Cause(
     "prefill and decode both report '{role}': the operator did not wire DPD correctly",
     "keep --kv-transfer-config out of worker.args and the pdSpec role args, use operator v3.2 or "
     "newer, and re-apply the InferenceEndpointConfig",
-    "field-problems #4; dpd-facts: Verifying",
+    "docs/troubleshooting.md#roles-miswired",
 )
 ROLE_WRONG = Cause(
     "the {role} worker reports {found} instead of '{expected}': the roles are misconfigured",
     "keep --kv-transfer-config out of worker.args and the pdSpec role args, use operator v3.2 or "
     "newer, and re-apply the InferenceEndpointConfig",
-    "field-problems #4; dpd-facts: Verifying",
+    "docs/troubleshooting.md#roles-miswired",
 )
 ROLE_MISSING = Cause(
     "the {role} worker log has no 'pd_role': LMCache's PD backend did not start (no KV "
     "connector), or the startup lines are gone (container restarted, log rotated)",
     "`kubectl logs {pod} -n {namespace} -c {container} | grep pd_role`; restart the pod to get "
     "fresh startup lines; re-apply the InferenceEndpointConfig with operator v3.2 or newer",
-    "dpd-facts: Verifying",
+    "docs/troubleshooting.md#no-pd-role-in-the-worker-log",
 )
 PROMPT_FAILED = Cause(
     "the router did not answer the prompt with a completion",
     "`kubectl logs {router_pod} -n hyperpod-inference-system -c router-container`; the worker "
     "logs; check the service {url} resolves from inside the cluster",
-    "dpd-facts: Verifying",
+    "docs/troubleshooting.md#prompt-failed-or-timed-out",
 )
 PROMPT_TIMEOUT = Cause(
     "the prompt did not finish within {timeout:g} s",
     "raise --timeout, or port-forward the router service and pass --router-url; "
     "`kubectl describe pod` of the prompt pod shows pull or scheduling problems",
-    "dpd-facts: Verifying",
+    "docs/troubleshooting.md#prompt-failed-or-timed-out",
 )
 PROMPT_TOO_LONG = Cause(
     "no prompt can take the disaggregated path: routingThreshold ({threshold}) is too close to "
     "--max-model-len ({max_model_len}) for a prompt well above it",
     "lower hyperpod-dpd:endpoint.routingThreshold (default 4096) or raise maxModelLen",
-    "dpd-facts: Tuning defaults",
+    "docs/troubleshooting.md#threshold-too-close-to-max-model-len",
 )
 NO_ROUTING_LINE = Cause(
     "the router log has no 'Conditional routing' line for this prompt: the request did not reach "
     "this router, or the router does not run conditional (DPD) routing",
     "`kubectl logs {router_pod} -n hyperpod-inference-system -c router-container --tail=50`; "
     "check the IEC has spec.pdSpec and operator v3.2 or newer",
-    "dpd-facts: Verifying",
+    "docs/troubleshooting.md#no-conditional-routing",
 )
 SHORT_DISAGGREGATED = Cause(
     "the short prompt took the disaggregated path: the router's threshold ({router_threshold}) is "
     "below it (0 means always disaggregate; prompts under one 256-token LMCache chunk on that "
     "path can hang the decoder)",
     "set hyperpod-dpd:endpoint.routingThreshold to at least 256 (default 4096) and re-apply",
-    "field-problems #11",
+    "docs/troubleshooting.md#short-prompt-disaggregated",
 )
 LONG_NOT_DISAGGREGATED = Cause(
     "the long prompt went straight to the decoder: the router's threshold ({router_threshold}) is "
     "above it, or the router is not routing conditionally",
     "compare pdSpec.routingThreshold with the router log's threshold=, re-apply the "
     "InferenceEndpointConfig",
-    "dpd-facts: Verifying",
+    "docs/troubleshooting.md#long-prompt-not-disaggregated",
 )
 KV_MISSING = Cause(
     "no 'Retrieved ... required tokens' line for the long prompt in the decoder log: no KV cache "
     "reached the decoder",
     "check the long prompt was disaggregated (router check) and the decoder log for LMCache/NIXL "
     "errors: `kubectl logs {pod} -n {namespace} -c {container} | grep -i -E 'lmcache|nixl'`",
-    "field-problems #8",
+    "docs/troubleshooting.md#kv-transfer-absent",
 )
 KV_RECOMPUTED = Cause(
     "the decoder recomputed the prompt instead of receiving its KV cache: prefill and decode "
     "cache keys differ (PYTHONHASHSEED unset or different, or different images)",
     "keep PYTHONHASHSEED=0 in the worker env (the stack sets it; `hyperpod-dpd plan` checks it) "
     "and one image for both roles, then restart both deployments so they run the same spec",
-    "field-problems #8",
+    "docs/troubleshooting.md#kv-transfer-absent",
 )
 KV_SLOW = Cause(
     "KV transfer below 1 GB/s: it went over TCP, EFA is not in use",
     "request vpc.amazonaws.com/efa in the pdSpec role resources; `kubectl describe node <node> "
     "| grep efa`; the EFA security group needs self-referencing ingress AND egress; prefill and "
     "decode nodes in one AZ",
-    "field-problems #13, #2",
+    "docs/troubleshooting.md#kv-transfer-slow",
 )
 BUFFER_FULL = Cause(
     "the decoder's PD buffer is full ('Failed to allocate memory object, retrying...'): "
     "latency spikes or hangs",
     "raise hyperpod-dpd:endpoint.pdBufferSize to 16 or 32 GiB (with a lower decoder "
     "--gpu-memory-utilization if it no longer fits) or add decode replicas",
-    "field-problems #9",
+    "docs/troubleshooting.md#pd-buffer-full",
 )
 
 ENV_REWRITTEN = Cause(
@@ -196,12 +197,12 @@ ENV_REWRITTEN = Cause(
     "compare `kubectl get pod -n {namespace} <pod> -o yaml` with the IEC's "
     "worker.environmentVariables; upgrade the operator (hyperpod-dpd:inferenceOperator), or "
     "re-apply the endpoint and check `" + _OPERATOR_LOG + "`",
-    "field-problems.md #18",
+    "docs/troubleshooting.md#worker-environment-rewritten",
 )
 STALE_DECODER = Cause(
     "a prefiller (re)started after the decoder: the decoder can keep the dead prefiller's NIXL "
     "agent and fail or stall its transfers for up to an hour (llm-d PR #2187)",
     "restart the decoders after the prefillers: `kubectl rollout restart -n {namespace} "
     "deployment -l inference.sagemaker.aws.amazon.com/dpd-role=decode`",
-    "field-problems.md #22",
+    "docs/troubleshooting.md#stale-decoder",
 )

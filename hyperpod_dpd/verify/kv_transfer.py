@@ -10,7 +10,9 @@ from hyperpod_dpd.verify import causes, logs
 from hyperpod_dpd.verify.endpoint import container_env, pod_container, pod_name
 from hyperpod_dpd.verify.results import Check, Target
 
-MIN_THROUGHPUT_GBPS = 1.0  # below: TCP, not EFA (field-problems #13)
+# Below 1 GB/s the transfer went over TCP, not EFA (AWS DPD troubleshooting, "KV cache transfer
+# issues"; docs/troubleshooting.md#kv-transfer-slow).
+MIN_THROUGHPUT_GBPS = 1.0
 
 KV_RECEIVED, KV_SPEED, PD_BUFFER = (
     "KV cache received",
@@ -90,7 +92,8 @@ def _seed(env: dict[str, str | None]) -> str:
 
 def kv_diagnostics(pods: dict[str, list[dict[str, Any]]], target: Target) -> dict[str, str]:
     """What the pods show about the usual causes of a failed KV transfer: the hash seed and image
-    each role runs with (field-problems #8), the EFA devices each requests (#13)."""
+    each role runs with (docs/troubleshooting.md#kv-transfer-absent), the EFA devices each
+    requests (#kv-transfer-slow)."""
     seeds, images, efa = [], [], []
     for role, ps in pods.items():
         containers = [(p, pod_container(p, target.container(role))) for p in ps]

@@ -1,4 +1,5 @@
-"""Pure parsers for the log lines that prove a DPD endpoint works (dpd-facts.md, "Verifying").
+"""Pure parsers for the log lines that prove a DPD endpoint works (the lines the AWS DPD guide
+shows, https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-dpd.html).
 
 - vLLM production-stack router (container `router-container`):
   `[INFO] Conditional routing: estimated_tokens=6750, threshold=4096, disaggregate=True`
@@ -54,7 +55,7 @@ class KvRetrieval:
     retrieved: int
     required: int
     total: int | None
-    size_gb: float | None  # LMCache's "gb" is GiB (dpd-facts.md, buffer sizing)
+    size_gb: float | None  # LMCache's "gb" is GiB: the docs' 0.2344 = 24 chunks x 256 x 40 KiB
     cost_ms: float | None
     throughput_gbps: float | None
     req_id: str | None

@@ -1,8 +1,9 @@
 """What the operator rendered, against what the endpoint asked for (pure judges of pod JSON).
 
 Two field problems no log line announces: the operator can drop or rewrite the worker variables
-DPD depends on (field-problems.md #18), and a decoder that started before a prefiller's latest
-(re)start can hold that prefiller's dead NIXL agent (#22).
+DPD depends on (aws/sagemaker-hyperpod-cli#431), and a decoder that started before a prefiller's
+latest (re)start can hold that prefiller's dead NIXL agent (llm-d/llm-d#2187,
+vllm-project/vllm#49238). docs/troubleshooting.md explains both to users.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The checks of dpd-facts.md "Verifying a deployment", automated: the run against a cluster.
+"""The AWS DPD guide's deployment checks, automated: the run against a cluster
+(https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-dpd.html).
 
 The judges (`endpoint`, `routing`, `kv_transfer`) are pure functions of the API server's JSON and
 log text; `verify()` fetches them in the documented order (endpoint, pods, router, roles, prompts,

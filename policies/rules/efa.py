@@ -1,6 +1,6 @@
 """hyperpod-dpd-efa: GPU groups have the EFA interface and a security group that lets all
 traffic in from and out to itself (without the egress rule the EFA health check fails with
-"Unresponsive receiver", field-problems.md row 2)."""
+"Unresponsive receiver": awslabs/awsome-distributed-ai PR #259)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """hyperpod-dpd-hash-seed: PYTHONHASHSEED fixed, so prefill and decode compute the same LMCache
 keys. Unset or random, every decoder lookup misses: 'Retrieved 0 out of N' and silent
-recomputation (field-problems.md row 8). Worker env applies to both roles alike."""
+recomputation (LMCache/LMCache#2511; AWS DPD troubleshooting, "KV cache transfer issues").
+Worker env applies to both roles alike."""
 
 from __future__ import annotations
 

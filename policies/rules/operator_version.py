@@ -1,5 +1,6 @@
 """hyperpod-dpd-operator-version: pdSpec needs the inference operator 3.2 or newer; older
-operators crash DPD pods with EngineDeadError (field-problems.md row 4)."""
+operators crash DPD pods with EngineDeadError (AWS DPD troubleshooting, "Pod startup issues";
+DPD arrived with 3.2 in aws/sagemaker-hyperpod-cli PR #427)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """hyperpod-dpd-shm-volume (advisory): with TP > 1 NCCL needs a large /dev/shm; the 64 MB default
-fails with "Error while creating shared memory segment" (field-problems.md row 14)."""
+fails with "Error while creating shared memory segment" (vllm-project/vllm#6574,
+vllm-project/production-stack#276 and #899)."""
 
 from __future__ import annotations
 

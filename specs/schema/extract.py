@@ -7,6 +7,7 @@ in validation, so they are dropped; everything else is kept as the API server se
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,10 @@ _CLI_CRD = (
     "aws/sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart/charts/inference-operator/"
     "config/crd/inference.sagemaker.aws.amazon.com_inferenceendpointconfigs.yaml"
 )
-# Operator version -> (file name of the CRD, as in ../shared/reference/hyperpod/ and, gzipped, in
-# tests/specs/crds/; the source named in that README).
-# v3.2's commit is given abbreviated there (aws/sagemaker-hyperpod-cli, 2026-06-22).
+# Operator version -> (file name of the CRD, kept gzipped in tests/specs/crds/; the file in
+# aws/sagemaker-hyperpod-cli it was taken from, at a commit: v3.3 is upstream PR #439's commit,
+# whose parent is PR #440 "Bump inference-operator to v3.3"; v3.2's commit (2026-06-22) is
+# abbreviated.)
 KNOWN_CRDS = {
     "3.2": (
         "sagemaker-hyperpod-cli__v3.2__inference.sagemaker.aws.amazon.com_inferenceendpointconfigs.yaml",
@@ -63,8 +65,10 @@ def strip_descriptions(node: Any) -> Any:
 
 
 def extract(crd_path: Path, operator_version: str, source: str) -> dict[str, Any]:
-    """The header object plus the description-free openAPIV3Schema of version v1."""
-    crd = safe_load(crd_path.read_text())
+    """The header object plus the description-free openAPIV3Schema of version v1 (of a CRD file,
+    plain or gzipped: `.gz`)."""
+    raw = crd_path.read_bytes()
+    crd = safe_load(gzip.decompress(raw).decode() if crd_path.suffix == ".gz" else raw.decode())
     name = crd.get("metadata", {}).get("name")
     if name != CRD_NAME:
         raise ValueError(f"{crd_path}: metadata.name is {name!r}, expected {CRD_NAME!r}")

@@ -1,9 +1,9 @@
 """scripts/extract_crd_schema.py and the JSON schemas it committed.
 
 tests/specs/crds/ holds the operator's CRDs the committed schemas were extracted from, gzipped,
-as published: v3.3 as ../shared/reference/hyperpod/ has it (aws/sagemaker-hyperpod-cli at
-1a63d6ec), v3.2 from aws/sagemaker-hyperpod-cli at 011ca927123e (same path in the repo:
-specs/schema/extract.py, _CLI_CRD). So the comparison runs in every clone.
+as published: v3.3 from aws/sagemaker-hyperpod-cli at 1a63d6ec, v3.2 from the same repository at
+011ca927123e (same path in the repo: specs/schema/extract.py, _CLI_CRD). So the comparison runs
+in every clone, and the script's default reads them.
 """
 
 from __future__ import annotations
@@ -139,6 +139,15 @@ def test_script_writes_deterministic_sorted_json(tmp_path):
     out.write_text(first.replace("9.9", "9.8"))
     check = subprocess.run([*args, "--check"], capture_output=True, text=True)
     assert check.returncode == 1 and "out of date" in check.stderr
+
+
+def test_script_reads_the_crds_in_the_repository_by_default():
+    """Without --reference-dir the script reads the gzipped CRDs in tests/specs/crds/, so --check
+    needs nothing outside the clone."""
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
 
 
 def test_script_reports_a_missing_crd(tmp_path):

@@ -1,4 +1,4 @@
-"""The canary of seed 003 as the plan shows it: a colocated baseline and a DPD candidate behind one
+"""The DPD canary as the plan shows it: a colocated baseline and a DPD candidate behind one
 weighted URL; shifting and rolling back change the routing only."""
 
 from __future__ import annotations

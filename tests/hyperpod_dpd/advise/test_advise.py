@@ -1,5 +1,5 @@
-"""`advise` for real: aisimulate in build/advise-venv (make test builds it), the seeds' scenario
-on H100 and H200, a short-prompt workload, the patch applied and planned, the chart drawn."""
+"""`advise` for real: aisimulate in build/advise-venv (make test builds it), the scenario of AWS's
+published DPD benchmark on H100 and H200, a short-prompt workload, the patch applied and planned, the chart drawn."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ CANDIDATE_KEYS = {
     "mode", "layout", "nodes", "gpus", "concurrency", "ttftMs", "tpotMs", "e2eMs",
     "outputTokensPerSecondPerGpu", "costPerMillionOutputTokens", "meetsSlo",
 }  # fmt: skip
-# The seeds' scenario (seed 003, the AWS docs' benchmark): 70B, 4096 in / 256 out, c 8/16/32.
+# The scenario of AWS's published DPD benchmark: 70B, 4096 in / 256 out, concurrency 8/16/32.
 SEEDS = ["--isl", "4096", "--osl", "256", "--concurrency", "8,16,32", "--max-nodes", "2"]
 SHORT = ["--isl", "256", "--osl", "256", "--concurrency", "2", "--max-nodes", "2"]
 
@@ -57,13 +57,13 @@ def _by(doc, layout):
 
 
 def test_dpd_tpot_is_better_at_every_concurrency_and_the_gain_grows(seeds):
-    """The seeds measured DPD's TPOT 22-66% (H100) and 28-48% (H200) better than one colocated
+    """AWS measured DPD's TPOT 22-66% (H100) and 28-48% (H200) better than one colocated
     node, more so at higher concurrency: the direction and the trend, not the numbers."""
     dpd, colocated = _by(seeds, "1P1D TP8/TP8"), _by(seeds, "1x TP8")
     gains = [1 - dpd[c]["tpotMs"] / colocated[c]["tpotMs"] for c in (8, 16, 32)]
     assert all(g > 0 for g in gains), gains
     assert gains == sorted(gains) and gains[-1] > gains[0], gains
-    # And what the seeds' table cannot show: one prefill worker saturates at 32.
+    # And what AWS's table cannot show: one prefill worker saturates at 32.
     assert dpd[32]["ttftMs"] > 2 * dpd[16]["ttftMs"]
 
 

@@ -87,7 +87,7 @@ def test_report_states_the_convention_and_three_runs_compare_to_the_first():
 
 
 def test_the_recipe_rows_error_rate_tokens_per_gpu_and_cost():
-    """Seed 003's comparison of baseline and candidate: TTFT/ITL/E2E percentiles, error rate,
+    """A canary's comparison of baseline and candidate: TTFT/ITL/E2E percentiles, error rate,
     output tokens/s per GPU and the cost per 1M output tokens, each against BASE."""
     from hyperpod_dpd.loadtest.compare import chart_data
 

@@ -1,5 +1,5 @@
 """`hyperpod-dpd diff`'s advisory: one change to a DPD endpoint alters more than one of the
-recipe's variables (seed 003: one variable per iteration)."""
+variables it is scaled by (one variable per iteration)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The log parsers on the lines the docs print (dpd-facts.md, "Verifying a deployment")."""
+"""The log parsers on the lines the AWS DPD guide prints (verifying the deployment, KV transfer)."""
 
 from __future__ import annotations
 

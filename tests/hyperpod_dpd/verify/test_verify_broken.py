@@ -27,7 +27,7 @@ def test_decoder_recomputed_retrieved_0(fake, verify):
     # What the pods run with, to rule the usual causes in or out.
     assert check["detail"].endswith("PYTHONHASHSEED prefill 0, decode 0; one image for both roles")
     assert "PYTHONHASHSEED" in check["cause"] and "different images" in check["cause"]
-    assert check["ref"] == "field-problems #8"
+    assert check["ref"] == "docs/troubleshooting.md#kv-transfer-absent"
 
 
 def test_kv_transfer_at_tcp_speed(fake, verify):
@@ -37,7 +37,7 @@ def test_kv_transfer_at_tcp_speed(fake, verify):
     assert "< 1 GB/s" in check["detail"]
     assert "vpc.amazonaws.com/efa requested" in check["detail"]
     assert "TCP" in check["cause"] and "EFA is not in use" in check["cause"]
-    assert "#13" in check["ref"]
+    assert check["ref"] == "docs/troubleshooting.md#kv-transfer-slow"
 
 
 def test_same_role_on_both_pods(fake, verify):
@@ -136,7 +136,7 @@ def test_router_threshold_zero_disaggregates_short_prompts(fake, verify):
     result = verify()
     check = result.check("short prompt -> decoder only")
     assert check["result"] == FAIL and "disaggregate=True" in check["detail"]
-    assert check["ref"] == "field-problems #11"
+    assert check["ref"] == "docs/troubleshooting.md#short-prompt-disaggregated"
     assert result.check("long prompt -> prefill + decode")["result"] == PASS
 
 
@@ -145,6 +145,7 @@ def test_pd_buffer_full(fake, verify):
     check = failed_only(verify(), "decoder PD buffer")
     assert check["detail"].startswith("2 'Failed to allocate memory object' line(s)")
     assert "16 or 32 GiB" in check["fix"]
+    assert check["ref"] == "docs/troubleshooting.md#pd-buffer-full"
 
 
 def test_prompt_pod_that_never_starts_times_out_and_is_deleted(fake, verify):
@@ -181,7 +182,7 @@ def test_text_table_of_a_failing_run(fake, verify):
     assert lines[row].split()[3] == FAIL
     assert lines[row + 1].strip().startswith("cause: the decoder recomputed the prompt")
     assert lines[row + 2].strip().startswith("fix:   keep PYTHONHASHSEED=0 in the worker env")
-    assert lines[row + 3].strip() == "see:   field-problems #8"
+    assert lines[row + 3].strip() == "see:   docs/troubleshooting.md#kv-transfer-absent"
     assert lines[-1] == "14 passed, 1 failed, 1 skipped"
 
 
@@ -218,7 +219,8 @@ def test_a_variable_the_operator_dropped_or_rewrote_fails_with_its_cause(fake, v
         f"{PREFILL_POD} has PD_BUFFER_SIZE=1 (asked 8589934592); {PREFILL_POD} lacks "
         "LMCACHE_SAVE_DECODE_CACHE"
     )
-    assert "#431" in check["cause"] and check["ref"] == "field-problems.md #18"
+    assert "#431" in check["cause"]
+    assert check["ref"] == "docs/troubleshooting.md#worker-environment-rewritten"
 
 
 def test_a_decoder_older_than_a_prefiller_restart_fails(fake, verify):
@@ -231,4 +233,5 @@ def test_a_decoder_older_than_a_prefiller_restart_fails(fake, verify):
         f"{DECODE_POD} (started 2026-11-29 11:40:31Z) older than {PREFILL_POD}'s start at "
         "2026-11-29 12:10:00Z"
     )
-    assert "rollout restart" in check["fix"] and check["ref"] == "field-problems.md #22"
+    assert "rollout restart" in check["fix"]
+    assert check["ref"] == "docs/troubleshooting.md#stale-decoder"
