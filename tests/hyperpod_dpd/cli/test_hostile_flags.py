@@ -74,7 +74,7 @@ def _hostile(tmp) -> list[str]:
     return [
         str(tmp / "nonexistent" / "x"), str(a_dir), str(binary), "/proc", "/proc/self/status", "",
         "not-a-url", "http://[::1", "nan", "inf", "-inf", "-1", "-0.5", "0", "x" * 5000,
-        "\udcff\udcfe-not-utf8", "../../etc/passwd",
+        "\udcff\udcfe-not-utf8", "../../etc/passwd", "nul\x00byte",
     ]  # fmt: skip
 
 
