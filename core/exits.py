@@ -5,6 +5,8 @@
   2    bad input: a flag, a stack file, a config key; the message names it, what is allowed, the fix
   3    an internal error (a bug of ours: rerun with --debug for the traceback)
   130  interrupted (Ctrl-C), as a shell reports a program stopped by SIGINT
+  141  the reader of the output went away (`| head`), as a shell reports a program SIGPIPE ends;
+       quietly: that is the reader's choice, not an error
 
 `UsageProblem` is the error type that carries exit 2 out of any room to the command line, which
 prints it as `error: <message>`; settings.ConfigError (a stack file's problems) is one.
@@ -17,6 +19,7 @@ EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
 
 
 class UsageProblem(Exception):

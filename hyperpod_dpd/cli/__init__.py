@@ -9,7 +9,8 @@ SDKs, boto3, kubernetes, pydantic models) is imported when it runs, so `hyperpod
 and every `<command> --help` start without loading them.
 
 Exit codes: core/exits.py (0 fine, 1 a check or policy failed, 2 bad input naming the key or
-flag, 3 an internal error: rerun with --debug for the traceback, 130 interrupted).
+flag, 3 an internal error: rerun with --debug for the traceback, 130 interrupted, 141 the reader
+of the output went away, as with `| head`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from core.exits import (
     EXIT_BAD_INPUT,
+    EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
     UsageProblem,
     tolerant_streams,
@@ -84,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)  # Ctrl-C is the user's, not a traceback
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return _reader_left()
     except UsageProblem as exc:  # a stack file's ConfigError among them
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -96,9 +100,21 @@ def entry() -> None:
     a heap of SDK classes and objects whose teardown costs a second and more, and nothing is
     left to do by then (output flushed, files closed, temporary directories removed)."""
     code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        code = _reader_left()
     os._exit(code)
+
+
+def _reader_left() -> int:
+    """The reader of standard output went away (`hyperpod-dpd plan | head`): its choice, not an
+    error. Quiet, as a Unix tool killed by SIGPIPE is, with its exit code; what is still buffered
+    goes nowhere instead of raising again at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

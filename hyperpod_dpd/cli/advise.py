@@ -45,14 +45,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--instance-type", help="a DPD instance type (default ml.p5.48xlarge)")
     p.add_argument("--isl", type=int, help="input tokens per request")
     p.add_argument("--osl", type=int, help="output tokens per request")
-    p.add_argument("--trace", type=inputs.input_file, help="JSONL of input/output token counts per request")
+    p.add_argument(
+        "--trace", type=inputs.input_file, help="JSONL of input/output token counts per request"
+    )
     p.add_argument("--concurrency", type=_numbers(int), help="requests in flight (default 8,16,32)")
     p.add_argument("--rps", type=_numbers(float), help="requests per second, instead")
     p.add_argument("--ttft-ms", type=inputs.finite_float, help="SLO: TTFT p50 at most this")
     p.add_argument("--tpot-ms", type=inputs.finite_float, help="SLO: TPOT p50 at most this")
     p.add_argument("--max-nodes", type=int, default=4, help="node budget of a layout (default 4)")
     p.add_argument(
-        "--chart", type=inputs.output_file, default=Path("build/advise/frontier.png"), help="frontier PNG"
+        "--chart",
+        type=inputs.output_file,
+        default=Path("build/advise/frontier.png"),
+        help="frontier PNG",
     )
     p.add_argument("--no-chart", dest="chart", action="store_const", const=None)
     p.add_argument(

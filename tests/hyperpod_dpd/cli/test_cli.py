@@ -83,6 +83,26 @@ def test_console_script_runs_the_plan(tmp_path):
     assert (tmp_path / "resources.json").exists()
 
 
+@pytest.mark.long
+def test_a_reader_that_closes_the_pipe_early_ends_the_plan_quietly(tmp_path):
+    """`hyperpod-dpd plan | head -1`: the reader's choice, not an internal error. Exit 141 as a
+    program SIGPIPE ends, nothing on stderr; the plan's files are written all the same."""
+    script = Path(sys.executable).parent / "hyperpod-dpd"
+    with subprocess.Popen(
+        [str(script), "plan", "--stack", "dev", "--out", str(tmp_path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as plan:
+        assert plan.stdout.readline().startswith("Offline plan of stack 'dev'")
+        plan.stdout.close()  # as `head -1` exits
+        err = plan.stderr.read()
+        code = plan.wait()
+    assert (code, err) == (141, "")
+    assert (tmp_path / "plan.json").exists()
+
+
 BROKEN = [
     ("instanceType: ml.p5.48xlarge\n      instanceCount: 1\n      role: prefill",
      "instanceType: ml.g6e.48xlarge\n      instanceCount: 1\n      role: prefill",
