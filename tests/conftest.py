@@ -105,6 +105,19 @@ def canary_raw() -> dict[str, Any]:
     return stack_raw("canary")
 
 
+def split_of(count: int) -> dict[str, Any]:
+    """The canary stack with `count` endpoints behind its split: the baseline, the candidate and
+    more colocated copies of the baseline (`colocated-2`, ...) at weight 0, each with room."""
+    raw = canary_raw()
+    endpoints = raw["hyperpod-dpd:endpoints"]
+    for i in range(2, count):
+        endpoints[f"colocated-{i}"] = dict(endpoints["baseline"])
+    colocated = raw["hyperpod-dpd:instanceGroups"]["colocated"]
+    colocated["instanceCount"] *= len(endpoints) - 1  # each copy at the baseline's replicas
+    raw["hyperpod-dpd:traffic"] = {key: 0 for key in endpoints} | {"baseline": 95, "candidate": 5}
+    return raw
+
+
 _RUNS: dict[tuple, Any] = {}
 _SHARED_RUNS: Path | None = None
 

@@ -19,7 +19,7 @@ from core.aws_rules import ALB_FORWARD_TARGET_GROUPS_MAX
 from hyperpod_dpd.offline.engine import RecordedResource
 from tests.cfn.check import NOT_KNOWN, NOT_KNOWN_LIST, aws_types, check_run, translate
 from tests.cfn.mapping import EXEMPT, MAPPED
-from tests.conftest import canary_raw, edit, run_stack, stack_raw
+from tests.conftest import canary_raw, edit, run_stack, split_of, stack_raw
 
 NS = "hyperpod-dpd"
 SHIPPED = ("dev", "prod", "canary")
@@ -27,18 +27,6 @@ SHIPPED = ("dev", "prod", "canary")
 
 def _region(raw) -> str:
     return raw["aws:region"]
-
-
-def five_endpoint_split() -> dict:
-    """The canary stack with as many endpoints behind its split as an ALB forward action takes:
-    the baseline, the candidate and three more colocated ones (weight 0)."""
-    raw = canary_raw()
-    endpoints = raw[f"{NS}:endpoints"]
-    for i in range(2, ALB_FORWARD_TARGET_GROUPS_MAX):
-        endpoints[f"colocated-{i}"] = dict(endpoints["baseline"])
-    edit(raw, f"{NS}:instanceGroups.colocated.instanceCount", 2 * (len(endpoints) - 1))
-    raw[f"{NS}:traffic"] = {key: 0 for key in endpoints} | {"baseline": 95, "candidate": 5}
-    return raw
 
 
 def _variants() -> dict[str, tuple[str, dict]]:
@@ -52,7 +40,7 @@ def _variants() -> dict[str, tuple[str, dict]]:
         "placement group": ("dev", placement),
         "no observability": ("prod", bare),
         "manual staging": ("dev", manual),
-        "five endpoints": ("canary", five_endpoint_split()),
+        "five endpoints": ("canary", split_of(ALB_FORWARD_TARGET_GROUPS_MAX)),
     }
 
 
