@@ -17,6 +17,7 @@ import pytest
 
 from core.aws_rules import ALB_FORWARD_TARGET_GROUPS_MAX
 from hyperpod_dpd.offline.engine import RecordedResource
+from settings.traffic import TRAFFIC_KEY_MAX
 from tests.cfn.check import NOT_KNOWN, NOT_KNOWN_LIST, aws_types, check_run, translate
 from tests.cfn.mapping import EXEMPT, MAPPED
 from tests.conftest import canary_raw, edit, run_stack, split_of, stack_raw
@@ -31,16 +32,25 @@ def _region(raw) -> str:
 
 def _variants() -> dict[str, tuple[str, dict]]:
     """Stacks that register what the shipped ones do not (a placement group), or differently (a
-    stack without observability, checkpoints staged by hand, the largest split)."""
+    stack without observability, checkpoints staged by hand), and the split at the ends of what
+    the settings take: 5 endpoints, weights 100 and 0, the longest key (its target group's
+    auto-name of 32 characters)."""
     placement = edit(stack_raw("dev"), f"{NS}:network.placementGroup", True)
     bare = edit(stack_raw("prod"), f"{NS}:observability.enabled", False)
     manual = edit(stack_raw("dev"), f"{NS}:checkpoint.staging", "manual")
     edit(manual, f"{NS}:checkpoint.source", "s3://my-models/llama-3.3-70b")
+    all_in = edit(canary_raw(), f"{NS}:traffic", {"baseline": 0, "candidate": 100})
+    longest = canary_raw()
+    key = "c" * TRAFFIC_KEY_MAX
+    longest[f"{NS}:endpoints"][key] = longest[f"{NS}:endpoints"].pop("candidate")
+    longest[f"{NS}:traffic"] = {"baseline": 95, key: 5}
     return {
         "placement group": ("dev", placement),
         "no observability": ("prod", bare),
         "manual staging": ("dev", manual),
         "five endpoints": ("canary", split_of(ALB_FORWARD_TARGET_GROUPS_MAX)),
+        "weights 0 and 100": ("canary", all_in),
+        "the longest traffic key": ("canary", longest),
     }
 
 
