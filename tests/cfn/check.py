@@ -1,7 +1,8 @@
 """A program run's AWS resources judged by AWS's own rules: each translated to the CloudFormation
-resource mapping.py names, the lot linted as one template by cfn-lint (the registry schemas:
-types, patterns, enums, lengths, required properties, ranges, and cfn-lint's rules over them),
-then held to the rules no schema has (rules.py).
+resource mapping.py names, linted by cfn-lint as resources of a template of the stack's Region
+(the registry schemas: types, patterns, enums, lengths, required properties, ranges, and
+cfn-lint's rules over them; each distinct resource once per process), then held to the rules no
+schema has (rules.py).
 
 A value the engine does not know yet (an output at preview, a secret) is a reference to a
 template parameter: cfn-lint judges a reference by its type only, so an unknown is never a
