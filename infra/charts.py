@@ -58,12 +58,14 @@ def _missing(what: str) -> str:
 
 
 def offline_file_text(pin: GitHubFile) -> str:
-    """Stands in for a fetched IAM policy in the offline plan: valid JSON naming its source."""
+    """Stands in for a fetched IAM policy in the offline plan: a policy IAM's grammar takes, no
+    statement, naming its source in the policy's optional `Id` (IAM JSON policy elements: Id;
+    https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_id.html)."""
     return json.dumps(
         {
             "Version": "2012-10-17",
+            "Id": f"fetched at deploy time: {pin.repo}@{pin.ref}/{pin.path}",
             "Statement": [],
-            "Comment": f"fetched at deploy time: {pin.repo}@{pin.ref}/{pin.path}",
         }
     )
 

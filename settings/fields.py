@@ -98,7 +98,7 @@ def _own_namespace(value: str) -> str:
     return value
 
 
-def _key_prefix(value: str) -> str:
+def key_prefix_rules(value: str) -> str:
     """A key prefix the staging role is scoped to: wildcards or '..' would widen or escape it."""
     parts = value.strip("/").split("/")
     if value.startswith("/") or any(p in ("", ".", "..") for p in parts):
@@ -123,7 +123,7 @@ EnvName = Annotated[str, matching(ENV_NAME_PATTERN)]
 BucketName = Annotated[str, matching(BUCKET_PATTERN), AfterValidator(bucket_rules)]
 Namespace = Annotated[str, matching(DNS_LABEL_PATTERN), AfterValidator(_own_namespace)]
 KeyPrefix = Annotated[
-    str, StringConstraints(min_length=1, max_length=512), AfterValidator(_key_prefix)
+    str, StringConstraints(min_length=1, max_length=512), AfterValidator(key_prefix_rules)
 ]
 
 

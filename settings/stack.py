@@ -15,6 +15,7 @@ from typing import Annotated, Any, get_origin
 
 from pydantic import BaseModel, Field, model_validator
 
+from core.aws_rules import ALB_FORWARD_TARGET_GROUPS_MAX
 from core.catalog import MODELS, SizingError, load_model
 from core.kv_cache import DOCS_MAX_MODEL_LEN
 from core.regions import REGION_PATTERN
@@ -118,8 +119,9 @@ class StackSettings(SettingsModel):
     traffic: dict[str, int] = Field(
         default_factory=dict,
         description="One stable URL in front of the endpoints named here, with a weighted split: "
-        "integer percent per endpoint key, summing to 100 (e.g. baseline 95, candidate 5). A key "
-        f"here has at most {TRAFFIC_KEY_MAX} characters (its target group is auto-named "
+        "integer percent per endpoint key, summing to 100 (e.g. baseline 95, candidate 5). At "
+        f"most {ALB_FORWARD_TARGET_GROUPS_MAX} keys (an ALB forward action's target groups); a "
+        f"key has at most {TRAFFIC_KEY_MAX} characters (its target group is auto-named "
         f"traffic-<key>-<7 random>, in at most {TARGET_GROUP_NAME_MAX}).",
     )
 

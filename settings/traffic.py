@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from core.aws_rules import ALB_FORWARD_TARGET_GROUPS_MAX, ALB_QUOTAS_URL
 from core.vocabulary import (
     AUTONAME_SUFFIX,
     ELB_NAME_MAX,
@@ -73,6 +74,8 @@ def _check_weights(traffic: Mapping[str, int], listed: list[EndpointEntry]) -> l
                     f"pulumi config set --path '{key}.{name}' 5",
                 )
             )
+    if len(traffic) > ALB_FORWARD_TARGET_GROUPS_MAX:
+        problems.append(_too_many(traffic))
     total = sum(traffic.values())
     if not problems and total != 100:
         problems.append(
@@ -86,6 +89,26 @@ def _check_weights(traffic: Mapping[str, int], listed: list[EndpointEntry]) -> l
         )
     problems += _check_key_lengths(traffic, listed)
     return problems
+
+
+def _too_many(traffic: Mapping[str, int]) -> ConfigProblem:
+    """More endpoints than one forward action splits between. The fix keeps the largest shares
+    (the first keys among equal ones), scaled to sum to 100 again."""
+    key = full_key(("traffic",))
+    most = ALB_FORWARD_TARGET_GROUPS_MAX
+    kept = sorted(traffic, key=lambda name: -traffic[name])[:most]
+    dropped = [name for name in traffic if name not in kept]
+    allowed = (
+        f"at most {most} endpoints ({len(traffic)} here): the split's listener forwards to one "
+        f"target group per endpoint, and an ALB forward action takes at most {most} target "
+        f"groups (Elastic Load Balancing quotas, not adjustable: {ALB_QUOTAS_URL})"
+    )
+    fix = (
+        f"{set_fix(key, _to_100({name: traffic[name] for name in kept}))} (the {most} largest "
+        f"shares, summing to 100): the split leaves out {', '.join(dropped)}, still served at "
+        "its own router; or move endpoints to a stack of their own"
+    )
+    return ConfigProblem(key, dict(traffic), allowed, fix)
 
 
 def _check_key_lengths(

@@ -74,7 +74,9 @@ def traffic_split(
         parents,
         {
             "vpcId": vpc_id,
-            "description": "The endpoints' internal load balancer: HTTP from the VPC only",
+            # EC2 takes no apostrophe here (core/aws_rules.py), and never changes a group's
+            # description: a new one replaces the group.
+            "description": "Internal load balancer of the endpoints: HTTP from the VPC only",
             "tags": {**tags, "Name": f"{name}-sg"},
         },
     )
@@ -87,7 +89,7 @@ def traffic_split(
         }),
         Desired(SG_EGRESS_TYPE, f"{name}-egress-vpc", parents, {
             "securityGroupId": own, "ipProtocol": "tcp", "fromPort": 0, "toPort": 65535,
-            "cidrIpv4": vpc, "description": "the routers' pods (targets by IP)",
+            "cidrIpv4": vpc, "description": "to the router pods (targets by IP)",
         }),
     )  # fmt: skip
     alb = Desired(

@@ -105,6 +105,19 @@ def canary_raw() -> dict[str, Any]:
     return stack_raw("canary")
 
 
+def split_of(count: int) -> dict[str, Any]:
+    """The canary stack with `count` endpoints behind its split: the baseline, the candidate and
+    more colocated copies of the baseline (`colocated-2`, ...) at weight 0, each with room."""
+    raw = canary_raw()
+    endpoints = raw["hyperpod-dpd:endpoints"]
+    for i in range(2, count):
+        endpoints[f"colocated-{i}"] = dict(endpoints["baseline"])
+    colocated = raw["hyperpod-dpd:instanceGroups"]["colocated"]
+    colocated["instanceCount"] *= len(endpoints) - 1  # each copy at the baseline's replicas
+    raw["hyperpod-dpd:traffic"] = {key: 0 for key in endpoints} | {"baseline": 95, "candidate": 5}
+    return raw
+
+
 _RUNS: dict[tuple, Any] = {}
 _SHARED_RUNS: Path | None = None
 
@@ -159,20 +172,37 @@ def run_stack(
     )
 
     def run():
-        return run_program(
+        config = as_pulumi_config(raw)
+        done = run_program(
             ROOT / "__main__.py",
-            as_pulumi_config(raw),
+            config,
             secret_keys or [],
             project="hyperpod-dpd",
             stack=stack,
             preview=preview,
         )
+        return aws_accepts(done, config, preview)
 
     if fresh:
         return run()
     if key not in _RUNS:
         _RUNS[key] = _shared_run(key, run)
     return copy.deepcopy(_RUNS[key])
+
+
+def aws_accepts(run, config: dict[str, str], preview: bool):
+    """`run`, once every AWS input it registered passed AWS's own rules (tests/cfn/: the
+    CloudFormation schemas cfn-lint ships and the rules no schema has), and every AWS type it
+    registered is mapped to be judged: so every stack a test builds is judged, not only the
+    shipped ones. The test that builds a stack AWS would refuse fails, naming the findings."""
+    from tests.cfn.check import check_run
+
+    region = config.get("aws:region") or "us-east-1"  # the engine's default (offline/engine.py)
+    findings = check_run(run, region, preview=preview)
+    if findings:
+        listed = "\n  ".join(str(f) for f in findings)
+        raise AssertionError(f"AWS would refuse inputs this stack registers:\n  {listed}")
+    return run
 
 
 def _shared_run(key: tuple, run):
@@ -227,7 +257,7 @@ def _plans_reuse_program_runs():
         if key not in runs:
             # A run that stops (a mandatory violation) raises before it is kept, with `recorded`
             # filled in as it happened: the plan still counts what it registered.
-            runs[key] = run_program(
+            done = run_program(
                 program,
                 config,
                 secret_keys,
@@ -237,6 +267,7 @@ def _plans_reuse_program_runs():
                 preview=preview,
                 handed=handed,
             )
+            runs[key] = aws_accepts(done, config, preview)
         return copy.deepcopy(runs[key])
 
     with pytest.MonkeyPatch.context() as mp:

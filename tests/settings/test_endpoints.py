@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from core.aws_rules import ALB_FORWARD_TARGET_GROUPS_MAX, ALB_QUOTAS_URL
 from settings import parse_settings
-from tests.conftest import canary_raw, edit
-from tests.settings.problems import only_problem, problems_of
+from tests.conftest import canary_raw, edit, split_of
+from tests.settings.problems import followed, only_problem, problems_of
 
 NS = "hyperpod-dpd"
 
@@ -151,3 +152,18 @@ def test_autoscaling_needs_the_prometheus_workspace_of_observability():
     message = only_problem(raw)
     assert message.startswith("hyperpod-dpd:observability.enabled: got false")
     assert "hyperpod-dpd:endpoints.candidate.autoscaling is set" in message
+
+
+def test_a_split_takes_at_most_the_target_groups_one_alb_forward_action_takes():
+    # An ALB forward action splits between at most 5 target groups (ELB quotas, not adjustable):
+    # a sixth endpoint would fail at the listener, after everything before it was created.
+    assert parse_settings(split_of(ALB_FORWARD_TARGET_GROUPS_MAX)).traffic
+    raw = split_of(ALB_FORWARD_TARGET_GROUPS_MAX + 1)
+    message = only_problem(raw)
+    assert message.startswith("hyperpod-dpd:traffic: got {")
+    assert "at most 5 endpoints (6 here)" in message
+    assert ALB_QUOTAS_URL in message
+    fixed = parse_settings(followed(raw, message))
+    assert fixed.traffic == {"baseline": 95, "candidate": 5} | dict.fromkeys(
+        ["colocated-2", "colocated-3", "colocated-4"], 0
+    )

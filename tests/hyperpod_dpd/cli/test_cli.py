@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hyperpod_dpd.cli import main
-from tests.conftest import ROOT
+from tests.conftest import ROOT, split_of, write_project
 
 
 def test_plan_prints_a_table_and_exits_0(tmp_path, capsys):
@@ -56,6 +56,18 @@ def test_bad_config_exits_2_naming_the_key_and_writes_nothing(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert "hyperpod-dpd:endpoint.routingStrategy: got 'fastest'" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
+def test_a_sixth_endpoint_in_the_split_exits_2_before_anything_is_registered(tmp_path, capsys):
+    project = write_project(tmp_path / "project", split_of(6), stack="canary")
+    out = tmp_path / "out"
+    code = main(["plan", "--stack", "canary", "--project-dir", str(project), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "hyperpod-dpd:traffic: got {" in err and "at most 5 endpoints (6 here)" in err
+    assert "Fix: in Pulumi.<stack>.yaml set hyperpod-dpd:traffic to {" in err
     assert "Traceback" not in err
     assert not out.exists()
 
