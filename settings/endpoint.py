@@ -117,14 +117,19 @@ class ScalingConfig(SettingsModel):
     metric: ScalingMetric | None = Field(
         None,
         description="A vLLM signal by name: waiting-requests (queued prompts: prefill), "
-        "running-requests or kv-cache-usage (decode). Or give query.",
+        "running-requests or kv-cache-usage (decode; vLLM's KV cache usage, a fraction from 0 "
+        "to 1), over the pool's own pods. Or give query.",
     )
     query: str | None = Field(
-        None, min_length=1, description="A PromQL query of your own, instead of metric."
+        None,
+        min_length=1,
+        description="A PromQL query of your own, instead of metric: it must parse and return "
+        "one series (an aggregation without by/without, e.g. sum(...)), as KEDA reads it.",
     )
     target: Decimal = Field(
         gt=0,
-        description="The value per replica the scaler holds the signal at.",
+        description="The value per replica the scaler holds the signal at (kv-cache-usage: "
+        "the fraction to hold, below 1, e.g. 0.8).",
         examples=[16],
     )
     # Both reach int32 fields of the IEC (the API server refuses more than INT32_MAX).
