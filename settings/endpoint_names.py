@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 
 from core.pod_names import worker_deployment
-from core.vocabulary import DPD_ROLES, OPERATOR_NAMESPACE, ROUTER_SERVICE
+from core.vocabulary import DPD_ROLES, OPERATOR_NAMESPACE, ROUTER_SERVICE, RouterService
 from settings.endpoint import EndpointConfig
 from settings.errors import ConfigProblem, full_key, set_fix
 from settings.fields import DNS_LABEL_PATTERN
@@ -32,8 +32,8 @@ _ROOM = _SERVICE_MAX - len(ROUTER_SERVICE.format(name="", namespace=""))
 
 
 def router_service(name: str, namespace: str) -> str:
-    """The router Service the operator names after endpoint `namespace`/`name`."""
-    return ROUTER_SERVICE.format(name=name, namespace=namespace)
+    """The name of the router Service the operator names after endpoint `namespace`/`name`."""
+    return RouterService(name, namespace).name
 
 
 def check_unique_names(endpoints: Mapping[str, EndpointConfig]) -> list[ConfigProblem]:

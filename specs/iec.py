@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from core.vocabulary import IEC_API_VERSION as API_VERSION
 from core.vocabulary import IEC_KIND as KIND
+from core.vocabulary import ROUTER_HEALTH_PATH
 
 RoutingStrategy = Literal["prefixaware", "kvaware", "session", "roundrobin"]
 
@@ -265,7 +266,7 @@ class InferenceEndpointConfig:
     routing_strategy: RoutingStrategy = "prefixaware"
     enable_l1_cache: bool = True
     metrics_enabled: bool = True
-    health_check_path: str = "/health"
+    health_check_path: str = ROUTER_HEALTH_PATH
     invocation_endpoint: str = "v1/chat/completions"
     endpoint_name: str | None = None  # set: a SageMaker endpoint is registered too
     replicas: int | None = None  # colocated only; DPD replicas are per role
