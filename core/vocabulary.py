@@ -124,6 +124,11 @@ TRAFFIC_SPLIT_NAME = "traffic"
 # characters; a logical name too long for that fails the provider's Check.
 ELB_NAME_MAX = 32
 AUTONAME_SUFFIX = len("-") + 7
+# An ALB closes a connection that carries no byte for its idle timeout: 1 to 4000 s, 60 by
+# default (ELB docs, application-load-balancers.html#connection-idle-timeout: "The valid range
+# is 1-4000 seconds"); the operator's CRD (v3.3) takes the same range for
+# loadBalancer.idleTimeoutSeconds (specs/schema/inferenceendpointconfig-v3.3.json).
+ALB_IDLE_TIMEOUT_MAX = 4000
 
 
 def target_group_name(split: str, key: str) -> str:

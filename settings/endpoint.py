@@ -15,7 +15,7 @@ from core.kv_cache import (
 )
 from core.units import INT32_MAX
 from core.versions import DLC_VLLM_IMAGE
-from core.vocabulary import ROUTER_SERVICE
+from core.vocabulary import ALB_IDLE_TIMEOUT_MAX, ROUTER_SERVICE
 from settings.errors import ConfigProblem, full_key, set_fix
 from settings.fields import (
     ByteSize,
@@ -239,6 +239,17 @@ class EndpointConfig(SettingsModel):
         None,
         description="Instance group keys the endpoint runs on (at most one per role), when "
         "several endpoints share a role. Default: every group of its roles.",
+    )
+    idle_timeout_seconds: int = Field(
+        ALB_IDLE_TIMEOUT_MAX,
+        ge=1,
+        le=ALB_IDLE_TIMEOUT_MAX,
+        description="Seconds the load balancers in front of the endpoint keep a connection that "
+        "carries no byte (the traffic split's ALB, at the longest of its endpoints', and the "
+        "operator's, through loadBalancer.idleTimeoutSeconds from operator 3.3). A non-streaming "
+        "request sends nothing until its whole generation (up to maxModelLen tokens) is done, "
+        "and gets a 504 past this. 1 to 4000. Default: 4000, the ALB's most: how long a "
+        "generation takes depends on the load, so nothing shorter is safe for every request.",
     )
     autoscaling: AutoscalingConfig | None = Field(
         None,

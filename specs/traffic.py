@@ -89,6 +89,7 @@ def traffic_split(
             "cidrIpv4": vpc, "description": "the routers' pods (targets by IP)",
         }),
     )  # fmt: skip
+    by_key = {x.key: x.config for x in s.entries()}
     alb = Desired(
         LOAD_BALANCER_TYPE,
         f"{name}-alb",
@@ -99,11 +100,13 @@ def traffic_split(
             "subnets": subnet_ids,
             "securityGroups": [own],
             "dropInvalidHeaderFields": True,
+            # A non-streaming answer arrives whole at the end of its generation: the longest
+            # of the endpoints' (settings/endpoint.py idleTimeoutSeconds), not ALB's 60 s.
+            "idleTimeout": max(by_key[k].idle_timeout_seconds for k in s.traffic),
             "tags": tags,
         },
         autoname="name",
     )
-    by_key = {x.key: x.config for x in s.entries()}
     groups, bindings = {}, {}
     for key in sorted(s.traffic):
         e = by_key[key]
