@@ -68,6 +68,7 @@ def check_unique_deployments(endpoints: Mapping[str, EndpointConfig]) -> list[Co
         if clash is not None:
             name_key = full_key(("endpoints", key, "name"))
             other = owner[(e.namespace, clash)]
+            renamed = _free_name(e, key, pools, owner, endpoints)
             problems.append(
                 ConfigProblem(
                     name_key,
@@ -75,12 +76,31 @@ def check_unique_deployments(endpoints: Mapping[str, EndpointConfig]) -> list[Co
                     f"a name whose worker Deployments are no other endpoint's: endpoints.{other} "
                     f"runs Deployment '{clash}' in namespace '{e.namespace}' too (the operator "
                     "names them prefill-<name>, decode-<name>, or <name> when colocated)",
-                    f"set {name_key} to a name of its own, or move it to another namespace",
+                    set_fix(name_key, renamed)
+                    if renamed
+                    else f"set {name_key} to a name of its own, or move it to another namespace",
                 )
             )
             continue
         owner.update({(e.namespace, d): key for d in mine})
     return problems
+
+
+def _free_name(
+    e: EndpointConfig,
+    key: str,
+    pools: tuple[str, ...],
+    owner: dict[tuple[str, str], str],
+    endpoints: Mapping[str, EndpointConfig],
+) -> str | None:
+    """A name for `e` (distinct_name's candidates) whose Deployments and router Service are
+    nobody's."""
+    taken = {router_service(x.name, x.namespace) for x in endpoints.values()}
+    while (name := distinct_name(e.name, key, e.namespace, taken)) is not None:
+        if not any((e.namespace, worker_deployment(name, p)) in owner for p in pools):
+            return name
+        taken.add(router_service(name, e.namespace))
+    return None
 
 
 def _clash(

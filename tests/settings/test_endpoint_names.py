@@ -165,5 +165,9 @@ def test_a_colocated_endpoint_named_after_a_dpd_pool_in_its_namespace_is_refused
     assert "endpoints.baseline runs Deployment 'prefill-candidate' in namespace 'inference'" in (
         message
     )
+    assert "pulumi config set --path 'hyperpod-dpd:endpoints.candidate.name' candidate-2" in (
+        message
+    )
+    assert parse_settings(followed(raw, message)).endpoints["candidate"].name == "candidate-2"
     assert parse_settings(_named(canary_raw(), "baseline", "prefill-candidate", "other"))
     assert parse_settings(_named(canary_raw(), "baseline", "candidate-prefill"))
