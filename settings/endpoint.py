@@ -15,7 +15,7 @@ from core.kv_cache import (
 )
 from core.units import INT32_MAX
 from core.versions import DLC_VLLM_IMAGE
-from core.vocabulary import ROUTER_SERVICE
+from core.vocabulary import ALB_IDLE_TIMEOUT_MAX, ROUTER_SERVICE
 from settings.errors import ConfigProblem, full_key, set_fix
 from settings.fields import (
     ByteSize,
@@ -117,14 +117,19 @@ class ScalingConfig(SettingsModel):
     metric: ScalingMetric | None = Field(
         None,
         description="A vLLM signal by name: waiting-requests (queued prompts: prefill), "
-        "running-requests or kv-cache-usage (decode). Or give query.",
+        "running-requests or kv-cache-usage (decode; vLLM's KV cache usage, a fraction from 0 "
+        "to 1), over the pool's own pods. Or give query.",
     )
     query: str | None = Field(
-        None, min_length=1, description="A PromQL query of your own, instead of metric."
+        None,
+        min_length=1,
+        description="A PromQL query of your own, instead of metric: it must parse and return "
+        "one series (an aggregation without by/without, e.g. sum(...)), as KEDA reads it.",
     )
     target: Decimal = Field(
         gt=0,
-        description="The value per replica the scaler holds the signal at.",
+        description="The value per replica the scaler holds the signal at (kv-cache-usage: "
+        "the fraction to hold, below 1, e.g. 0.8).",
         examples=[16],
     )
     # Both reach int32 fields of the IEC (the API server refuses more than INT32_MAX).
@@ -234,6 +239,17 @@ class EndpointConfig(SettingsModel):
         None,
         description="Instance group keys the endpoint runs on (at most one per role), when "
         "several endpoints share a role. Default: every group of its roles.",
+    )
+    idle_timeout_seconds: int = Field(
+        ALB_IDLE_TIMEOUT_MAX,
+        ge=1,
+        le=ALB_IDLE_TIMEOUT_MAX,
+        description="Seconds the load balancers in front of the endpoint keep a connection that "
+        "carries no byte (the traffic split's ALB, at the longest of its endpoints', and the "
+        "operator's, through loadBalancer.idleTimeoutSeconds from operator 3.3). A non-streaming "
+        "request sends nothing until its whole generation (up to maxModelLen tokens) is done, "
+        "and gets a 504 past this. 1 to 4000. Default: 4000, the ALB's most: how long a "
+        "generation takes depends on the load, so nothing shorter is safe for every request.",
     )
     autoscaling: AutoscalingConfig | None = Field(
         None,

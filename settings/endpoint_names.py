@@ -8,6 +8,10 @@ later: no adoption of what exists) gets AlreadyExists from the API server on the
 Two that differ can still give the same router Service name ('llama-prod' in 'team' and 'llama'
 in 'prod-team'): the operator would route both through one Service. Refused before anything is
 created, on the later key of each clash, with a name that clashes with nothing.
+
+The worker Deployments are named after the endpoint too (core/pod_names.py: `prefill-<name>`,
+`decode-<name>`, colocated `<name>`): a colocated `prefill-llama` beside a DPD `llama` in one
+namespace would ask for the same Deployment, and no selector could tell their pods apart.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from core.vocabulary import OPERATOR_NAMESPACE, ROUTER_SERVICE
+from core.pod_names import worker_deployment
+from core.vocabulary import DPD_ROLES, OPERATOR_NAMESPACE, ROUTER_SERVICE, RouterService
 from settings.endpoint import EndpointConfig
 from settings.errors import ConfigProblem, full_key, set_fix
 from settings.fields import DNS_LABEL_PATTERN
@@ -27,8 +32,8 @@ _ROOM = _SERVICE_MAX - len(ROUTER_SERVICE.format(name="", namespace=""))
 
 
 def router_service(name: str, namespace: str) -> str:
-    """The router Service the operator names after endpoint `namespace`/`name`."""
-    return ROUTER_SERVICE.format(name=name, namespace=namespace)
+    """The name of the router Service the operator names after endpoint `namespace`/`name`."""
+    return RouterService(name, namespace).name
 
 
 def check_unique_names(endpoints: Mapping[str, EndpointConfig]) -> list[ConfigProblem]:
@@ -46,6 +51,56 @@ def check_unique_names(endpoints: Mapping[str, EndpointConfig]) -> list[ConfigPr
         for key in (k for k in keys if k != kept):
             problems.append(_clash(key, endpoints[key], kept, endpoints[kept], service, taken))
     return sorted(problems, key=lambda p: p.key)
+
+
+def check_unique_deployments(endpoints: Mapping[str, EndpointConfig]) -> list[ConfigProblem]:
+    """No two endpoints of one namespace whose worker Deployments share a name; the later key of
+    each clash is refused (two with the same name are check_unique_names's)."""
+    owner: dict[tuple[str, str], str] = {}
+    problems = []
+    for key in sorted(endpoints):
+        e = endpoints[key]
+        pools = DPD_ROLES if e.mode == "dpd" else ("colocated",)
+        mine = [worker_deployment(e.name, pool) for pool in pools]
+        clash = next((d for d in mine if (e.namespace, d) in owner), None)
+        if clash is not None and endpoints[owner[(e.namespace, clash)]].name == e.name:
+            continue  # one name twice: check_unique_names says so
+        if clash is not None:
+            name_key = full_key(("endpoints", key, "name"))
+            other = owner[(e.namespace, clash)]
+            renamed = _free_name(e, key, pools, owner, endpoints)
+            problems.append(
+                ConfigProblem(
+                    name_key,
+                    e.name,
+                    f"a name whose worker Deployments are no other endpoint's: endpoints.{other} "
+                    f"runs Deployment '{clash}' in namespace '{e.namespace}' too (the operator "
+                    "names them prefill-<name>, decode-<name>, or <name> when colocated)",
+                    set_fix(name_key, renamed)
+                    if renamed
+                    else f"set {name_key} to a name of its own, or move it to another namespace",
+                )
+            )
+            continue
+        owner.update({(e.namespace, d): key for d in mine})
+    return problems
+
+
+def _free_name(
+    e: EndpointConfig,
+    key: str,
+    pools: tuple[str, ...],
+    owner: dict[tuple[str, str], str],
+    endpoints: Mapping[str, EndpointConfig],
+) -> str | None:
+    """A name for `e` (distinct_name's candidates) whose Deployments and router Service are
+    nobody's."""
+    taken = {router_service(x.name, x.namespace) for x in endpoints.values()}
+    while (name := distinct_name(e.name, key, e.namespace, taken)) is not None:
+        if not any((e.namespace, worker_deployment(name, p)) in owner for p in pools):
+            return name
+        taken.add(router_service(name, e.namespace))
+    return None
 
 
 def _clash(

@@ -15,8 +15,9 @@ from core.gpu_types import gpus_per_node
 from core.vocabulary import DPD_ROLES, endpoint_config_path, endpoint_resource_name
 from settings.cluster import InstanceGroups, gpu_groups, groups_with_role
 from settings.endpoint import AutoscalingConfig, EndpointConfig, ScalingConfig
-from settings.endpoint_names import check_unique_names
+from settings.endpoint_names import check_unique_deployments, check_unique_names
 from settings.errors import ConfigProblem, full_key, set_fix
+from settings.scaling_signal import check_signal
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ def check_endpoints(
     scaled = any(entry.config.autoscaling is not None for entry in all_entries)
     if not problems and (len(all_entries) > 1 or scaled):
         problems += _check_gpu_budget(all_entries, groups)
-    return problems + check_unique_names(endpoints)
+    return problems + check_unique_names(endpoints) + check_unique_deployments(endpoints)
 
 
 def _check_pins(entry: EndpointEntry, groups: InstanceGroups) -> list[ConfigProblem]:
@@ -241,6 +242,8 @@ def _check_scaling(entry: EndpointEntry) -> list[ConfigProblem]:
                     f"{'5' if pool == 'prefill' else '16'}",
                 )
             )
+        if (scaling.metric is None) != (scaling.query is None):
+            problems += check_signal(e, pool, scaling, key, entry.config_key("name"))
     return problems
 
 

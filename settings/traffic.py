@@ -171,7 +171,7 @@ def check_scale_from_zero(
     """autoscaling minReplicas 0 only where the pool comes back: an endpoint the split sends no
     request (weight 0 in `traffic`, an idle canary), or a pool scaling on a query of the user's,
     which may read a signal that is there with no pod (the router's). A built-in metric is a
-    query over the pool's own pods (specs/scaling.py query_of: pod=~"prefill-<name>-.*"): with
+    query over the pool's own pods (specs/scaling.py query_of, core/pod_names.py): with
     no pod it returns nothing, KEDA's prometheus scaler takes an empty result as no demand
     (ignoreNullValues, true by default) and never activates the pool, and its requests find no
     pod. The one rule of scale-to-zero: weight or no split, one endpoint or several."""

@@ -40,6 +40,7 @@ from specs.iec import (
 )
 from specs.placement import EndpointPlacement, placement_of
 from specs.scaling import pool_autoscaling, server_address
+from specs.schema import spec_has_field
 
 PORT = 8000
 MODEL_PATH = "/opt/ml/model"
@@ -183,6 +184,10 @@ def build_endpoint(
         # Colocated baseline at the same GPU budget as DPD, for a fair A/B.
         replicas=None if pd_spec else entry.replicas("colocated"),
         autoscaling=None if pd else pool_autoscaling(e, "colocated", server),
+        # An operator whose CRD has no such field (3.2) keeps its ALB's 60 s.
+        idle_timeout_seconds=e.idle_timeout_seconds
+        if spec_has_field(s.inference_operator.version, "loadBalancer", "idleTimeoutSeconds")
+        else None,
         node_affinity=where.affinity,
         volumes=volumes,
         tags=dict(tags or {}),

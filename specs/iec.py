@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from core.vocabulary import IEC_API_VERSION as API_VERSION
 from core.vocabulary import IEC_KIND as KIND
+from core.vocabulary import ROUTER_HEALTH_PATH
 
 RoutingStrategy = Literal["prefixaware", "kvaware", "session", "roundrobin"]
 
@@ -265,7 +266,8 @@ class InferenceEndpointConfig:
     routing_strategy: RoutingStrategy = "prefixaware"
     enable_l1_cache: bool = True
     metrics_enabled: bool = True
-    health_check_path: str = "/health"
+    health_check_path: str = ROUTER_HEALTH_PATH
+    idle_timeout_seconds: int | None = None  # loadBalancer.idleTimeoutSeconds (CRD v3.3+)
     invocation_endpoint: str = "v1/chat/completions"
     endpoint_name: str | None = None  # set: a SageMaker endpoint is registered too
     replicas: int | None = None  # colocated only; DPD replicas are per role
@@ -290,7 +292,12 @@ class InferenceEndpointConfig:
             "maxDeployTimeInSeconds": self.max_deploy_time_seconds,
             "modelSourceConfig": self.model_source.to_manifest(),
             "worker": self.worker.to_manifest(),
-            "loadBalancer": {"healthCheckPath": self.health_check_path},
+            "loadBalancer": _drop_none(
+                {
+                    "healthCheckPath": self.health_check_path,
+                    "idleTimeoutSeconds": self.idle_timeout_seconds,
+                }
+            ),
             "metrics": {"enabled": self.metrics_enabled},
             "kvCacheSpec": {"enableL1Cache": self.enable_l1_cache},
             "intelligentRoutingSpec": {"enabled": True, "routingStrategy": self.routing_strategy},

@@ -7,28 +7,20 @@ Amazon Managed Prometheus workspace. KEDA authenticates to it as its own service
 (HyperPod inference operator setup docs, "KEDA role"), whose role may query that one workspace
 (aps:QueryMetrics, GetLabels, GetSeries, GetMetricMetadata: specs/operator.py).
 
-The named metrics are vLLM's own Prometheus series (vllm/v1/metrics/loggers.py of the pinned
-vLLM), summed or averaged over the pool's pods, which the operator names `prefill-<name>-…`,
-`decode-<name>-…` (DPD docs, "Verifying") and `<name>-…` (colocated).
+The named metrics are vLLM's own Prometheus series (core/scaling_signals.py, from the pinned
+vLLM's source), summed or averaged over the pool's pods: those of the pool's Deployment alone
+(core/pod_names.py), never a sibling endpoint's whose name only starts like this one's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from core.pod_names import pod_name_pattern, worker_deployment
+from core.scaling_signals import SIGNALS, signal_query
 from settings.endpoint import EndpointConfig, ScalingConfig
 from settings.endpoints import scaling_of
 from specs.iec import PrometheusTrigger, RoleAutoScaling
-
-# metric name -> (vLLM series, aggregation, CRD metricType). "Average": KEDA divides the value
-# by the replicas (a target per replica: queued or running requests); "Value": the value itself
-# (a cache usage fraction, already an average over the pods).
-METRICS: dict[str, tuple[str, str, str]] = {
-    "waiting-requests": ("vllm:num_requests_waiting", "sum", "Average"),
-    "running-requests": ("vllm:num_requests_running", "sum", "Average"),
-    "kv-cache-usage": ("vllm:gpu_cache_usage_perc", "avg", "Value"),
-}
-POD_PREFIX = {"prefill": "prefill-{name}-", "decode": "decode-{name}-", "colocated": "{name}-"}
 
 
 def server_address(region: str, workspace_id: Any) -> str:
@@ -41,10 +33,9 @@ def query_of(e: EndpointConfig, pool: str, scaling: ScalingConfig) -> tuple[str,
     the pool's pods."""
     if scaling.query is not None:
         return scaling.query, "Average"
-    series, aggregate, metric_type = METRICS[scaling.metric or "running-requests"]
-    pods = POD_PREFIX[pool].format(name=e.name)
-    selector = f'namespace="{e.namespace}",pod=~"{pods}.*"'
-    return f"{aggregate}({series}{{{selector}}})", metric_type
+    signal = SIGNALS[scaling.metric or "running-requests"]
+    pods = pod_name_pattern(worker_deployment(e.name, pool))
+    return signal_query(signal, e.namespace, pods), signal.metric_type
 
 
 def pool_autoscaling(e: EndpointConfig, pool: str, server: Any) -> RoleAutoScaling | None:

@@ -7,11 +7,10 @@ operator add-on installs (its CRD `elbv2.k8s.aws/v1beta1`), which registers the 
 targets. An Ingress could not do this: its weighted forward names Services of its own namespace
 only (controller docs, ingress annotations), and endpoints live in their own.
 
-The Service is the router the operator creates for every endpoint with intelligent routing,
-`<name>-<namespace>-routing-service:443` in `hyperpod-inference-system` (DPD docs, "Verifying";
-the caching-routing docs for a colocated endpoint, whose IEC this stack renders with
-`intelligentRoutingSpec.enabled: true` too). Moving weights changes the listener only: shifting
-and rolling back never touch an InferenceEndpointConfig, so no pod restarts.
+The Service is the router the operator creates for every endpoint with intelligent routing
+(core/vocabulary.py RouterService, where its sources are cited; `hyperpod-dpd verify` checks it
+exists before any weight moves). Moving weights changes the listener only: shifting and rolling
+back never touch an InferenceEndpointConfig, so no pod restarts.
 """
 
 from __future__ import annotations
@@ -20,13 +19,13 @@ from dataclasses import dataclass
 
 from core.refs import ref
 from core.vocabulary import (
-    OPERATOR_NAMESPACE,
-    ROUTER_PORT,
-    ROUTER_SERVICE,
+    CHAT_COMPLETIONS_PATH,
+    ROUTER_HEALTH_PATH,
     SECURITY_GROUP_TYPE,
     SG_EGRESS_TYPE,
     SG_INGRESS_TYPE,
     TRAFFIC_SPLIT,
+    RouterService,
     target_group_name,
 )
 from settings.stack import StackSettings
@@ -37,7 +36,7 @@ TARGET_GROUP_TYPE = "aws:lb/targetGroup:TargetGroup"
 LISTENER_TYPE = "aws:lb/listener:Listener"
 TARGET_GROUP_BINDING_TYPE = "kubernetes:elbv2.k8s.aws/v1beta1:TargetGroupBinding"
 LISTENER_PORT = 80
-CHAT_PATH = "/v1/chat/completions"
+CHAT_PATH = CHAT_COMPLETIONS_PATH
 
 
 @dataclass(frozen=True)
@@ -92,6 +91,7 @@ def traffic_split(
             "cidrIpv4": vpc, "description": "to the router pods (targets by IP)",
         }),
     )  # fmt: skip
+    by_key = {x.key: x.config for x in s.entries()}
     alb = Desired(
         LOAD_BALANCER_TYPE,
         f"{name}-alb",
@@ -102,14 +102,17 @@ def traffic_split(
             "subnets": subnet_ids,
             "securityGroups": [own],
             "dropInvalidHeaderFields": True,
+            # A non-streaming answer arrives whole at the end of its generation: the longest
+            # of the endpoints' (settings/endpoint.py idleTimeoutSeconds), not ALB's 60 s.
+            "idleTimeout": max(by_key[k].idle_timeout_seconds for k in s.traffic),
             "tags": tags,
         },
         autoname="name",
     )
-    by_key = {x.key: x.config for x in s.entries()}
     groups, bindings = {}, {}
     for key in sorted(s.traffic):
         e = by_key[key]
+        router = RouterService(e.name, e.namespace)
         tg = Desired(
             TARGET_GROUP_TYPE,
             target_group_name(name, key),
@@ -117,15 +120,14 @@ def traffic_split(
             {
                 "targetType": "ip",
                 "protocol": "HTTP",
-                "port": ROUTER_PORT,
+                "port": router.port,
                 "vpcId": vpc_id,
-                "healthCheck": {"path": "/health", "protocol": "HTTP", "matcher": "200"},
+                "healthCheck": {"path": ROUTER_HEALTH_PATH, "protocol": "HTTP", "matcher": "200"},
                 "tags": {**tags, "hyperpod-dpd:endpoint": key},
             },
             autoname="name",
         )
         groups[key] = tg
-        service = ROUTER_SERVICE.format(name=e.name, namespace=e.namespace)
         bindings[key] = Desired(
             TARGET_GROUP_BINDING_TYPE,
             f"{name}-{key}-binding",
@@ -133,9 +135,10 @@ def traffic_split(
             {
                 "apiVersion": "elbv2.k8s.aws/v1beta1",
                 "kind": "TargetGroupBinding",
-                "metadata": {"name": f"traffic-{key}"[:63], "namespace": OPERATOR_NAMESPACE},
+                # A TargetGroupBinding names a Service of its own namespace: the router's.
+                "metadata": {"name": f"traffic-{key}"[:63], "namespace": router.namespace},
                 "spec": {
-                    "serviceRef": {"name": service, "port": ROUTER_PORT},
+                    "serviceRef": {"name": router.name, "port": router.port},
                     "targetGroupARN": ref(tg.name, "arn"),
                     "targetType": "ip",
                 },

@@ -3,6 +3,9 @@
   hyperpod-dpd verify --stack dev [--endpoint KEY] [--kubeconfig K] [--router-url URL] [--format json]
   hyperpod-dpd verify --name N --namespace NS [--routing-threshold T] [--kubeconfig K]
 
+A colocated endpoint of the stack gets one check, `router service`: its router's Service is
+where the traffic split and the benchmark Job look for it (core/vocabulary.py RouterService).
+
 Exit codes: 0 every check passed (skipped ones allowed), 1 a check failed, 2 bad input (unknown
 stack, no kubeconfig, unreachable API server, endpoint not found).
 """
@@ -19,7 +22,8 @@ from core.versions import VERIFY_CURL_IMAGE
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "verify",
-        help="check a deployed DPD endpoint: pods, roles, routing, KV transfer (kubernetes API)",
+        help="check a deployed DPD endpoint: pods, router Service, roles, routing, KV transfer "
+        "(kubernetes API); a colocated one: its router Service",
         description=__doc__.split("\n")[0],
     )
     where = parser.add_argument_group("endpoint (--stack, or --name and --namespace)")

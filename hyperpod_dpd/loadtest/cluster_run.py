@@ -2,8 +2,8 @@
 
 1. Checks every flag and finds what the Job needs before creating anything: the stack's
    endpoint facts, the model bucket (--bucket, else `checkpoint.bucketName`, else `pulumi
-   stack output modelBucket`), the endpoint's in-cluster URL (the DPD router as the operator
-   names it; for a colocated endpoint the Service the operator made for it, else --service).
+   stack output modelBucket`), the endpoint's in-cluster URL (its router's Service,
+   core/vocabulary.py RouterService, found in the cluster; else --service).
 2. Creates the Job (hyperpod_dpd/loadtest/job.py) and its code's ConfigMap, owned by the Job
    (`--dry-run`: prints them as YAML instead, after every check, and creates nothing).
 3. Follows it: the pod's state while it waits (scheduling, image pull) and its log as it runs.
@@ -91,8 +91,10 @@ def model_bucket(args: argparse.Namespace, settings: Any, project_dir: Path) -> 
 def in_cluster_target(
     args: argparse.Namespace, settings: Any, cluster: Any, entry: Any = None
 ) -> str:
-    """The URL the Job sends the load to: `entry`'s (None: the stack's only endpoint)."""
-    from core.vocabulary import router_url
+    """The URL the Job sends the load to: `entry`'s (None: the stack's only endpoint) router, in
+    either mode (core/vocabulary.py RouterService: the one the split and verify use too), once
+    the cluster shows its Service where the operator puts it."""
+    from core.vocabulary import RouterService
 
     if args.service:
         if not args.service.startswith(("http://", "https://")):
@@ -102,22 +104,17 @@ def in_cluster_target(
             )  # fmt: skip
         return args.service
     e = (entry or settings.entries()[0]).config
-    if e.mode == "dpd":
-        return router_url(e.name, e.namespace)
-    # Colocated: the operator's Service for this endpoint is the one the IEC owns.
-    for svc in cluster.list_services(e.namespace):
-        owners = svc.get("metadata", {}).get("ownerReferences") or []
-        if any(o.get("kind") == "InferenceEndpointConfig" and o.get("name") == e.name
-               for o in owners):  # fmt: skip
-            name, ports = svc["metadata"]["name"], svc.get("spec", {}).get("ports") or []
-            if ports:
-                return f"http://{name}.{e.namespace}.svc.cluster.local:{ports[0]['port']}"
+    router = RouterService(e.name, e.namespace)
+    names = {svc.get("metadata", {}).get("name") for svc in cluster.list_services(router.namespace)}
+    if router.name in names:
+        return router.url()
     raise BenchmarkArgError(
         "--service", None,
-        f"the in-cluster URL of colocated endpoint {e.namespace}/{e.name} (no Service in "
-        f"{e.namespace} is owned by it)",
-        f"find it with `kubectl -n {e.namespace} get svc` and pass "
-        f"--service http://<svc>.{e.namespace}.svc.cluster.local:<port>",
+        f"the router of {e.mode} endpoint {e.namespace}/{e.name}: no Service {router.name} in "
+        f"{router.namespace}, where the operator creates it for an endpoint with intelligent "
+        "routing (`hyperpod-dpd verify` checks it)",
+        f"find the endpoint's Service with `kubectl get svc -A | grep {e.name}` and pass "
+        f"--service http://<svc>.<namespace>.svc.cluster.local:<port>",
     )  # fmt: skip
 
 

@@ -90,6 +90,14 @@ ROUTER_MISSING = Cause(
     f"`kubectl get pods -n hyperpod-inference-system`; the operator log (`{_OPERATOR_LOG}`)",
     "docs/troubleshooting.md#router-missing-or-not-ready",
 )
+ROUTER_SERVICE_MISSING = Cause(
+    "no Service {service} in {service_namespace}: the operator did not create the router's "
+    "Service where the stack expects it (core/vocabulary.py RouterService), so the traffic "
+    "split's TargetGroupBinding and the benchmark Job would reach nothing",
+    "`kubectl get svc -A | grep {name}` to find where the operator put it; do not move traffic "
+    "weight to this endpoint until the Service is there",
+    "docs/troubleshooting.md#router-service-missing",
+)
 ROUTER_NOT_READY = Cause(
     "the router pod is not running with all containers ready",
     "`kubectl describe pod {pod} -n hyperpod-inference-system` and "

@@ -61,16 +61,12 @@ def resolve_target(args: argparse.Namespace, project_dir: Path) -> Any:
         settings = read_stack(project_dir, args.stack).settings
         entry = choose_endpoint(settings, args.stack, key)
         endpoint = entry.config
-        if endpoint.mode != "dpd" and not args.name:
-            raise UsageProblem(
-                f"stack {args.stack}'s endpoint {endpoint.name} is colocated "
-                f"({entry.config_key('mode')} {endpoint.mode}); verify checks DPD endpoints"
-            )
         return Target(
             name=args.name or endpoint.name,
             namespace=args.namespace or endpoint.namespace,
             routing_threshold=args.routing_threshold,
             fallback_threshold=endpoint.routing_threshold,
+            colocated=endpoint.mode != "dpd" and not args.name,
         )
     if key is not None:
         raise UsageProblem(

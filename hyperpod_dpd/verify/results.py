@@ -41,6 +41,9 @@ class Target:
     namespace: str
     routing_threshold: int | None = None  # explicit: wins over the IEC's value
     fallback_threshold: int | None = None  # the stack's value, if the IEC has none
+    # A colocated endpoint of the stack: only its router's Service is checked (the DPD checks
+    # do not apply; the traffic split binds to that Service in either mode).
+    colocated: bool = False
 
     @property
     def router_prefix(self) -> str:

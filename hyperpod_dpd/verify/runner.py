@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from core.vocabulary import RouterService
 from hyperpod_dpd.shared.kube import ROUTER_NAMESPACE, Cluster, ClusterError
 from hyperpod_dpd.verify import causes, logs
 from hyperpod_dpd.verify.endpoint import (
@@ -68,7 +69,15 @@ PROMPT_CHECKS = (
     PD_BUFFER,
 )
 # Prompts are only worth sending when these passed (a prompt would just time out).
-PROMPT_BLOCKERS = ("endpoint ready", "endpoint is DPD", "prefill pods", "decode pods", "router pod")
+ROUTER_SERVICE_CHECK = "router service"
+PROMPT_BLOCKERS = (
+    "endpoint ready",
+    "endpoint is DPD",
+    "prefill pods",
+    "decode pods",
+    "router pod",
+    ROUTER_SERVICE_CHECK,
+)
 
 
 @dataclass(frozen=True)
@@ -104,6 +113,9 @@ def verify(
             ) from None
         raise
     run = _Run(cluster, target, prompt_client, options, on_check, iec)
+    if target.colocated:
+        run.add(run.router_service())  # what the split needs of a colocated endpoint
+        return run.report
     run.endpoint_and_pods()
     run.roles()
     run.prompts()
@@ -190,8 +202,28 @@ class _Run:
                 "router pod", self.router_pods, ctx, causes.ROUTER_MISSING, causes.ROUTER_NOT_READY
             )
         )
+        self.add(self.router_service())
         running = {role: self.running(role) for role in ("prefill", "decode")}
         self.add(judge_rendered_env(self.iec, running, t), judge_decoder_freshness(running, t))
+
+    def router_service(self) -> Check:
+        """The router's Service where the stack expects it (the split binds to it, the
+        benchmark Job and the prompts below send to it)."""
+        service = RouterService(self.target.name, self.target.namespace)
+        ctx = {**self.base, "service": service.name, "service_namespace": service.namespace}
+        try:
+            listed = self.cluster.list_services(service.namespace)
+        except ClusterError as exc:
+            return Check.failed(ROUTER_SERVICE_CHECK, str(exc), causes.API_ERROR, **ctx)
+        names = {s.get("metadata", {}).get("name") for s in listed}
+        if service.name in names:
+            return Check.ok(ROUTER_SERVICE_CHECK, f"{service.namespace}/{service.name}")
+        return Check.failed(
+            ROUTER_SERVICE_CHECK,
+            f"no {service.name} among {len(names)} Services of {service.namespace}",
+            causes.ROUTER_SERVICE_MISSING,
+            **ctx,
+        )
 
     def roles(self) -> None:
         """Role wiring, from the workers' startup lines."""

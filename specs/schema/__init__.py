@@ -44,6 +44,18 @@ def schema_version_for(operator_version: str) -> str:
     return known[-1]
 
 
+@cache
+def spec_has_field(operator_version: str, *path: str) -> bool:
+    """Whether that operator version's CRD has field spec.<path> (e.g. "loadBalancer",
+    "idleTimeoutSeconds": 3.3 has it, 3.2 does not)."""
+    node = _load(schema_version_for(operator_version))["schema"]["properties"]["spec"]
+    for part in path:
+        node = (node.get("properties") or {}).get(part)
+        if node is None:
+            return False
+    return True
+
+
 def load_schema(operator_version: str) -> dict[str, Any]:
     """The CRD's openAPIV3Schema (descriptions stripped) for that operator version."""
     return copy.deepcopy(_load(schema_version_for(operator_version))["schema"])

@@ -151,3 +151,23 @@ def test_two_long_keys_cut_alike_get_keys_of_their_own():
     for message in problems:
         raw = followed(raw, message)
     assert parse_settings(raw).traffic == {"candidate-cana-2": 95, "candidate-canary": 5}
+
+
+# --- one worker Deployment per name and namespace ---------------------------------------------
+
+
+def test_a_colocated_endpoint_named_after_a_dpd_pool_in_its_namespace_is_refused():
+    """Colocated `prefill-candidate` would run the Deployment of DPD `candidate`'s prefill pool."""
+    raw = _named(canary_raw(), "baseline", "prefill-candidate")
+    problems = problems_of(raw)
+    message = next(p for p in problems if "worker Deployments" in p)
+    assert message.startswith(f"{ENDPOINTS}.candidate.name: got 'candidate'; allowed: a name ")
+    assert "endpoints.baseline runs Deployment 'prefill-candidate' in namespace 'inference'" in (
+        message
+    )
+    assert "pulumi config set --path 'hyperpod-dpd:endpoints.candidate.name' candidate-2" in (
+        message
+    )
+    assert parse_settings(followed(raw, message)).endpoints["candidate"].name == "candidate-2"
+    assert parse_settings(_named(canary_raw(), "baseline", "prefill-candidate", "other"))
+    assert parse_settings(_named(canary_raw(), "baseline", "candidate-prefill"))

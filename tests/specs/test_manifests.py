@@ -12,6 +12,7 @@ import yaml
 
 from core.catalog import DPD_INSTANCE_TYPES
 from core.units import INT32_MAX
+from core.versions import OPERATOR_ADDON_VERSIONS
 from hyperpod_dpd.offline.planner import kubernetes_manifests, render_manifest
 from specs.schema import validate_manifest
 from tests.conftest import edit, run_stack, stack_raw
@@ -99,8 +100,14 @@ def _canary(key, *edits):
     return raw, "canary", key
 
 
-def rendered(variant: str) -> str:
+def rendered(variant: str, operator: str | None = None) -> str:
+    """The variant's IEC as the plan renders it (for `operator`, the stack's
+    inferenceOperator.version, when given)."""
     raw, stack, *key = VARIANTS[variant]()
+    if operator is not None:
+        edit(raw, f"{NS}:inferenceOperator", {**raw.get(f"{NS}:inferenceOperator", {})})
+        edit(raw, f"{NS}:inferenceOperator.version", operator)
+        edit(raw, f"{NS}:inferenceOperator.addonVersion", OPERATOR_ADDON_VERSIONS[operator])
     manifests = kubernetes_manifests(run_stack(raw, stack=stack))
     prefix = "inferenceendpointconfig." + (f"inference.{key[0]}." if key else "")
     (iec,) = [m for name, m in manifests.items() if name.startswith(prefix)]
@@ -110,7 +117,11 @@ def rendered(variant: str) -> str:
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 @pytest.mark.parametrize("operator", ["3.3", "3.2"])
 def test_manifest_is_valid_for_the_crd(variant, operator):
-    assert validate_manifest(yaml.safe_load(rendered(variant)), operator) == []
+    """Rendered for that operator: 3.3's CRD has loadBalancer.idleTimeoutSeconds, 3.2's not."""
+    manifest = yaml.safe_load(rendered(variant, operator))
+    assert validate_manifest(manifest, operator) == []
+    has_timeout = "idleTimeoutSeconds" in manifest["spec"]["loadBalancer"]
+    assert has_timeout == (operator != "3.2")
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))

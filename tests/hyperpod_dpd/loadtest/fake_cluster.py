@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from core.vocabulary import RouterService
 from hyperpod_dpd.loadtest.job import APP_DIR, CODE_DIR, SCRATCH_DIR
 from hyperpod_dpd.loadtest.loadgen import VENV
 from hyperpod_dpd.shared.kube import ClusterError
@@ -25,7 +26,15 @@ class FakeCluster:
 
     def __init__(self, root: Path, env: dict[str, str], services: list[dict] | None = None):
         self.root, self.env = root, env
-        self.services = services or []
+        # The routers the operator made for the repo stacks' endpoints (dev, canary).
+        routers = [
+            RouterService(n, "inference") for n in ("llama-3-3-70b", "baseline", "candidate")
+        ]
+        self.services = (
+            services
+            if services is not None
+            else [{"metadata": {"name": r.name, "namespace": r.namespace}} for r in routers]
+        )
         self.service_accounts = {("inference", "benchmark-runner")}  # what `pulumi up` made
         self.jobs: dict[str, dict] = {}
         self.config_maps: dict[str, dict] = {}

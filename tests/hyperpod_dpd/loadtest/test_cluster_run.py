@@ -1,6 +1,6 @@
 """`benchmark run --stack S` without --target, the command's side of an in-cluster run
-(hyperpod_dpd/loadtest/cluster_run.py): the target of a colocated endpoint found through
-the service it owns, a refused ConfigMap taking its Job away, and following the Job (why
+(hyperpod_dpd/loadtest/cluster_run.py): the target of an endpoint, its router's Service found
+in the cluster, a refused ConfigMap taking its Job away, and following the Job (why
 its pod waits, its log once, why it failed, API errors retried, Ctrl-C's advice)."""
 
 from __future__ import annotations
@@ -18,28 +18,29 @@ from tests.hyperpod_dpd.loadtest.fake_cluster import FakeCluster
 from tests.hyperpod_dpd.loadtest.job_factory import _run
 
 
-def _colocated(tmp_path):
+@pytest.mark.parametrize("mode", ["colocated", "dpd"])
+def test_either_mode_is_loaded_through_its_router_found_in_the_cluster(tmp_path, mode):
+    """One router Service (core/vocabulary.py RouterService), looked for where the operator puts
+    it: an endpoint whose Service is elsewhere (or missing) is refused, naming --service."""
     raw = stack_raw("dev")
-    raw["hyperpod-dpd:endpoint"] = {**raw["hyperpod-dpd:endpoint"], "mode": "colocated"}
-    return parse_settings(raw)
-
-
-def test_a_colocated_endpoint_is_loaded_through_the_service_it_owns(tmp_path):
-    owned = {
-        "metadata": {"name": "llama-svc", "namespace": "inference",
-                     "ownerReferences": [{"kind": "InferenceEndpointConfig",
-                                          "name": "llama-3-3-70b"}]},
-        "spec": {"ports": [{"port": 8080}]},
-    }  # fmt: skip
-    other = {"metadata": {"name": "x", "namespace": "inference"}, "spec": {"ports": [{"port": 1}]}}
+    raw["hyperpod-dpd:endpoint"] = {**raw["hyperpod-dpd:endpoint"], "mode": mode}
+    settings = parse_settings(raw)
+    router = {"metadata": {"name": "llama-3-3-70b-inference-routing-service",
+                           "namespace": "hyperpod-inference-system"}}  # fmt: skip
+    elsewhere = {"metadata": {"name": router["metadata"]["name"], "namespace": "inference"}}
     args = argparse.Namespace(service=None)
-    settings = _colocated(tmp_path)
-    cluster = FakeCluster(tmp_path, {}, services=[other, owned])
-    url = cluster_run_module.in_cluster_target(args, settings, cluster)
-    assert url == "http://llama-svc.inference.svc.cluster.local:8080"
+    url = cluster_run_module.in_cluster_target(
+        args, settings, FakeCluster(tmp_path, {}, services=[elsewhere, router])
+    )
+    assert url == (
+        "http://llama-3-3-70b-inference-routing-service.hyperpod-inference-system"
+        ".svc.cluster.local:443/v1/chat/completions"
+    )
     with pytest.raises(Exception, match="--service") as err:
-        cluster_run_module.in_cluster_target(args, settings, FakeCluster(tmp_path, {}, [other]))
-    assert "kubectl -n inference get svc" in str(err.value)
+        cluster_run_module.in_cluster_target(args, settings, FakeCluster(tmp_path, {}, [elsewhere]))
+    assert "no Service llama-3-3-70b-inference-routing-service in hyperpod-inference-system" in (
+        str(err.value)
+    )
 
 
 def test_a_refused_config_map_takes_its_job_away(tmp_path):

@@ -66,13 +66,13 @@ def _verify_args(**given) -> argparse.Namespace:
     return argparse.Namespace(**(fields | given))
 
 
-def test_verify_checks_the_chosen_dpd_endpoint():
+def test_verify_checks_the_chosen_endpoint_dpd_or_colocated():
     target = resolve_target(_verify_args(endpoint="candidate"), ROOT)
     assert (target.name, target.namespace, target.fallback_threshold) == (
         "candidate", "inference", 4096,
     )  # fmt: skip
-    with pytest.raises(UsageProblem, match=r"colocated .*verify checks DPD endpoints"):
-        resolve_target(_verify_args(endpoint="baseline"), ROOT)
+    baseline = resolve_target(_verify_args(endpoint="baseline"), ROOT)
+    assert baseline.colocated and not target.colocated  # its router Service alone is checked
     with pytest.raises(UsageProblem, match=r"--endpoint 'candidate': .*--stack"):
         resolve_target(_verify_args(stack=None, endpoint="candidate"), ROOT)
     dev = resolve_target(_verify_args(stack="dev"), ROOT)
@@ -134,16 +134,13 @@ def _dry_run(tmp_path, monkeypatch, capsys, cluster, endpoint: str):
 def test_an_in_cluster_run_aims_at_the_chosen_endpoint(tmp_path, monkeypatch, capsys):
     from tests.hyperpod_dpd.loadtest.fake_cluster import FakeCluster
 
-    owned = {
-        "metadata": {"name": "baseline-svc", "namespace": "inference",
-                     "ownerReferences": [{"kind": "InferenceEndpointConfig", "name": "baseline"}]},
-        "spec": {"ports": [{"port": 8080}]},
-    }  # fmt: skip
-    cluster = FakeCluster(tmp_path, {}, services=[owned])
+    cluster = FakeCluster(tmp_path, {})  # the routers of the canary's endpoints exist
     command = _dry_run(tmp_path, monkeypatch, capsys, cluster, "candidate")
-    # The candidate's DPD router; the facts recorded are the candidate's.
+    # The candidate's router; the facts recorded are the candidate's.
     assert "--target http://candidate-inference-routing-service." in command
     assert '"endpoint": "candidate"' in command and '"gpus": 16' in command
     command = _dry_run(tmp_path, monkeypatch, capsys, cluster, "baseline")
-    assert "--target http://baseline-svc.inference.svc.cluster.local:8080" in command
+    assert "--target http://baseline-inference-routing-service.hyperpod-inference-system." in (
+        command
+    )
     assert cluster.jobs == {}

@@ -23,6 +23,7 @@ ALL_CHECKS = [
     "prefill pods",
     "decode pods",
     "router pod",
+    "router service",
     "rendered worker env",
     "decoders newer than prefillers",
     "prefill role 'sender'",

@@ -71,6 +71,13 @@ class FakeKube(KubeApi):
             (NAMESPACE, DECODE_POD, f"decode-{NAME}"): recorded_log("decode-llama-3-3-70b.log"),
             (ROUTER_NS, ROUTER_POD, "router-container"): recorded_log("router-container.log"),
         }
+        # The router's Service, as the DPD docs' "Verifying" names it.
+        self.services: dict[str, list[dict[str, Any]]] = {
+            ROUTER_NS: [{
+                "metadata": {"name": f"{NAME}-{NAMESPACE}-routing-service", "namespace": ROUTER_NS},
+                "spec": {"ports": [{"port": 443}]},
+            }]
+        }  # fmt: skip
         self.router_threshold: int | None = None  # None: the IEC's routingThreshold
         self.kv_variant = "healthy"  # decoder-kv-<variant>.log
         self.prompt_pod_mode = "complete"  # complete | stuck

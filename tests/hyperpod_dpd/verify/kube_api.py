@@ -1,5 +1,5 @@
 """The Kubernetes API side of the fake cluster (tests/hyperpod_dpd/verify/fake_kube.py): the
-paths `verify` calls (an InferenceEndpointConfig, a namespace's pods by label selector, one pod
+paths `verify` calls (an InferenceEndpointConfig, a namespace's Services, its pods by label selector, one pod
 to read, create or delete, a container's log with sinceSeconds, tailLines and limitBytes),
 answered from `FakeKube`'s state with the API server's Status objects and codes, a kubeconfig
 that reaches it with a bearer token, and the HTTP server on 127.0.0.1 (a free port, from a
@@ -26,6 +26,7 @@ IEC_PATH = re.compile(
 PODS_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
 POD_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)$")
 LOG_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
+SERVICES_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/services$")
 
 
 def status(code: int, reason: str, message: str) -> dict[str, Any]:
@@ -62,6 +63,9 @@ class KubeApi:
                 return self.create_pod(m[1], json.loads(body or b"{}"))
             items = [p for p in self.pods.get(m[1], []) if _selected(p, q.get("labelSelector"))]
             return 200, {"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": items}
+        if m := SERVICES_PATH.match(path):
+            items = self.services.get(m[1], [])
+            return 200, {"apiVersion": "v1", "kind": "ServiceList", "metadata": {}, "items": items}
         if m := LOG_PATH.match(path):
             return self.read_log(m[1], m[2], q)
         if m := POD_PATH.match(path):

@@ -88,7 +88,7 @@ def test_decode_pod_pending_for_lack_of_gpu_nodes(fake, verify):
     assert results["decode role 'receiver'"] == SKIP
     skipped = [n for n, r in results.items() if r == SKIP]
     assert skipped[:2] == ["decoders newer than prefillers", "decode role 'receiver'"]
-    assert skipped[2:] == ALL_CHECKS[9:]
+    assert skipped[2:] == ALL_CHECKS[10:]
     assert fake.created == []  # no prompt is sent to an endpoint that cannot answer
 
 
@@ -183,7 +183,7 @@ def test_text_table_of_a_failing_run(fake, verify):
     assert lines[row + 1].strip().startswith("cause: the decoder recomputed the prompt")
     assert lines[row + 2].strip().startswith("fix:   keep PYTHONHASHSEED=0 in the worker env")
     assert lines[row + 3].strip() == "see:   docs/troubleshooting.md#kv-transfer-absent"
-    assert lines[-1] == "14 passed, 1 failed, 1 skipped"
+    assert lines[-1] == "15 passed, 1 failed, 1 skipped"
 
 
 def test_recompute_detail_names_a_role_without_the_seed_and_a_second_image(fake, verify):
@@ -235,3 +235,21 @@ def test_a_decoder_older_than_a_prefiller_restart_fails(fake, verify):
     )
     assert "rollout restart" in check["fix"]
     assert check["ref"] == "docs/troubleshooting.md#stale-decoder"
+
+
+def test_router_service_missing_where_the_stack_binds_to_it(fake, verify):
+    """The Service the split's TargetGroupBinding and the benchmark Job name
+    (core/vocabulary.py RouterService) is not where expected: verify says so, and sends no
+    prompt to a URL that reaches nothing."""
+    service = fake.services.pop("hyperpod-inference-system")[0]
+    fake.services["inference"] = [service]  # somewhere else: the endpoint's own namespace
+    result = verify()
+    assert result.code == 1
+    check = result.check("router service")
+    assert check["result"] == FAIL
+    assert check["detail"] == (
+        "no llama-3-3-70b-inference-routing-service among 0 Services of hyperpod-inference-system"
+    )
+    assert "do not move traffic weight" in check["fix"]
+    assert result.check("short prompt answered")["result"] == SKIP
+    assert fake.prompts == []
