@@ -321,8 +321,8 @@ def check_worker_inputs(
     e: EndpointConfig, path: tuple[str, ...] = ("endpoint",)
 ) -> list[ConfigProblem]:
     """Environment the pods' owners set, a hash seed Python accepts and that is fixed (LMCache
-    keys hash with it), a long-prefill threshold a prompt can reach, a name the operator's
-    Service can take (DNS-1035: it starts with a letter)."""
+    keys hash with it), a name the operator's Service can take (DNS-1035: it starts with a
+    letter). PD_BUFFER_SIZE is a number: settings/numbers.py parses it as pdBufferSize."""
     problems = []
     env_key = full_key((*path, "environmentVariables"))
     for name in sorted(set(e.environment_variables) & OWNED_ENVIRONMENT):
@@ -339,15 +339,6 @@ def check_worker_inputs(
             f"what Python accepts: a seed from 0 to {HASH_SEED_MAX} (fixed and the same on both "
             "roles: LMCache keys use Python's hash())",
             f"set {env_key}.PYTHONHASHSEED to \"0\" (the DPD docs' value), or remove it",
-        ))  # fmt: skip
-    threshold = e.colocated.long_prefill_token_threshold
-    if threshold is not None and threshold > e.max_model_len:
-        key = full_key((*path, "colocated", "longPrefillTokenThreshold"))
-        problems.append(ConfigProblem(
-            key, threshold,
-            f"at most maxModelLen ({e.max_model_len}): no prompt is longer, so no prefill would "
-            "ever count as long",
-            f"{set_fix(key, e.max_model_len // 4)}",
         ))  # fmt: skip
     if not e.name[:1].isalpha():
         key = full_key((*path, "name"))
