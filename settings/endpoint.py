@@ -241,11 +241,6 @@ class EndpointConfig(SettingsModel):
         "per role under prefill and decode. Unset: fixed replicas.",
     )
 
-    def role_tp(self, role: str) -> int:
-        """The tensor parallel size of `role` (prefill, decode; colocated: the endpoint's)."""
-        own = getattr(self, role).tensor_parallel_size if role in ("prefill", "decode") else None
-        return own or self.tensor_parallel_size
-
 
 def check_derived_names(
     e: EndpointConfig, path: tuple[str, ...] = ("endpoint",)

@@ -144,9 +144,7 @@ def _holds_as_set(instance_type: str, workers: list[Workers]) -> bool:
     spec = gpu_spec(instance_type)
     return spec is not None and all(
         w.tp.value <= spec.gpu_count
-        and worker_fit("decode", w.model, spec, w.tp.value, w.max_model_len, 0).holds(
-            w.utilization
-        )
+        and worker_fit("decode", w.model, spec, w.tp.value, w.max_model_len, 0).holds(w.utilization)
         for w in workers
     )
 

@@ -171,7 +171,7 @@ def build_endpoint(
             decoding_autoscaling=pool_autoscaling(e, "decode", server),
         )
     # NCCL needs a large /dev/shm with TP > 1; the 64 MB default fails (field-problems row 14).
-    tp = max(e.role_tp(pool) for pool in entry.pools())
+    tp = max(pool.tensor_parallel_size.value for pool in entry.numbers.pools.values())
     volumes = (EmptyDirVolume(SHM_VOLUME, "Memory", "64Gi"),) if tp > 1 else ()
     return InferenceEndpointConfig(
         name=e.name,

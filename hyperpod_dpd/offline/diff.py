@@ -91,7 +91,6 @@ class PlanDiff:
             k: (a.get(k), b.get(k)) for k in sorted(a.keys() | b.keys()) if a.get(k) != b.get(k)
         }
 
-
     @property
     def number_changes(self) -> dict[str, tuple[Any, Any, str | None]]:
         """'<endpoint> <pool> <number>' -> (base value, head value, where head's came from),
