@@ -72,6 +72,10 @@ def check_sizing_inputs(entry: EndpointEntry, groups: InstanceGroups) -> list[Co
             "max_model_len": decoder.max_model_len,
             "pd_buffer": numbers.pd_buffer,
         }.get(exc.field)
+        if given is not None and given.flag and exc.field == "tp":
+            spec = gpu_spec(_decoder_type(entry.config, groups))
+            if spec is not None and given.value > spec.gpu_count:
+                return []  # a world size beyond one node: settings/number_checks.py names it
         if given is not None:
             fix = exc.fix
             if exc.suggestion is not None:
