@@ -41,7 +41,10 @@ class RoleConfig(SettingsModel):
     )
     args: list[str] = Field(
         default_factory=list,
-        description="Extra vLLM flags for the role (replace the same flag in the shared args).",
+        description="Extra vLLM flags for the role (replace the same flag in the shared args). "
+        "A number given here (--max-model-len, --gpu-memory-utilization, "
+        "--tensor-parallel-size, --max-num-seqs...) is bounded as its own key is (maxModelLen, "
+        "...), and is the number the plan sizes, judges and shows.",
     )
     max_num_seqs: int = Field(ge=1, description="vLLM --max-num-seqs for the role.")
 
@@ -216,7 +219,8 @@ class EndpointConfig(SettingsModel):
     environment_variables: dict[EnvName, EnvValue | None] = Field(
         default_factory=dict,
         description="Environment variables for both roles; a name here overrides the DPD "
-        "default of that name, null removes it.",
+        "default of that name, null removes it. PD_BUFFER_SIZE is taken as pdBufferSize is (a "
+        "size such as '8GiB', rendered in bytes; not null) and is the buffer the plan sizes.",
     )
     expected_prompt_tokens: int | None = Field(
         None,
