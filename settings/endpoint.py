@@ -270,9 +270,8 @@ def check_derived_names(
 def check_colocated(
     e: EndpointConfig, path: tuple[str, ...] = ("endpoint",)
 ) -> list[ConfigProblem]:
-    """The chunked-prefill knobs: each flag set in one place only, and a step budget vLLM starts
-    with (vllm/config/scheduler.py, verify_max_model_len: "max_num_batched_tokens must be greater
-    than or equal to max_num_seqs"; the colocated worker runs the decoder's max_num_seqs)."""
+    """The chunked-prefill knobs: each flag set in one place only (the step budget against the
+    batch the worker runs is settings/number_checks.py's, at the effective --max-num-seqs)."""
     c = e.colocated
     problems = []
     for flag, field, value in c.settings():
@@ -283,17 +282,6 @@ def check_colocated(
                 key, value, f"{flag} given once ({decode_args.partition(':')[2]} also sets it)",
                 f"keep {key} and remove {flag} from {decode_args}",
             ))  # fmt: skip
-    budget = c.max_num_batched_tokens
-    if budget is not None and budget < e.decode.max_num_seqs:
-        key = full_key((*path, "colocated", "maxNumBatchedTokens"))
-        seqs = full_key((*path, "decode", "maxNumSeqs")).partition(":")[2]
-        problems.append(ConfigProblem(
-            key, budget,
-            f"at least {seqs} ({e.decode.max_num_seqs}): vLLM refuses a "
-            "step budget smaller than its batch",
-            f"set {key} to {max(e.decode.max_num_seqs, 2048)} or more (2048 is vLLM's usual "
-            "chunked-prefill budget)",
-        ))  # fmt: skip
     return problems
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from core.gpu_types import gpu_spec
+from core.vocabulary import PROJECT
 from settings.cluster import InstanceGroups
 from settings.endpoints import EndpointEntry, placement
 from settings.errors import ConfigProblem, set_fix
@@ -26,7 +27,7 @@ def check_numbers(entry: EndpointEntry, groups: InstanceGroups, alone: bool) -> 
     for pool in numbers.pools.values():
         problems += _check_parallel(entry, pool, groups, alone)
         problems += _check_batch(entry, pool)
-    return problems + _check_long_prefill(entry)
+    return problems + _check_colocated_budget(entry) + _check_long_prefill(entry)
 
 
 def _check_parallel(
@@ -82,6 +83,27 @@ def _check_batch(entry: EndpointEntry, pool: PoolNumbers) -> list[ConfigProblem]
         f"{seqs.set_to(budget.value)}, or raise {where}"
         if seqs.source == "args"
         else f"{budget.set_to(seqs.value)}, or lower {seqs.key}",
+    )]  # fmt: skip
+
+
+def _check_colocated_budget(entry: EndpointEntry) -> list[ConfigProblem]:
+    """endpoint.colocated.maxNumBatchedTokens at least the batch the colocated worker runs, the
+    decoder's --max-num-seqs wherever it is given (vllm/config/scheduler.py,
+    verify_max_model_len: "max_num_batched_tokens must be greater than or equal to
+    max_num_seqs"). Judged in dpd mode too: one stack file gives all three benchmark runs."""
+    budget = entry.config.colocated.max_num_batched_tokens
+    seqs = entry.numbers.of_role("decode").max_num_seqs
+    if budget is None or budget >= seqs.value:
+        return []
+    if entry.config.mode == "colocated" and seqs.source == "args":
+        return []  # _check_batch names the args that set the batch
+    key = entry.config_key("colocated", "maxNumBatchedTokens")
+    return [ConfigProblem(
+        key, budget,
+        f"at least {seqs.where.replace(PROJECT + ':', '')} ({seqs.value}): vLLM refuses a step "
+        "budget smaller than its batch",
+        f"set {key} to {max(seqs.value, 2048)} or more (2048 is vLLM's usual chunked-prefill "
+        "budget)",
     )]  # fmt: skip
 
 

@@ -220,3 +220,17 @@ def test_a_long_prefill_threshold_is_judged_against_the_colocated_workers_own_co
         f"{E}.colocated.longPrefillTokenThreshold: got 10000; allowed: at most --max-model-len "
         f"in {E}.decode.args (8192)"
     )
+
+
+def test_a_colocated_step_budget_is_judged_against_the_batch_the_worker_runs():
+    """The colocated worker runs the decoder's --max-num-seqs: a batch its args lower below the
+    typed maxNumSeqs fits a budget the typed one would not, and one they raise does not."""
+    raw = edit(stack_raw("dev"), f"{E}.colocated", {"maxNumBatchedTokens": 16})
+    assert "at least endpoint.decode.maxNumSeqs (32)" in only_problem(raw)
+    edit(raw, f"{E}.decode.args", ["--max-num-seqs", "8"])
+    parse_settings(raw)
+    edit(raw, f"{E}.colocated", {"maxNumBatchedTokens": 48})
+    edit(raw, f"{E}.decode.args", ["--max-num-seqs=64"])
+    message = only_problem(raw)
+    assert message.startswith(f"{E}.colocated.maxNumBatchedTokens: got 48; allowed: at least ")
+    assert "--max-num-seqs in endpoint.decode.args (64)" in message
