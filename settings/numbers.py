@@ -203,7 +203,7 @@ def _number(name: str, text: str) -> Any | None:
     """The number `text` gives for `name` as vLLM parses it, if its typed key's field takes it."""
     try:
         return _ADAPTERS[name].validate_python(_FLAGS[name].kind(text))
-    except (ValueError, ValidationError):  # ValidationError is a ValueError; both named
+    except ValueError:  # not a number to int()/float(), or out of the field's bounds
         return None
 
 
