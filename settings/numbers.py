@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
@@ -32,8 +32,21 @@ from settings.endpoint import ColocatedConfig, EndpointConfig, RoleConfig
 from settings.errors import ConfigProblem, full_key, set_fix
 from settings.vllm_args import read_args
 
-if TYPE_CHECKING:
-    from settings.endpoints import EndpointEntry
+
+class Endpoint(Protocol):
+    """What the reconciliation reads of an endpoint: settings/endpoints.py's EndpointEntry
+    (which holds its numbers, so it is not imported here)."""
+
+    @property
+    def config(self) -> EndpointConfig: ...
+
+    @property
+    def path(self) -> tuple[str, ...]: ...
+
+    def config_key(self, *rest: str) -> str: ...
+
+    def pools(self) -> tuple[str, ...]: ...
+
 
 Source = Literal["key", "environment", "args", "vllm"]  # "vllm": set nowhere, vLLM's default
 
@@ -210,7 +223,7 @@ def _number(name: str, text: str) -> Any | None:
 # --- the reconciliation ----------------------------------------------------------------------
 
 
-def effective_numbers(entry: EndpointEntry) -> EffectiveNumbers:
+def effective_numbers(entry: Endpoint) -> EffectiveNumbers:
     """The numbers of `entry`'s pools, from its typed keys, its roles' args and its
     environmentVariables; every override refused is in `problems`."""
     e = entry.config
@@ -239,7 +252,7 @@ def effective_numbers(entry: EndpointEntry) -> EffectiveNumbers:
     return EffectiveNumbers(pd_buffer, pools, tuple(problems), entry.path)
 
 
-def _pool(entry: EndpointEntry, pool: str, overrides: dict[str, Given]) -> PoolNumbers:
+def _pool(entry: Endpoint, pool: str, overrides: dict[str, Given]) -> PoolNumbers:
     """The typed keys' numbers of `pool`, the role's args over them (the operator's merge), and
     a colocated pool's step budget from endpoint.colocated over both (merged last)."""
     e = entry.config
@@ -268,7 +281,7 @@ def _pool(entry: EndpointEntry, pool: str, overrides: dict[str, Given]) -> PoolN
     return PoolNumbers(pool, **numbers)
 
 
-def _refused(entry: EndpointEntry, role: str, name: str, text: str) -> ConfigProblem:
+def _refused(entry: Endpoint, role: str, name: str, text: str) -> ConfigProblem:
     """An override in `role`'s args that its typed key would refuse."""
     f = _FLAGS[name]
     key = entry.config_key(role, "args")
@@ -288,7 +301,7 @@ def _refused(entry: EndpointEntry, role: str, name: str, text: str) -> ConfigPro
     )
 
 
-def _pd_buffer(entry: EndpointEntry) -> tuple[Given, list[ConfigProblem]]:
+def _pd_buffer(entry: Endpoint) -> tuple[Given, list[ConfigProblem]]:
     """pdBufferSize, or environmentVariables.PD_BUFFER_SIZE parsed as pdBufferSize is."""
     e = entry.config
     typed = Given(e.pd_buffer_size, entry.config_key("pdBufferSize"))
