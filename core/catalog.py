@@ -35,6 +35,7 @@ class SizingError(ValueError):
     def __init__(
         self, field: str, value: Any, problem: str, fix: str, suggestion: Any = None
     ) -> None:
+        self.field = field  # the sizing input at fault, a key of FIELDS
         self.key, self.flag = FIELDS[field]
         self.value, self.problem, self.fix = value, problem, fix
         self.suggestion = suggestion  # a value that passes, for a fix that names one

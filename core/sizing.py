@@ -130,14 +130,19 @@ def size(
     gpu_memory_utilization: float = DOCS_GPU_MEMORY_UTILIZATION,
     max_model_len: int = DOCS_MAX_MODEL_LEN,
     in_flight: int | None = None,
+    prefill_gpu_memory_utilization: float | None = None,
 ) -> SizingReport:
-    """Size the PD buffer and both roles' GPU memory; SizingError names the bad input."""
+    """Size the PD buffer and both roles' GPU memory (the prefiller's at its own utilization,
+    when it runs another than the decoder's); SizingError names the bad input."""
     _check_inputs(prompt_tokens, pd_buffer_bytes, gpu_memory_utilization, max_model_len, in_flight)
     validate_tp(model, instance, tp)
     kv = kv_bytes_per_token_per_rank(model, tp)
     fit = transfers_that_fit(pd_buffer_bytes, prompt_tokens, kv)
+    utilization = {"prefill": prefill_gpu_memory_utilization or gpu_memory_utilization}
     budgets = {
-        r: role_budget(r, model, instance, tp, gpu_memory_utilization, pd_buffer_bytes)
+        r: role_budget(
+            r, model, instance, tp, utilization.get(r, gpu_memory_utilization), pd_buffer_bytes
+        )
         for r in DPD_ROLES
     }
     recommended = (

@@ -8,6 +8,9 @@ lets checks see each role's *effective* flags (what vLLM actually runs with).
 from __future__ import annotations
 
 VLLM_UTILIZATION = 0.9  # vLLM's default --gpu-memory-utilization
+# --max-num-seqs assumed where a manifest carries none (the project always renders it): vLLM's
+# long-standing default (newer versions pick one per GPU and entry point).
+VLLM_MAX_NUM_SEQS = 256
 Flag = tuple[str, str | None]  # ("--max-num-seqs", "16") or ("--enforce-eager", None)
 
 

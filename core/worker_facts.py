@@ -1,9 +1,10 @@
 """The numbers of one endpoint's workers that the policy rules judge, typed.
 
-The desired state carries them as the settings give them (specs/endpoint.py `worker_facts`), so
-the gate's rules read numbers, never the manifest's text. The CrossGuard pack has only what is
-deployed, and reads the same numbers back from the manifest (policies/rules/views.py); a test
-holds the two readings equal (tests/policies/test_gate.py).
+The settings reconcile them once (settings/numbers.py: a typed key, a role's args or
+environmentVariables) and the desired state carries them (specs/endpoint.py), so the gate's rules
+read numbers, never the manifest's text. The CrossGuard pack has only what is deployed, and reads
+the same numbers back from the manifest (policies/rules/views.py); a test holds the two readings
+equal for every way of giving a number (tests/settings/test_numbers.py).
 """
 
 from __future__ import annotations
@@ -19,14 +20,16 @@ class RoleNumbers:
     tensor_parallel_size: int | None
     gpu_memory_utilization: float | None
     max_model_len: int | None
+    max_num_seqs: int | None
 
 
-# Each number of RoleNumbers: the vLLM flag that carries it and the endpoint setting that renders
-# it (what the settings fill from, what a fix names).
-NUMBER_SETTINGS = {
-    "tensor_parallel_size": ("--tensor-parallel-size", "tensorParallelSize"),
-    "gpu_memory_utilization": ("--gpu-memory-utilization", "gpuMemoryUtilization"),
-    "max_model_len": ("--max-model-len", "maxModelLen"),
+# The vLLM flag that carries each number of RoleNumbers: where the settings read a role's
+# override, and where the pack reads the deployed value.
+NUMBER_FLAGS = {
+    "tensor_parallel_size": "--tensor-parallel-size",
+    "gpu_memory_utilization": "--gpu-memory-utilization",
+    "max_model_len": "--max-model-len",
+    "max_num_seqs": "--max-num-seqs",
 }
 
 

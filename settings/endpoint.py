@@ -41,7 +41,10 @@ class RoleConfig(SettingsModel):
     )
     args: list[str] = Field(
         default_factory=list,
-        description="Extra vLLM flags for the role (replace the same flag in the shared args).",
+        description="Extra vLLM flags for the role (replace the same flag in the shared args). "
+        "A number given here (--max-model-len, --gpu-memory-utilization, "
+        "--tensor-parallel-size, --max-num-seqs...) is bounded as its own key is (maxModelLen, "
+        "...), and is the number the plan sizes, judges and shows.",
     )
     max_num_seqs: int = Field(ge=1, description="vLLM --max-num-seqs for the role.")
 
@@ -221,7 +224,8 @@ class EndpointConfig(SettingsModel):
     environment_variables: dict[EnvName, EnvValue | None] = Field(
         default_factory=dict,
         description="Environment variables for both roles; a name here overrides the DPD "
-        "default of that name, null removes it.",
+        "default of that name, null removes it. PD_BUFFER_SIZE is taken as pdBufferSize is (a "
+        "size such as '8GiB', rendered in bytes; not null) and is the buffer the plan sizes.",
     )
     expected_prompt_tokens: int | None = Field(
         None,
@@ -257,11 +261,6 @@ class EndpointConfig(SettingsModel):
         "per role under prefill and decode. Unset: fixed replicas.",
     )
 
-    def role_tp(self, role: str) -> int:
-        """The tensor parallel size of `role` (prefill, decode; colocated: the endpoint's)."""
-        own = getattr(self, role).tensor_parallel_size if role in ("prefill", "decode") else None
-        return own or self.tensor_parallel_size
-
 
 def check_derived_names(
     e: EndpointConfig, path: tuple[str, ...] = ("endpoint",)
@@ -287,9 +286,8 @@ def check_derived_names(
 def check_colocated(
     e: EndpointConfig, path: tuple[str, ...] = ("endpoint",)
 ) -> list[ConfigProblem]:
-    """The chunked-prefill knobs: each flag set in one place only, and a step budget vLLM starts
-    with (vllm/config/scheduler.py, verify_max_model_len: "max_num_batched_tokens must be greater
-    than or equal to max_num_seqs"; the colocated worker runs the decoder's max_num_seqs)."""
+    """The chunked-prefill knobs: each flag set in one place only (the step budget against the
+    batch the worker runs is settings/number_checks.py's, at the effective --max-num-seqs)."""
     c = e.colocated
     problems = []
     for flag, field, value in c.settings():
@@ -300,17 +298,6 @@ def check_colocated(
                 key, value, f"{flag} given once ({decode_args.partition(':')[2]} also sets it)",
                 f"keep {key} and remove {flag} from {decode_args}",
             ))  # fmt: skip
-    budget = c.max_num_batched_tokens
-    if budget is not None and budget < e.decode.max_num_seqs:
-        key = full_key((*path, "colocated", "maxNumBatchedTokens"))
-        seqs = full_key((*path, "decode", "maxNumSeqs")).partition(":")[2]
-        problems.append(ConfigProblem(
-            key, budget,
-            f"at least {seqs} ({e.decode.max_num_seqs}): vLLM refuses a "
-            "step budget smaller than its batch",
-            f"set {key} to {max(e.decode.max_num_seqs, 2048)} or more (2048 is vLLM's usual "
-            "chunked-prefill budget)",
-        ))  # fmt: skip
     return problems
 
 
@@ -337,8 +324,8 @@ def check_worker_inputs(
     e: EndpointConfig, path: tuple[str, ...] = ("endpoint",)
 ) -> list[ConfigProblem]:
     """Environment the pods' owners set, a hash seed Python accepts and that is fixed (LMCache
-    keys hash with it), a long-prefill threshold a prompt can reach, a name the operator's
-    Service can take (DNS-1035: it starts with a letter)."""
+    keys hash with it), a name the operator's Service can take (DNS-1035: it starts with a
+    letter). PD_BUFFER_SIZE is a number: settings/numbers.py parses it as pdBufferSize."""
     problems = []
     env_key = full_key((*path, "environmentVariables"))
     for name in sorted(set(e.environment_variables) & OWNED_ENVIRONMENT):
@@ -355,15 +342,6 @@ def check_worker_inputs(
             f"what Python accepts: a seed from 0 to {HASH_SEED_MAX} (fixed and the same on both "
             "roles: LMCache keys use Python's hash())",
             f"set {env_key}.PYTHONHASHSEED to \"0\" (the DPD docs' value), or remove it",
-        ))  # fmt: skip
-    threshold = e.colocated.long_prefill_token_threshold
-    if threshold is not None and threshold > e.max_model_len:
-        key = full_key((*path, "colocated", "longPrefillTokenThreshold"))
-        problems.append(ConfigProblem(
-            key, threshold,
-            f"at most maxModelLen ({e.max_model_len}): no prompt is longer, so no prefill would "
-            "ever count as long",
-            f"{set_fix(key, e.max_model_len // 4)}",
         ))  # fmt: skip
     if not e.name[:1].isalpha():
         key = full_key((*path, "name"))

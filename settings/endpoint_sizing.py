@@ -1,6 +1,7 @@
-"""The sizing of the configured endpoint on its decode instance type: the numbers the plan's summary
-and the policies use, the check that the model and TP are ones it can size, and the check that
-one engine step (--max-num-batched-tokens) fits beside the weights and the KV cache."""
+"""The sizing of an endpoint's decoder on its instance type, from its effective numbers
+(settings/numbers.py): the numbers the plan's summary and the policies use, the check that the
+model and TP are ones it can size, and the check that one engine step
+(--max-num-batched-tokens) fits beside the weights and the KV cache."""
 
 from __future__ import annotations
 
@@ -14,29 +15,35 @@ from settings.cluster import InstanceGroups, gpu_groups, groups_with_role, insta
 from settings.endpoint import EndpointConfig
 from settings.endpoints import EndpointEntry, placement
 from settings.errors import ConfigProblem, set_fix
-from settings.vllm_args import arg_number, read_args
+from settings.numbers import Given
 
 
-def size_endpoint(e: EndpointConfig, groups: InstanceGroups) -> SizingReport | None:
-    """Size the endpoint on its decode instance type: a colocated one on any GPU type with EC2
-    numbers (core/gpu_types.py), a DPD one on the five DPD types only. None otherwise: DPD on
-    another type is the instance-type policy's to refuse (a TP fix sized for it would mislead),
-    a type without numbers settings/gpu_groups.py's. SizingError on bad model/TP input."""
+def size_endpoint(entry: EndpointEntry, groups: InstanceGroups) -> SizingReport | None:
+    """Size the endpoint's decoder (colocated: its one pool) on its instance type, at the numbers
+    it runs with: a colocated one on any GPU type with EC2 numbers (core/gpu_types.py), a DPD one
+    on the five DPD types only. None otherwise: DPD on another type is the instance-type
+    policy's to refuse (a TP fix sized for it would mislead), a type without numbers
+    settings/gpu_groups.py's. SizingError on bad model/TP input."""
+    e = entry.config
     if not gpu_groups(groups):
         return None  # config validation reports the missing GPU group
     decode_type = _decoder_type(e, groups)
     instance = gpu_spec(decode_type) if e.mode == "colocated" else INSTANCES.get(decode_type)
     if instance is None:
         return None
+    numbers = entry.numbers
+    decoder, prefill = numbers.of_role("decode"), numbers.of_role("prefill")
+    max_len = decoder.max_model_len.value
     return size(
         load_model(e.model),
         instance,
-        tp=e.role_tp("decode"),
-        prompt_tokens=e.expected_prompt_tokens or min(DOCS_PROMPT_TOKENS, e.max_model_len),
-        pd_buffer_bytes=e.pd_buffer_size,
-        gpu_memory_utilization=e.gpu_memory_utilization,
-        max_model_len=e.max_model_len,
+        tp=decoder.tensor_parallel_size.value,
+        prompt_tokens=e.expected_prompt_tokens or min(DOCS_PROMPT_TOKENS, max_len),
+        pd_buffer_bytes=numbers.pd_buffer.value,
+        gpu_memory_utilization=decoder.gpu_memory_utilization.value,
+        max_model_len=max_len,
         in_flight=e.expected_in_flight_transfers,
+        prefill_gpu_memory_utilization=prefill.gpu_memory_utilization.value,
     )
 
 
@@ -51,18 +58,32 @@ def _decoder_type(e: EndpointConfig, groups: InstanceGroups) -> str:
     return instance_type_for(groups, pool)
 
 
-def check_sizing_inputs(
-    e: EndpointConfig, groups: InstanceGroups, path: tuple[str, ...] = ("endpoint",)
-) -> list[ConfigProblem]:
-    """The model must be known and TP must fit it and the node (see core/sizing.py)."""
+def check_sizing_inputs(entry: EndpointEntry, groups: InstanceGroups) -> list[ConfigProblem]:
+    """The model must be known and TP must fit it and the node (see core/sizing.py), named
+    where each number was given."""
     try:
-        size_endpoint(e, groups)
+        size_endpoint(entry, groups)
     except SizingError as exc:
+        numbers = entry.numbers
+        decoder = numbers.of_role("decode")
+        given: Given | None = {
+            "tp": decoder.tensor_parallel_size,
+            "gpu_memory_utilization": decoder.gpu_memory_utilization,
+            "max_model_len": decoder.max_model_len,
+            "pd_buffer": numbers.pd_buffer,
+        }.get(exc.field)
+        if given is not None and given.flag and exc.field == "tp":
+            spec = gpu_spec(_decoder_type(entry.config, groups))
+            if spec is not None and given.value > spec.gpu_count:
+                return []  # a world size beyond one node: settings/number_checks.py names it
+        if given is not None:
+            fix = exc.fix
+            if exc.suggestion is not None:
+                fix = f"{exc.fix.rstrip('.')}: {given.set_to(exc.suggestion)}"
+            return [ConfigProblem(given.key, given.shown, exc.problem, fix)]
         where = exc.key.replace("<group>", next(iter(groups_with_role(groups, "decode")), "decode"))
-        if where == "endpoint.tensorParallelSize" and e.decode.tensor_parallel_size:
-            where = "endpoint.decode.tensorParallelSize"  # the decoder's own TP is what was sized
         if where.startswith("endpoint."):
-            where = ".".join((*path, where.removeprefix("endpoint.")))
+            where = ".".join((*entry.path, where.removeprefix("endpoint.")))
         key = f"{PROJECT}:{where}"
         fix = (
             exc.fix
@@ -95,39 +116,29 @@ def check_step_budget(
         model = load_model(e.model)
     except SizingError:
         return []  # check_sizing_inputs reports it
+    if entry.numbers.problems:
+        return []  # settings/number_checks.py reports them
     problems = []
-    for pool in entry.pools():
-        role = "decode" if pool == "colocated" else pool
-        read = read_args(getattr(e, role).args, role, entry.path)
-        if read.problems:
-            continue  # check_role_args reports them
-        args = read.values
-        if pool == "colocated" and e.colocated.max_num_batched_tokens is not None:
-            tokens = e.colocated.max_num_batched_tokens
-            key, value = entry.config_key("colocated", "maxNumBatchedTokens"), tokens
-        else:
-            tokens = arg_number(args, "--max-num-batched-tokens", int)
-            if tokens is None:
-                continue  # vLLM's default budget
-            key = entry.config_key(role, "args")
-            value = f"--max-num-batched-tokens {tokens}"
-        types = [groups[n].instance_type for n in placement(entry, pool, groups, alone)]
+    for pool in entry.numbers.pools.values():
+        given = pool.max_num_batched_tokens
+        if given is None:
+            continue  # vLLM's default budget
+        types = [groups[n].instance_type for n in placement(entry, pool.pool, groups, alone)]
         known = sorted(filter(None, map(gpu_spec, types)), key=_gpu_memory)
-        tp = arg_number(args, "--tensor-parallel-size", int) or e.role_tp(role)
-        utilization = arg_number(args, "--gpu-memory-utilization", float)
-        max_len = arg_number(args, "--max-model-len", int) or e.max_model_len
-        if not known or tokens < 1 or not 0 < (utilization or e.gpu_memory_utilization) <= 1:
-            continue  # no type with GPU numbers (settings/gpu_groups.py), or a bad number
-        utilization = utilization or e.gpu_memory_utilization
+        if not known:
+            continue  # no type with GPU numbers (settings/gpu_groups.py)
+        tokens, tp = given.value, pool.tensor_parallel_size.value
+        utilization, max_len = pool.gpu_memory_utilization.value, pool.max_model_len.value
+        role = "decode" if pool.pool == "colocated" else pool.pool
         budget = step_budget(model, known[0], tp, utilization, max_len, role)
         if budget.holds(tokens) or not budget.largest:
             # No budget at all: the worker cannot start whatever the budget, and the gpu-memory
             # policy says what would (a config problem here would stop the plan before it).
             continue
         problems.append(ConfigProblem(
-            key, value,
+            given.key, given.shown,
             _allowed(budget, tokens, known[0].name, model.name, tp, utilization, max_len),
-            _fix(budget, key, key.endswith(".args")),
+            _fix(budget, given),
         ))  # fmt: skip
     return problems
 
@@ -149,8 +160,8 @@ def _allowed(
     return f"at most {b.largest:,} for {where}"
 
 
-def _fix(b: StepBudget, key: str, in_args: bool) -> str:
+def _fix(b: StepBudget, given: Given) -> str:
     value = b.largest // BUDGET_STEP * BUDGET_STEP or b.largest
-    if in_args:
-        return f"set --max-num-batched-tokens in {key} to {value} (or less), or remove it"
-    return set_fix(key, value)
+    if given.flag:
+        return f"{given.set_to(value)} (or less), or remove it"
+    return given.set_to(value)

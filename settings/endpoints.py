@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from core.gpu_types import gpus_per_node
 from core.vocabulary import DPD_ROLES, endpoint_config_path, endpoint_resource_name
@@ -17,6 +18,7 @@ from settings.cluster import InstanceGroups, gpu_groups, groups_with_role
 from settings.endpoint import AutoscalingConfig, EndpointConfig, ScalingConfig
 from settings.endpoint_names import check_unique_deployments, check_unique_names
 from settings.errors import ConfigProblem, full_key, set_fix
+from settings.numbers import EffectiveNumbers, effective_numbers
 from settings.scaling_signal import check_signal
 
 
@@ -43,6 +45,12 @@ class EndpointEntry:
     @property
     def label(self) -> str:
         return self.key or self.config.name
+
+    @cached_property
+    def numbers(self) -> EffectiveNumbers:
+        """What its pools run with, each number with the key it came from (settings/numbers.py):
+        reconciled once per entry, read by every check and reader after."""
+        return effective_numbers(self)
 
     def pools(self) -> tuple[str, ...]:
         """The worker pools it runs: prefill and decode, or one colocated pool."""

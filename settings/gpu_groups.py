@@ -30,20 +30,17 @@ from core.vocabulary import DPD_ROLES
 from settings.cluster import InstanceGroups, gpu_groups
 from settings.endpoints import EndpointEntry, placement
 from settings.errors import ConfigProblem, full_key, set_fix
-from settings.vllm_args import arg_number, read_args
-
-TP_FLAG = "--tensor-parallel-size"
+from settings.numbers import Given
 
 
 @dataclass(frozen=True)
 class Workers:
-    """One colocated pool's workers as they will run (the settings, or the role args that
-    override them): what a type must hold."""
+    """One colocated pool's workers as they will run (settings/numbers.py: the settings, or the
+    role args that override them): what a type must hold."""
 
     who: str  # the endpoint, as the messages name it: "endpoints.baseline" or "the endpoint"
     model: ModelSpec
-    tp: int
-    tp_key: str  # where the user sets `tp`, as a fix names it
+    tp: Given  # with where the user sets it, as a fix names it
     utilization: float
     max_model_len: int
 
@@ -71,33 +68,23 @@ def _workers_on(
     name: str, groups: InstanceGroups, listed: list[EndpointEntry], alone: bool
 ) -> list[Workers]:
     """The colocated pools that run on group `name`, with numbers the other checks accept (a
-    model that does not load, or args they refuse, are theirs to report)."""
+    model that does not load, or numbers they refuse, are theirs to report)."""
     found = []
     for entry in listed:
-        e = entry.config
         if "colocated" not in entry.pools():
             continue
         if name not in placement(entry, "colocated", groups, alone):
             continue
         try:
-            model = load_model(e.model)
+            model = load_model(entry.config.model)
         except SizingError:
             continue  # check_sizing_inputs reports it
-        read = read_args(e.decode.args, "decode", entry.path)  # a colocated worker's own
-        if read.problems:
-            continue  # check_role_args reports them
-        tp, tp_key = e.role_tp("decode"), entry.config_key("tensorParallelSize")
-        if e.decode.tensor_parallel_size:
-            tp_key = entry.config_key("decode", "tensorParallelSize")
-        if TP_FLAG in read.values:
-            tp, tp_key = arg_number(read.values, TP_FLAG), entry.config_key("decode", "args")
-        utilization = arg_number(read.values, "--gpu-memory-utilization", float)
-        max_len = arg_number(read.values, "--max-model-len", int) or e.max_model_len
-        utilization = utilization or float(e.gpu_memory_utilization)
-        if not tp or tp < 1 or max_len < 1 or not 0 < utilization <= 1:
-            continue  # a number vLLM refuses: check_role_args reports it
+        if entry.numbers.problems:
+            continue  # settings/number_checks.py reports them
+        pool = entry.numbers.pools["colocated"]
         who = "the endpoint" if entry.key is None else f"endpoints.{entry.key}"
-        found.append(Workers(who, model, tp, tp_key, utilization, max_len))
+        utilization, max_len = pool.gpu_memory_utilization.value, pool.max_model_len.value
+        found.append(Workers(who, model, pool.tensor_parallel_size, utilization, max_len))
     return found
 
 
@@ -132,11 +119,10 @@ def _cannot_hold(spec: InstanceSpec, w: Workers) -> list[str]:
     reasons = []
     # Only a type's fault when some type has that many GPUs: a TP beyond every node is the TP
     # key's problem (check_sizing_inputs), not the type's.
-    if spec.gpu_count < w.tp <= MAX_GPUS_PER_NODE:
-        where = f"{TP_FLAG} in {w.tp_key}" if w.tp_key.endswith(".args") else w.tp_key
+    if spec.gpu_count < w.tp.value <= MAX_GPUS_PER_NODE:
         reasons.append(
-            f"{where} ({w.tp}) spreads each worker of {w.who} over {w.tp} GPUs of one node (a "
-            f"worker is one pod), and {spec.name} has {_gpus(spec.gpu_count)}"
+            f"{w.tp.where} ({w.tp.value}) spreads each worker of {w.who} over {w.tp.value} GPUs "
+            f"of one node (a worker is one pod), and {spec.name} has {_gpus(spec.gpu_count)}"
         )
     best = max(tp_choices(w.model, spec))  # 1 always divides: never empty
     fit = worker_fit("decode", w.model, spec, best, w.max_model_len, 0)
@@ -157,8 +143,8 @@ def _holds_as_set(instance_type: str, workers: list[Workers]) -> bool:
     policy then has nothing to say either)."""
     spec = gpu_spec(instance_type)
     return spec is not None and all(
-        w.tp <= spec.gpu_count
-        and worker_fit("decode", w.model, spec, w.tp, w.max_model_len, 0).holds(w.utilization)
+        w.tp.value <= spec.gpu_count
+        and worker_fit("decode", w.model, spec, w.tp.value, w.max_model_len, 0).holds(w.utilization)
         for w in workers
     )
 
@@ -191,12 +177,10 @@ def _no_type_fix(itype: str, workers: list[Workers]) -> str:
         for w in workers:
             best = max(tp_choices(w.model, spec))
             if (
-                w.tp > spec.gpu_count
+                w.tp.value > spec.gpu_count
                 and worker_fit("decode", w.model, spec, best, w.max_model_len, 0).possible
             ):
-                if w.tp_key.endswith(".args"):
-                    return f"set {TP_FLAG} in {w.tp_key} to {best}"
-                return set_fix(w.tp_key, best)
+                return w.tp.set_to(best)
     return (
         "no HyperPod GPU type with EFA holds these workers: serve a smaller model (or an FP8 "
         "checkpoint of it), or lower the endpoint's maxModelLen"

@@ -49,10 +49,10 @@ from settings.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
 from settings.gpu_groups import check_gpu_group_types
 from settings.jobs import JobsConfig
 from settings.network import NetworkConfig, check_vpc, check_zones
+from settings.number_checks import check_numbers
 from settings.observability import ObservabilityConfig
 from settings.policy import PolicyConfig, check_policy_names
 from settings.traffic import TARGET_GROUP_NAME_MAX, TRAFFIC_KEY_MAX, check_traffic
-from settings.vllm_args import check_role_args
 
 
 class StackSettings(SettingsModel):
@@ -185,18 +185,18 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *check_groups(groups, mode),
         *check_gpu_group_types(groups, listed),
         *check_checkpoint(s.checkpoint),
-        *_each(listed, lambda x: check_sizing_inputs(x.config, groups, x.path)),
+        *_each(listed, lambda x: check_sizing_inputs(x, groups)),
         *check_policy_names(s.policy),
         *check_operator(
             s.inference_operator,
             mode,
             tuple(x.config_key("mode") for x in listed if x.config.mode == "dpd"),
         ),
-        *_each(listed, lambda x: _check_model_matches_checkpoint(x.config, s.checkpoint, x.path)),
+        *_each(listed, lambda x: _check_model_matches_checkpoint(x, s.checkpoint)),
         *_each(listed, lambda x: check_derived_names(x.config, x.path)),
         *_each(listed, lambda x: check_colocated(x.config, x.path)),
         *_each(listed, lambda x: check_worker_inputs(x.config, x.path)),
-        *_each(listed, lambda x: check_role_args(x, groups, alone=len(listed) == 1)),
+        *_each(listed, lambda x: check_numbers(x, groups, alone=len(listed) == 1)),
         *_each(listed, lambda x: check_step_budget(x, groups, alone=len(listed) == 1)),
         # Pulumi.yaml declares endpoint's defaults: the single endpoint counts as given when it
         # differs from them.
@@ -233,16 +233,17 @@ def _check_scaling_has_metrics(listed: list[EndpointEntry], observed: bool) -> l
 
 
 def _check_model_matches_checkpoint(
-    e: EndpointConfig, c: CheckpointConfig, path: tuple[str, ...] = ("endpoint",)
+    entry: EndpointEntry, c: CheckpointConfig
 ) -> list[ConfigProblem]:
     """The model the sizing and policies assume is the model the checkpoint stages, and vLLM
-    will start with the configured --max-model-len."""
+    will start with each pool's --max-model-len (named where it was given)."""
+    e = entry.config
     try:
         model = load_model(e.model)
     except SizingError:
         return []  # reported by check_sizing_inputs
     problems = []
-    model_key = full_key((*path, "model"))
+    model_key = entry.config_key("model")
     if HF_SOURCE.match(c.source) and e.model in MODELS:
         repo = c.source.removeprefix("hf://")
         if repo.lower() not in {r.lower() for r in model.repositories}:
@@ -264,21 +265,22 @@ def _check_model_matches_checkpoint(
                     fix,
                 )
             )
-    if model.context_length and e.max_model_len > model.context_length:
-        key = full_key((*path, "maxModelLen"))
-        problems.append(
-            ConfigProblem(
-                key,
-                e.max_model_len,
-                f"at most {model.context_length}, {model.name}'s context length (vLLM refuses a "
-                "longer --max-model-len)",
-                set_fix(key, min(DOCS_MAX_MODEL_LEN, model.context_length)),
+    lengths = {p.max_model_len.where: p.max_model_len for p in entry.numbers.pools.values()}
+    for max_len in lengths.values():
+        if model.context_length and max_len.value > model.context_length:
+            problems.append(
+                ConfigProblem(
+                    max_len.key,
+                    max_len.shown,
+                    f"at most {model.context_length}, {model.name}'s context length (vLLM "
+                    "refuses a longer --max-model-len)",
+                    max_len.set_to(min(DOCS_MAX_MODEL_LEN, model.context_length)),
+                )
             )
-        )
     return problems
 
 
-def endpoint_sizing(s: StackSettings, e: EndpointConfig | None = None) -> SizingReport | None:
-    """The sizing of an endpoint (default: the stack's first) on its decode instance type (see
-    size_endpoint)."""
-    return size_endpoint(e or s.entries()[0].config, s.instance_groups)
+def endpoint_sizing(s: StackSettings, entry: EndpointEntry | None = None) -> SizingReport | None:
+    """The sizing of an endpoint (default: the stack's first) on its decode instance type, at
+    the numbers it runs with (see size_endpoint)."""
+    return size_endpoint(entry or s.entries()[0], s.instance_groups)

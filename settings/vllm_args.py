@@ -5,24 +5,20 @@ the operator merges them into the worker args (core/vllm_args.py), checked befor
 Refused: flags the project sets (--model, --host, --port in any spelling; the flags it renders
 from settings in a spelling other than vLLM's own, which the merge would not replace), short
 forms and positional words (the merge reads `--flag [value]` pairs only), empty strings, flags
-vLLM does not have, a value missing or given to a switch, TP x PP x DP beyond one node's GPUs and
-a --max-num-seqs of 0 or above the step budget --max-num-batched-tokens. A step budget larger
-than the GPU holds is settings/endpoint_sizing.py's (check_step_budget).
+vLLM does not have, a value missing or given to a switch. The numbers the flags give are
+settings/numbers.py's to parse and judge (as their typed keys are), and settings/number_checks.py
+judges them against the nodes (TP x PP x DP, the batch against the step budget).
 """
 
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from dataclasses import dataclass
 
-from core.gpu_types import gpu_spec
 from core.vllm_flags import canonical, vllm_aliases, vllm_flags, vllm_version
-from settings.cluster import InstanceGroups
 from settings.endpoint import ColocatedConfig
-from settings.endpoints import EndpointEntry, placement
-from settings.errors import ConfigProblem, full_key
+from settings.errors import full_key
 
 # Set by the project on every worker, never by a role: the operator mounts the checkpoint at the
 # model path and probes and routes to the port (specs/endpoint.py worker_args).
@@ -44,7 +40,6 @@ SETTING_FLAGS: dict[str, str | None] = {
     **{"--" + name.replace("_", "-"): f"colocated.{field.alias}"
        for name, field in ColocatedConfig.model_fields.items()},
 }  # fmt: skip
-PARALLEL = ("--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size")
 NUMBER = re.compile(r"^-\.?\d")  # a negative number is a value, not a flag (as in argparse)
 
 
@@ -163,113 +158,3 @@ def _value_fix(flag: str, key: str) -> str:
 
 def _items(parts: list[str]) -> str:
     return "[" + ", ".join(f'"{p}"' for p in parts) + "]"
-
-
-# --- the numbers the worker runs with -------------------------------------------------------
-
-
-def arg_number(values: dict[str, str], flag: str, kind: type = int) -> int | float | None:
-    """The number `flag` gives among read args' `values` (None: not given, or not a number:
-    check_role_args reports that)."""
-    text = values.get(flag)
-    try:
-        return kind(text) if text is not None else None
-    except ValueError:
-        return None
-
-
-def _whole(read: _Read, flag: str) -> int | None:
-    return arg_number(read.values, flag)
-
-
-def check_role_args(
-    entry: EndpointEntry, groups: InstanceGroups, alone: bool
-) -> list[ConfigProblem]:
-    """Every role's args read as vLLM reads them; then each pool's parallel sizes against its
-    node's GPUs and its batch against its step budget."""
-    e = entry.config
-    problems = []
-    reads = {}
-    for role in ("prefill", "decode"):
-        key = entry.config_key(role, "args")
-        read = reads[role] = read_args(getattr(e, role).args, role, entry.path)
-        problems += [
-            ConfigProblem(key, token, allowed, fix) for token, allowed, fix in read.problems
-        ]
-        for flag in (*PARALLEL, "--max-num-seqs"):
-            text = read.values.get(flag)
-            if text is not None and (_whole(read, flag) or 0) < 1:
-                problems.append(ConfigProblem(
-                    key, f"{flag} {text}", f"{flag} a whole number of at least 1",
-                    f"set {flag} in {key} to 1" + (f", or remove it and set "
-                    f"{entry.config_key(role, 'maxNumSeqs')}" if flag == "--max-num-seqs" else ""),
-                ))  # fmt: skip
-    if problems:
-        return problems
-    for pool in entry.pools():
-        role = "decode" if pool == "colocated" else pool
-        problems += _check_parallel(entry, pool, reads[role], groups, alone)
-        problems += _check_batch(entry, pool, reads[role])
-    return problems
-
-
-def _check_parallel(
-    entry: EndpointEntry, pool: str, read: _Read, groups: InstanceGroups, alone: bool
-) -> list[ConfigProblem]:
-    """TP x PP x DP GPUs per worker (vLLM's world size); a worker owns one node."""
-    e = entry.config
-    role = "decode" if pool == "colocated" else pool
-    given = [f for f in PARALLEL if f in read.values]
-    if not given:
-        return []  # the settings' own TP: the sizing and the TP policy judge it
-    tp = _whole(read, PARALLEL[0]) or e.role_tp(role)
-    pp, dp = _whole(read, PARALLEL[1]) or 1, _whole(read, PARALLEL[2]) or 1
-    types = {groups[n].instance_type for n in placement(entry, pool, groups, alone)}
-    known = sorted((spec.gpu_count, t) for t in types if (spec := gpu_spec(t)) is not None)
-    if not known or tp * pp * dp <= known[0][0]:
-        return []
-    gpus, itype = known[0]
-    key = entry.config_key(role, "args")
-    return [ConfigProblem(
-        key, " ".join(f"{f} {read.values[f]}" for f in given),
-        f"TP x PP x DP ({tp} x {pp} x {dp} = {tp * pp * dp}) at most the {gpus} GPUs of one "
-        f"{itype}: each {pool} worker is one pod on one node",
-        _parallel_fix(given, {PARALLEL[0]: tp, PARALLEL[1]: pp, PARALLEL[2]: dp}, gpus, key),
-    )]  # fmt: skip
-
-
-def _parallel_fix(given: list[str], sizes: dict[str, int], gpus: int, key: str) -> str:
-    """Lower the last parallel size given to what fits beside the others, when one does."""
-    flag = given[-1]
-    others = math.prod(v for f, v in sizes.items() if f != flag)
-    fits = gpus // others
-    more = "(more workers: raise replicas instead)"
-    if fits >= 1:
-        return f"set {flag} in {key} to {fits} so that TP x PP x DP is at most {gpus} {more}"
-    return f"lower {', '.join(given)} in {key} so that their product is {gpus} or less {more}"
-
-
-def _check_batch(entry: EndpointEntry, pool: str, read: _Read) -> list[ConfigProblem]:
-    """vLLM refuses a batch (--max-num-seqs) larger than its step budget."""
-    e = entry.config
-    role = "decode" if pool == "colocated" else pool
-    seqs = _whole(read, "--max-num-seqs") or getattr(e, role).max_num_seqs
-    budget = _whole(read, "--max-num-batched-tokens")
-    where = "--max-num-batched-tokens"
-    if pool == "colocated" and e.colocated.max_num_batched_tokens is not None:
-        budget, where = (
-            e.colocated.max_num_batched_tokens,
-            entry.config_key("colocated", "maxNumBatchedTokens"),
-        )
-    from_args = "--max-num-seqs" in read.values or where == "--max-num-batched-tokens"
-    if budget is None or seqs <= budget or not from_args:
-        return []  # equal or below; typed values on both sides: check_colocated's
-    key = entry.config_key(role, "args")
-    return [ConfigProblem(
-        key, f"--max-num-seqs {seqs}",
-        f"--max-num-seqs at most the step budget {where} ({budget}): vLLM refuses a batch "
-        "larger than the tokens of one step",
-        f"set --max-num-seqs in {key} to {budget}, or raise {where}"
-        if "--max-num-seqs" in read.values
-        else f"set {where} in {key} to {seqs}, or lower {entry.config_key(role, 'maxNumSeqs')}",
-    )]  # fmt: skip

@@ -11,17 +11,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.gpu_types import pool_amounts
-from core.vllm_args import VLLM_UTILIZATION, flag_value, merge_args
+from core.vllm_args import merge_args
 from core.vocabulary import (
     ANNOTATION_PREFIX,
-    DPD_ROLES,
     IEC_TYPE,
     INFERENCE_ENDPOINT,
     MODE_LABEL,
     NAMESPACE_TYPE,
     router_url,
 )
-from core.worker_facts import NUMBER_SETTINGS, RoleNumbers, WorkerFacts
 from settings.endpoints import EndpointEntry
 from settings.stack import StackSettings
 from specs.base import Desired
@@ -53,15 +51,25 @@ STARTUP_PROBE = HttpProbe(
 READINESS_PROBE = HttpProbe("/health", PORT, period_seconds=10, failure_threshold=3)
 
 
-def default_environment(s: StackSettings) -> dict[str, str]:
+def default_environment(pd_buffer_bytes: int) -> dict[str, str]:
     """The DPD docs' variables. PYTHONHASHSEED must be fixed and equal on both roles: LMCache
     keys use Python's hash(), and a random seed per process makes every lookup miss."""
     return {
         "HF_HOME": "/tmp/hf_home",
-        "PD_BUFFER_SIZE": str(s.endpoint.pd_buffer_size),
+        "PD_BUFFER_SIZE": str(pd_buffer_bytes),
         "LMCACHE_SAVE_DECODE_CACHE": "False",
         "PYTHONHASHSEED": "0",
     }
+
+
+def worker_environment(entry: EndpointEntry) -> dict[str, str]:
+    """The DPD defaults with the user's environmentVariables over them (null removes one).
+    PD_BUFFER_SIZE is the endpoint's effective number, in bytes: pdBufferSize, or the variable
+    given here, which the settings parse as pdBufferSize (settings/numbers.py)."""
+    numbers = entry.numbers
+    user = {k: v for k, v in entry.config.environment_variables.items() if k != "PD_BUFFER_SIZE"}
+    merged = {**default_environment(numbers.pd_buffer.value), **user}
+    return {k: v for k, v in merged.items() if v is not None}
 
 
 def worker_args(s: StackSettings) -> list[str]:
@@ -133,8 +141,7 @@ def build_endpoint(
     e = entry.config
     pd = e.mode == "dpd"
     where = placement_of(s, entry)
-    merged = {**default_environment(s), **e.environment_variables}
-    env = {k: v for k, v in merged.items() if v is not None}  # null removes a default
+    env = worker_environment(entry)
     worker_pool = "decode" if pd else "colocated"
     server = None
     if cluster.prometheus_workspace is not None:
@@ -166,7 +173,7 @@ def build_endpoint(
         )
     # NCCL needs a large /dev/shm with TP > 1; the 64 MB default fails (vllm-project/vllm#6574,
     # vllm-project/production-stack#276).
-    tp = max(e.role_tp(pool) for pool in entry.pools())
+    tp = max(pool.tensor_parallel_size.value for pool in entry.numbers.pools.values())
     volumes = (EmptyDirVolume(SHM_VOLUME, "Memory", "64Gi"),) if tp > 1 else ()
     return InferenceEndpointConfig(
         name=e.name,
@@ -259,7 +266,8 @@ def endpoint(
     namespace = None
     if own_namespace and config.namespace != "default":
         namespace = namespace_desired(f"{name}-namespace", parents, config.namespace)
-    facts = worker_facts(s.with_endpoint(entry), entry)
+    # The numbers the gate's rules judge: those the manifest's args and env carry, typed.
+    facts = entry.numbers.facts()
     iec = Desired(IEC_TYPE, f"{name}-iec", parents, config.to_manifest(), facts=facts)
     return EndpointSpec(name, config, iec, namespace)
 
@@ -271,79 +279,6 @@ def namespace_desired(name: str, parents: tuple[str, ...], namespace: str) -> De
         parents,
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
     )
-
-
-def worker_facts(s: StackSettings, entry: EndpointEntry | None = None) -> WorkerFacts:
-    """The numbers the workers run with, typed: the settings' own, or a number the user's role
-    args or environmentVariables put in their place (the same merge the manifest gets)."""
-    e = s.endpoint
-    dpd = e.mode == "dpd"
-
-    def role(name: str) -> RoleNumbers:
-        args = effective_role_args(s, name) if dpd else colocated_args(s)
-        return RoleNumbers(
-            tensor_parallel_size=_given(
-                args, "--tensor-parallel-size", e.role_tp(name if dpd else "decode"), 1
-            ),
-            gpu_memory_utilization=_given(
-                args, "--gpu-memory-utilization", e.gpu_memory_utilization, VLLM_UTILIZATION
-            ),
-            max_model_len=_given(args, "--max-model-len", e.max_model_len, None),
-        )
-
-    buffer = e.environment_variables.get("PD_BUFFER_SIZE", str(e.pd_buffer_size))
-    return WorkerFacts(
-        pd_buffer_bytes=e.pd_buffer_size if buffer == str(e.pd_buffer_size) else _int(buffer),
-        roles={name: role(name) for name in DPD_ROLES},
-        keys=_setting_keys(s, entry) if entry is not None else {},
-    )
-
-
-def _setting_keys(s: StackSettings, entry: EndpointEntry) -> dict[str, str]:
-    """Where the user sets each number (WorkerFacts.keys): the role's args when they override
-    it, else the setting (a role's own tensorParallelSize where it has one)."""
-    e = s.endpoint
-    dpd = e.mode == "dpd"
-    env = entry.config_key("environmentVariables")
-    keys = {
-        "pd_buffer_bytes": f"{env}.PD_BUFFER_SIZE"
-        if "PD_BUFFER_SIZE" in e.environment_variables
-        else entry.config_key("pdBufferSize")
-    }
-    for name in DPD_ROLES:
-        role = name if dpd else "decode"
-        given = getattr(e, role).args
-        for number, (flag, setting) in NUMBER_SETTINGS.items():
-            if flag_value(given, flag) is not None:
-                where = f"{flag} in {entry.config_key(role, 'args')}"
-            elif number == "tensor_parallel_size" and (dpd or e.decode.tensor_parallel_size):
-                where = entry.config_key(role, setting)  # the role's own: one role changes
-            else:
-                where = entry.config_key(setting)
-            keys[f"{name}.{number}"] = where
-    return keys
-
-
-def _given(args: list[str], flag: str, typed: Any, vllm_default: Any) -> Any:
-    """`typed` where `args` carry it as the settings rendered it, else the user's override
-    (vLLM's default for a flag left without a value; None for one that is not a number of the
-    setting's type)."""
-    text = flag_value(args, flag)
-    if text is None or text == str(typed):
-        return typed
-    if text == "":
-        return vllm_default
-    try:
-        return type(typed)(text)
-    except ValueError:
-        return None
-
-
-def _int(text: str | None) -> int | None:
-    try:
-        return int(str(text))
-    except ValueError:
-        return None
 
 
 def router_service(spec: InferenceEndpointConfig) -> str:

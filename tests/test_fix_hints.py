@@ -77,6 +77,16 @@ def _extra_stacks() -> list[tuple[str, dict[str, Any]]]:
     variant("prompts longer than the context", **{f"{e}__expectedPromptTokens": 40000})
     variant("canary candidate's PD buffer", "canary",
             **{f"{NS}:endpoints__candidate__pdBufferSize": "256MiB"})  # fmt: skip
+    # Numbers given again where they override the typed keys (settings/numbers.py): the fixes
+    # name those places, and following them there works.
+    variant("a PD buffer short of one prompt, in environmentVariables",
+            **{f"{e}__environmentVariables": {"PD_BUFFER_SIZE": "256MiB"}})  # fmt: skip
+    variant("a PD buffer beside too large a share, in environmentVariables",
+            **{f"{e}__environmentVariables": {"PD_BUFFER_SIZE": "32GiB"}})  # fmt: skip
+    variant("the decoder's utilization in its args",
+            **{f"{e}__decode__args": ["--gpu-memory-utilization", "0.9", "--max-model-len=8192"]})  # fmt: skip
+    variant("the prefiller's share too small, in its args",
+            **{f"{e}__prefill__args": ["--gpu-memory-utilization=0.22"]})  # fmt: skip
     # Every number, switch and word-choice key of the model given a word it cannot take: each
     # such key's fix is audited, tested by a settings test or not.
     for path in _scalar_keys(StackSettings, ()):

@@ -59,6 +59,10 @@ def _from_stack(args: argparse.Namespace, project_dir: Path) -> Setting:
                            f"(it has {', '.join(e.label for e in listed)}). Name one of them.")  # fmt: skip
     entry = chosen[0]
     e = entry.config
+    # The numbers the endpoint runs with (settings/numbers.py): the decoder's hold the PD
+    # buffer; the shortest context of its pools bounds a request.
+    decoder = entry.numbers.of_role("decode")
+    context = min((p.max_model_len for p in entry.numbers.pools.values()), key=lambda g: g.value)
     gpu = s.gpu_groups
     instance_type = args.instance_type or (next(iter(gpu.values())).instance_type if gpu else "")
     source = "stack" if args.instance_type is None else "flag"
@@ -66,15 +70,19 @@ def _from_stack(args: argparse.Namespace, project_dir: Path) -> Setting:
     price = price_table(s).get(instance_type) or {}
     return Setting(
         target=t,
-        memory=Memory(e.gpu_memory_utilization, e.max_model_len, e.pd_buffer_size),
+        memory=Memory(
+            decoder.gpu_memory_utilization.value,
+            decoder.max_model_len.value,
+            entry.numbers.pd_buffer.value,
+        ),
         hourly=price.get("hourly"),
         groups={
             n: {"role": g.role, "instanceType": g.instance_type}
             for n, g in s.instance_groups.items()
         },
         endpoint_key=entry.key,
-        context=e.max_model_len,
-        context_key=entry.config_key("maxModelLen"),
+        context=context.value,
+        context_key=context.where,
         stack_path=stack.file.path,
     )
 

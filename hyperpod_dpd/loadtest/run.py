@@ -100,6 +100,7 @@ def endpoint_facts(settings: Any, stack_name: str, entry: Any = None) -> dict[st
 
     entry = entry or settings.entries()[0]
     e = entry.config
+    numbers = entry.numbers  # what the workers run with (settings/numbers.py)
     nodes = pool_nodes(settings, entry)
     facts: dict[str, Any] = {
         # What the whole stack bills per hour (the plan's estimate): the price of these tokens.
@@ -108,7 +109,7 @@ def endpoint_facts(settings: Any, stack_name: str, entry: Any = None) -> dict[st
         "name": e.name,
         "namespace": e.namespace,
         "mode": e.mode,
-        "tensorParallelSize": e.tensor_parallel_size,
+        "tensorParallelSize": numbers.of_role("decode").tensor_parallel_size.value,
         "image": e.image,
         # Each worker owns its node: replicas x GPUs per node, per pool (fixed replicas).
         "gpus": sum(n.gpus for n in nodes),
@@ -127,9 +128,12 @@ def endpoint_facts(settings: Any, stack_name: str, entry: Any = None) -> dict[st
     if e.mode == "dpd":
         facts |= {
             "replicas": f"{entry.replicas('prefill')}/{entry.replicas('decode')}",
-            "roleTensorParallelSize": {role: e.role_tp(role) for role in ("prefill", "decode")},
+            "roleTensorParallelSize": {
+                role: numbers.of_role(role).tensor_parallel_size.value
+                for role in ("prefill", "decode")
+            },
             "routingThreshold": e.routing_threshold,
-            "pdBufferSize": int(e.pd_buffer_size),
+            "pdBufferSize": numbers.pd_buffer.value,
         }
     else:
         facts["replicas"] = str(entry.replicas("colocated"))

@@ -76,7 +76,7 @@ class PlanDiff:
         return not (
             self.added or self.removed or self.changed or self.manifests
             or self.new_violations or self.fixed_violations or self.cost_delta
-            or self.sizing_changes
+            or self.sizing_changes or self.number_changes
         )  # fmt: skip
 
     @property
@@ -90,6 +90,38 @@ class PlanDiff:
         return {
             k: (a.get(k), b.get(k)) for k in sorted(a.keys() | b.keys()) if a.get(k) != b.get(k)
         }
+
+    @property
+    def number_changes(self) -> dict[str, tuple[Any, Any, str | None]]:
+        """'<endpoint> <pool> <number>' -> (base value, head value, where head's came from),
+        of the numbers whose value changed; none when a side's plan predates plan.json's
+        numbers (settings/numbers.py)."""
+        a, b = self.base.facts.get("numbers"), self.head.facts.get("numbers")
+        if a is None or b is None:
+            return {}
+        a, b = _flat_numbers(a), _flat_numbers(b)
+        return {
+            k: (_value(a.get(k)), _value(b.get(k)), (b.get(k) or {}).get("from"))
+            for k in sorted(a.keys() | b.keys())
+            if _value(a.get(k)) != _value(b.get(k))
+        }
+
+
+def _flat_numbers(numbers: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """plan.json's numbers ({endpoint: {number or pool: ...}}) as '<endpoint> [<pool>] <number>'
+    -> {value, from}."""
+    flat = {}
+    for endpoint, by in numbers.items():
+        for name, item in by.items():
+            if "value" in item:
+                flat[f"{endpoint} {name}"] = item
+            else:
+                flat.update({f"{endpoint} {name} {n}": g for n, g in item.items()})
+    return flat
+
+
+def _value(item: dict[str, Any] | None) -> Any:
+    return None if item is None else item.get("value")
 
 
 def plan_cost(plan: PlanData) -> float:

@@ -67,6 +67,13 @@ def render_markdown(d: PlanDiff) -> str:
     if d.sizing_changes:
         lines += ["", "#### Sizing", "", "| | base | head |", "|---|---|---|"]
         lines += [f"| {k} | {a} | {b} |" for k, (a, b) in d.sizing_changes.items()]
+    if d.number_changes:
+        lines += ["", "#### Numbers the workers run with", "", "| | base | head | from |"]
+        lines += ["|---|---|---|---|"]
+        lines += [
+            f"| {k} | {a} | {b} | {f'`{w}`' if w else ''} |"
+            for k, (a, b, w) in d.number_changes.items()
+        ]
     lines += _endpoints(d)
     return "\n".join(lines) + "\n"
 
@@ -92,6 +99,10 @@ def render_text(d: PlanDiff) -> str:
     out += [f"  NEW {v['policy']}: {_short(v['urn'])}: {v['message']}" for v in d.new_violations]
     out += [f"  FIXED {v['policy']}: {_short(v['urn'])}" for v in d.fixed_violations]
     out += [f"  sizing {k}: {a} -> {b}" for k, (a, b) in d.sizing_changes.items()]
+    out += [
+        f"  number {k}: {a} -> {b}" + (f" ({w})" if w else "")
+        for k, (a, b, w) in d.number_changes.items()
+    ]
     out += [f"  ADVISORY one variable per iteration: {a.message}" for a in d.advisories]
     out.append(
         f"  cost per hour: {plan_cost(d.base):.2f} -> {plan_cost(d.head):.2f} ({d.cost_delta:+.2f})"
@@ -110,6 +121,9 @@ def render_json(d: PlanDiff) -> str:
             "newViolations": d.new_violations,
             "fixedViolations": d.fixed_violations,
             "sizing": {k: {"base": a, "head": b} for k, (a, b) in d.sizing_changes.items()},
+            "numbers": {
+                k: {"base": a, "head": b, "from": w} for k, (a, b, w) in d.number_changes.items()
+            },
             "advisories": [a.to_json() for a in d.advisories],
             "costPerHour": {
                 "base": plan_cost(d.base),

@@ -188,6 +188,8 @@ def plan_facts(plan: Plan) -> dict[str, Any]:
         "registeredBeforeStop": plan.registered_before_stop,
         # Each endpoint at a glance (mode, groups, GPUs, hourly, traffic): the PR comment's table.
         "endpoints": endpoint_rows(plan.settings),
+        # Each endpoint's numbers per pool, with where each came from (settings/numbers.py).
+        "numbers": {entry.label: entry.numbers.to_json() for entry in plan.settings.entries()},
         "costPerHour": {
             "total": total(lines),
             "lines": [

@@ -13,6 +13,8 @@ from core.units import format_gib
 from hyperpod_dpd.offline.endpoint_summary import headline, render_endpoints
 from hyperpod_dpd.shared.cost import hourly_cost, total
 from settings import StackSettings
+from settings.endpoints import EndpointEntry
+from settings.numbers import EffectiveNumbers, Given
 from settings.stack import endpoint_sizing
 
 
@@ -21,11 +23,20 @@ def resource_counts(resources: Iterable[Any]) -> list[tuple[str, int]]:
     return sorted(Counter(r.type for r in resources).items())
 
 
-def endpoint_facts(settings: StackSettings) -> list[tuple[str, str]]:
-    e = settings.endpoint
+def endpoint_facts(settings: StackSettings, entry: EndpointEntry) -> list[tuple[str, str]]:
+    e = entry.config
+    numbers = entry.numbers
     groups = ", ".join(
         f"{name}: {g.instance_count} x {g.instance_type} ({g.role})"
         for name, g in settings.instance_groups.items()
+    )
+    vllm = ", ".join(
+        f"{label} {_per_pool(numbers, name)}"
+        for label, name in (
+            ("TP", "tensor_parallel_size"),
+            ("max-model-len", "max_model_len"),
+            ("gpu-memory-utilization", "gpu_memory_utilization"),
+        )
     )
     facts = [
         ("Endpoint", f"{e.name} in namespace {e.namespace}, mode {e.mode}"),
@@ -38,28 +49,37 @@ def endpoint_facts(settings: StackSettings) -> list[tuple[str, str]]:
         ),
         ("Region / GPU AZ", f"{settings.region} / {settings.availability_zone_id}"),
         ("Instance groups", groups),
-        (
-            "vLLM",
-            f"TP {e.tensor_parallel_size}, max-model-len {e.max_model_len}, "
-            f"gpu-memory-utilization {e.gpu_memory_utilization}",
-        ),
+        ("vLLM", vllm),
     ]
     if e.mode == "dpd":
         facts += [
             ("Replicas", f"prefill {e.prefill.replicas}, decode {e.decode.replicas}"),
-            *(
-                [("TP per role", f"prefill {e.role_tp('prefill')}, decode {e.role_tp('decode')}")]
-                if e.role_tp("prefill") != e.role_tp("decode")
-                else []
-            ),
             ("Routing", f"threshold {e.routing_threshold} tokens, {e.routing_strategy}"),
-            ("PD buffer", f"{format_gib(e.pd_buffer_size)} per TP rank"),
-        ]
+            ("PD buffer", f"{format_gib(numbers.pd_buffer.value)} per TP rank"
+             + _from(numbers.pd_buffer)),
+        ]  # fmt: skip
     return facts
 
 
-def render_sizing(settings: StackSettings, level: str = "##") -> list[str]:
-    r = endpoint_sizing(settings)
+def _per_pool(numbers: EffectiveNumbers, name: str) -> str:
+    """One number as the pools run it: one value when they agree, else each pool's; named
+    where it came from when a role's args or environmentVariables gave it."""
+    given = {pool: getattr(p, name) for pool, p in numbers.pools.items()}
+    values = {g.value for g in given.values()}
+    if len(values) == 1 and not any(g.overridden for g in given.values()):
+        return str(next(iter(values)))
+    if len(given) == 1:
+        [g] = given.values()
+        return f"{g.value}{_from(g)}"
+    return ", ".join(f"{pool} {g.value}{_from(g)}" for pool, g in given.items())
+
+
+def _from(g: Given) -> str:
+    return f" ({g.where})" if g.overridden else ""
+
+
+def render_sizing(settings: StackSettings, entry: EndpointEntry, level: str = "##") -> list[str]:
+    r = endpoint_sizing(settings, entry)
     if r is None:
         return [
             "",
@@ -111,15 +131,14 @@ def render_summary(plan: Any) -> str:
     listed = s.entries()
     if len(listed) == 1 and listed[0].key is None:
         lines += ["## Endpoint", "", "| | |", "|---|---|"]
-        lines += [f"| {k} | {v} |" for k, v in endpoint_facts(s)]
-        lines += render_sizing(s)
+        lines += [f"| {k} | {v} |" for k, v in endpoint_facts(s, listed[0])]
+        lines += render_sizing(s, listed[0])
     else:
         lines += render_endpoints(s)[1:]
         for entry in listed:
-            view = s.with_endpoint(entry)
             lines += ["", f"### Endpoint `{entry.key}`", "", "| | |", "|---|---|"]
-            lines += [f"| {k} | {v} |" for k, v in endpoint_facts(view)]
-            lines += render_sizing(view, level="####")
+            lines += [f"| {k} | {v} |" for k, v in endpoint_facts(s, entry)]
+            lines += render_sizing(s, entry, level="####")
     lines += ["", f"## Resources ({len(plan.run.resources)})", "", "| type | count |", "|---|---|"]
     lines += [f"| `{t}` | {n} |" for t, n in resource_counts(plan.run.resources)]
     if plan.stopped:

@@ -13,7 +13,6 @@ from core.kv_cache import (
     kv_bytes_per_token_per_rank,
     recommend_pd_buffer,
 )
-from core.vllm_args import flag_value
 from policies.rules import views
 from policies.rules.base import Finding, Rule
 
@@ -35,9 +34,7 @@ def check(resources, limits):
         in_flight = views.as_int(views.annotation(iec, "expected-in-flight-transfers"))
         assumed = prompt is None or in_flight is None
         prompt = prompt or min(DOCS_PROMPT_TOKENS, max_len)
-        in_flight = in_flight or views.as_int(
-            flag_value(views.effective_args(iec, "decode"), "--max-num-seqs") or 256
-        )
+        in_flight = in_flight or views.role_numbers(iec, "decode").max_num_seqs
         fits = chunks // chunks_for_tokens(prompt)
         if fits < in_flight:
             need = recommend_pd_buffer(prompt, in_flight, max_len, kv)

@@ -12,7 +12,7 @@ from typing import Any
 
 from core.catalog import GIB, SizingError, load_model
 from core.gpu_types import gpu_spec
-from core.vllm_args import VLLM_UTILIZATION, flag_value, merge_args
+from core.vllm_args import VLLM_MAX_NUM_SEQS, VLLM_UTILIZATION, flag_value, merge_args
 from core.vocabulary import (
     ANNOTATION_PREFIX,
     DPD_ROLES,
@@ -23,7 +23,7 @@ from core.vocabulary import (
     ROLE_LABEL,
     endpoint_config_path,
 )
-from core.worker_facts import NUMBER_SETTINGS, RoleNumbers, WorkerFacts
+from core.worker_facts import NUMBER_FLAGS, RoleNumbers, WorkerFacts
 from policies.rules.base import Finding, ResourceView
 
 ROLE_SPECS = {"prefill": "prefillSpec", "decode": "decodingSpec"}
@@ -204,19 +204,28 @@ def colocated_instance_types(iec: ResourceView, resources: Sequence[ResourceView
     return sorted(found)
 
 
+# How the pack reads each number of RoleNumbers from the deployed args: its parser, and vLLM's
+# value where the flag is absent (None: no default the rules can use).
+_READ_BACK = {
+    "tensor_parallel_size": (as_int, 1),
+    "gpu_memory_utilization": (as_float, VLLM_UTILIZATION),
+    "max_model_len": (as_int, None),
+    "max_num_seqs": (as_int, VLLM_MAX_NUM_SEQS),
+}
+
+
 def role_numbers(iec: ResourceView, role: str) -> RoleNumbers:
-    """TP, GPU memory utilization and max-model-len of `role`: the typed facts where the view
-    has them (the gate), else read from the deployed args (vLLM's defaults where absent)."""
+    """What vLLM runs with on `role`: the typed numbers where the view has them (the gate:
+    settings/numbers.py), else read back from the deployed args (vLLM's defaults where absent)."""
     if iec.facts is not None:
         return iec.facts.roles[role]
     args = effective_args(iec, role)
-    return RoleNumbers(
-        tensor_parallel_size=as_int(flag_value(args, "--tensor-parallel-size") or 1),
-        gpu_memory_utilization=as_float(
-            flag_value(args, "--gpu-memory-utilization") or VLLM_UTILIZATION
-        ),
-        max_model_len=as_int(flag_value(args, "--max-model-len")),
-    )
+    read = {}
+    for number, flag in NUMBER_FLAGS.items():
+        parse, default = _READ_BACK[number]
+        text = flag_value(args, flag)
+        read[number] = parse(text) if text else default
+    return RoleNumbers(**read)
 
 
 def pd_buffer_bytes(iec: ResourceView) -> int | None:
@@ -228,8 +237,11 @@ def pd_buffer_bytes(iec: ResourceView) -> int | None:
 
 # --- where a fix points: the stack's keys -------------------------------------------------
 
+# The endpoint's own key of each number, for a fix where the view has no settings (the pack).
 _SETTINGS = {
-    **{number: setting for number, (_, setting) in NUMBER_SETTINGS.items()},
+    "tensor_parallel_size": "tensorParallelSize",
+    "gpu_memory_utilization": "gpuMemoryUtilization",
+    "max_model_len": "maxModelLen",
     "pd_buffer_bytes": "pdBufferSize",
 }
 
@@ -256,11 +268,9 @@ def setting(iec: ResourceView, number: str, role: str | None = None) -> str:
 
 
 def pd_buffer_to(iec: ResourceView, size_bytes: int) -> str:
-    """'<key> to <value>' for a PD buffer of `size_bytes` (whole GiB): the variable itself
-    takes bytes, the setting a size."""
-    key = setting(iec, "pd_buffer_bytes")
-    value = f'"{size_bytes}"' if key.endswith("PD_BUFFER_SIZE") else f"{size_bytes // GIB}GiB"
-    return f"{key} to {value}"
+    """'<key> to <size>' for a PD buffer of `size_bytes` (whole GiB): pdBufferSize, or the
+    environmentVariables.PD_BUFFER_SIZE that overrides it, which takes a size alike."""
+    return f"{setting(iec, 'pd_buffer_bytes')} to {size_bytes // GIB}GiB"
 
 
 def worker_facts(iec: ResourceView) -> WorkerFacts:

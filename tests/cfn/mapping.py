@@ -142,6 +142,9 @@ MAPPED: dict[str, Mapped] = {
                 "LoadBalancerAttributes",
                 _one_attribute("routing.http.drop_invalid_header_fields.enabled"),
             ),
+            "idleTimeout": To(
+                "LoadBalancerAttributes", _one_attribute("idle_timeout.timeout_seconds")
+            ),
         },
     ),
     "aws:lb/targetGroup:TargetGroup": Mapped(

@@ -40,8 +40,14 @@ def test_endpoint_and_endpoints_together_are_refused():
 def test_each_role_has_its_own_tensor_parallel_size():
     raw = canary_raw()
     edit(raw, f"{NS}:endpoints.candidate.prefill.tensorParallelSize", 4)
-    e = parse_settings(raw).endpoints["candidate"]
-    assert (e.role_tp("prefill"), e.role_tp("decode")) == (4, 8)
+    edit(raw, f"{NS}:endpoints.candidate.decode.tensorParallelSize", None)
+    [candidate] = [x for x in parse_settings(raw).entries() if x.key == "candidate"]
+    prefill, decode = (
+        candidate.numbers.of_role(r).tensor_parallel_size for r in ("prefill", "decode")
+    )
+    assert (prefill.value, decode.value) == (4, 8)
+    assert prefill.key == f"{NS}:endpoints.candidate.prefill.tensorParallelSize"
+    assert decode.key == f"{NS}:endpoints.candidate.tensorParallelSize"  # the endpoint's own
 
 
 def test_a_pin_to_a_group_that_does_not_fit_names_the_groups_that_do():
