@@ -194,7 +194,16 @@ def desired_state(
         staging=staged,
         endpoints=iecs,
         namespaces=namespaces,
-        traffic=traffic_split(TRAFFIC, s, ref(f"{NETWORK}-vpc", "id"), PRIVATE_SUBNET_IDS, tags),
+        traffic=traffic_split(
+            TRAFFIC,
+            s,
+            ref(f"{NETWORK}-vpc", "id"),
+            PRIVATE_SUBNET_IDS,
+            tags,
+            nodes_security_group_id=nodes.id,
+            account_id=ACCOUNT_ID,
+            partition=partition,
+        ),
         benchmark=benchmark_access(BENCHMARK, s, models.arn),
     )
 
