@@ -59,6 +59,12 @@ network = Network(
         nat_gateways=s.network.nat_gateways,
         region=s.region,
         tags=tags,
+        flow_log_retention_days=(
+            s.network.flow_log_retention_days if s.network.flow_logs else None
+        ),
+        account_id=account_id,
+        partition=partition,
+        log_group_name=f"/hyperpod-dpd/{config.stack}/vpc-flow-logs",
     ),
 )
 placement = Placement(

@@ -248,7 +248,25 @@ MAPPED: dict[str, Mapped] = {
         "AWS::IAM::OIDCProvider", inputs={"clientIdLists": "ClientIdList"}
     ),
     "aws:kms/key:Key": Mapped(
-        "AWS::KMS::Key", inputs={"deletionWindowInDays": "PendingWindowInDays"}
+        "AWS::KMS::Key",
+        inputs={
+            "deletionWindowInDays": "PendingWindowInDays",
+            "policy": To("KeyPolicy", _policy),
+        },
+    ),
+    # --- CloudWatch Logs and VPC flow logs ------------------------------------------------------
+    "aws:cloudwatch/logGroup:LogGroup": Mapped(
+        "AWS::Logs::LogGroup", inputs={"name": "LogGroupName", "kmsKeyId": "KmsKeyId"}
+    ),
+    "aws:ec2/flowLog:FlowLog": Mapped(
+        "AWS::EC2::FlowLog",
+        # CreateFlowLogs takes VpcIds; CloudFormation one ResourceId and its ResourceType.
+        inputs={
+            "vpcId": "ResourceId",
+            "iamRoleArn": "DeliverLogsPermissionArn",
+            "maxAggregationInterval": "MaxAggregationInterval",
+        },
+        aws_supplies={"ResourceType": "VPC (the provider sends VpcIds)"},
     ),
     # --- S3: the bucket, and its parts pulumi-aws registers as resources of their own ---------
     "aws:s3/bucket:Bucket": Mapped(

@@ -78,8 +78,16 @@ def takes_resource(action: str, resource: str) -> bool:
     `action` ("*" names every one)."""
     if resource == "*":
         return True
-    sample = resource.replace("*", "x").replace("?", "x")
-    return any(_format_regex(f).match(sample) for f in resource_formats(action))
+    for arn_format in resource_formats(action):
+        regex = _format_regex(arn_format)
+        # A wildcard stands for "x", or for any tail of the format (":*" after a log group
+        # names its log streams: "log-stream:x").
+        sample = re.sub(r"\$\{[^}]+\}", "x", arn_format)
+        fillers = {"x"} | {sample[i + 1 :] for i, c in enumerate(sample) if c in ":/"}
+        for filler in fillers:
+            if regex.match(resource.replace("*", filler).replace("?", "x")):
+                return True
+    return False
 
 
 def supports_key(action: str, key: str) -> bool:
