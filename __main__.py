@@ -23,6 +23,7 @@ from infra.placement import Placement, PlacementArgs
 from infra.stack_config import deployer_arn, load_stack_config
 from policies.gate import enforce, judgement
 from specs import desired as names
+from specs.network import flow_log_group_name
 from workloads.endpoint import (
     EndpointArgs,
     EndpointNamespaces,
@@ -64,7 +65,8 @@ network = Network(
         ),
         account_id=account_id,
         partition=partition,
-        log_group_name=f"/hyperpod-dpd/{config.stack}/vpc-flow-logs",
+        log_group_name=flow_log_group_name(config.stack),
+        flow_logs_policy=desired.flow_logs_policy,
     ),
 )
 placement = Placement(

@@ -14,7 +14,9 @@ import pulumi
 import pulumi_aws as aws
 
 from core.vocabulary import NETWORK
+from infra.iam import inline_policy
 from infra.outputs import Outputs
+from specs.base import Desired
 from specs.network import SubnetSpec
 
 
@@ -33,6 +35,7 @@ class NetworkArgs:
     account_id: pulumi.Input[str] = ""
     partition: str = "aws"
     log_group_name: str = "/hyperpod-dpd/vpc-flow-logs"
+    flow_logs_policy: Desired | None = None  # specs/network.py: the delivery role's policy
 
 
 class Network(pulumi.ComponentResource):
@@ -54,7 +57,7 @@ class Network(pulumi.ComponentResource):
         self._create_public_routing()
         self.private_route_tables = self._create_private_routing()
         self.s3_endpoint = self._create_s3_endpoint()
-        if args.flow_log_retention_days is not None:
+        if args.flow_log_retention_days is not None and args.flow_logs_policy is not None:
             self._create_flow_logs(args.flow_log_retention_days)
 
         self.vpc_id = self.vpc.id
@@ -270,28 +273,9 @@ class Network(pulumi.ComponentResource):
             f"{name}-flow-logs-role", assume_role_policy=trust, tags=self._args.tags,
             opts=self._opts(),
         )  # fmt: skip
-        grant = aws.iam.RolePolicy(
-            f"{name}-flow-logs-policy",
-            role=role.id,
-            policy=pulumi.Output.json_dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Sid": "DeliverFlowLogs",
-                            "Effect": "Allow",
-                            "Action": [
-                                "logs:CreateLogStream",
-                                "logs:PutLogEvents",
-                                "logs:DescribeLogStreams",
-                            ],
-                            "Resource": [group_arn, pulumi.Output.concat(group_arn, ":*")],
-                        },
-                    ],
-                }
-            ),
-            opts=self._opts(),
-        )
+        a.outputs.publish(f"{name}-flow-logs-role", id=role.id)
+        assert a.flow_logs_policy is not None, "flow logs need their delivery role's policy"
+        grant = inline_policy(a.flow_logs_policy, a.outputs, self)
         aws.ec2.FlowLog(
             f"{name}-flow-log",
             vpc_id=self.vpc.id,

@@ -139,6 +139,13 @@ def traffic_split(
             "referencedSecurityGroupId": nodes_security_group_id,
             "description": "to the router pods (targets by IP)",
         }),
+        # In-cluster clients (the benchmark runner aimed at the split) out of the nodes' group
+        # to the listener: the nodes' egress is HTTPS to the internet and DNS otherwise.
+        Desired(SG_EGRESS_TYPE, f"{name}-from-nodes", parents, {
+            "securityGroupId": nodes_security_group_id, "ipProtocol": "tcp", "fromPort": port,
+            "toPort": port, "referencedSecurityGroupId": own,
+            "description": "in-cluster clients to the traffic split load balancer",
+        }),
         Desired(SG_INGRESS_TYPE, f"{name}-to-routers", parents, {
             "securityGroupId": nodes_security_group_id, "ipProtocol": "tcp", "fromPort": 0,
             "toPort": 65535, "referencedSecurityGroupId": own,

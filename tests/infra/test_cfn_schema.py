@@ -133,7 +133,7 @@ BREAKS = {
         "traffic-egress-routers", lambda i: _set(i, "description", "the routers' pods"),
         "API_IpRange.html"),
     "a rule description longer than 255": (
-        "nodes-vpc-ingress", lambda i: _set(i, "description", "x" * 256), "API_IpRange.html"),
+        "nodes-eks-ingress", lambda i: _set(i, "description", "x" * 256), "API_IpRange.html"),
     "six target groups in one forward action": (
         "traffic-listener", _six_target_groups, "load-balancer-limits.html"),
     "a weight above 999": (

@@ -83,6 +83,7 @@ def test_the_entry_point_admits_the_named_clients_and_the_nodes_only(canary):
         "traffic-ingress-10-20-0-0-16": ("10.20.0.0/16", 443, 443),
         "traffic-egress-routers": (nodes, 0, 65535),
         "traffic-to-routers": (own, 0, 65535),
+        "traffic-from-nodes": (own, 443, 443),
     }  # fmt: skip
     assert rules["traffic-to-routers"]["securityGroupId"] == nodes
 
