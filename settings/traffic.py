@@ -102,7 +102,8 @@ def check_traffic_listener(
     listener: TrafficListenerConfig, traffic: Mapping[str, int], region: str
 ) -> list[ConfigProblem]:
     """A certificate in the stack's Region (an ALB takes only its own Region's ACM
-    certificates); settings for a listener that exists."""
+    certificates). Without hyperpod-dpd:traffic there is no listener and these settings wait
+    unused (a split dropped and added back keeps them)."""
     problems = []
     arn = listener.certificate_arn
     key = full_key(("trafficListener", "certificateArn"))
@@ -119,16 +120,6 @@ def check_traffic_listener(
                     + set_fix(key, re.sub(r":acm:[a-z0-9-]+:", f":acm:{region}:", arn)),
                 )
             )
-    if not traffic and listener != TrafficListenerConfig():
-        top = full_key(("trafficListener",))
-        problems.append(
-            ConfigProblem(
-                top,
-                listener.model_dump(by_alias=True, exclude_defaults=True),
-                "settings of the split's listener, with hyperpod-dpd:traffic set",
-                f"set hyperpod-dpd:traffic, or remove {top}",
-            )
-        )
     return problems
 
 

@@ -31,14 +31,6 @@ def test_the_certificate_is_in_the_stacks_region():
     assert parse_settings(followed(raw, message)).traffic_listener.certificate_arn == CERT
 
 
-def test_listener_settings_need_a_split(dev_raw):
-    message = only_problem(
-        edit(dev_raw, f"{NS}:trafficListener", {"allowedCidrs": ["10.9.0.0/16"]})
-    )
-    assert message.startswith(f"{NS}:trafficListener: got ")
-    assert "with hyperpod-dpd:traffic set" in message
-
-
 @pytest.mark.parametrize("key,value", [("allowedSecurityGroupIds", ["sg-12"]),
                                         ("allowedCidrs", ["10.9.0.1/16"]),
                                         ("sslPolicy", "ELBSecurityPolicy-2016-08")])  # fmt: skip
