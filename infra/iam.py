@@ -58,9 +58,38 @@ def document(*statements: Statement) -> pulumi.Output[str]:
     return pulumi.Output.json_dumps({"Version": "2012-10-17", "Statement": list(statements)})
 
 
-def service_trust(*services: str) -> pulumi.Output[str]:
-    """Trust policy letting AWS services (e.g. sagemaker.amazonaws.com) assume the role."""
-    return document(service_statement(*services))
+def service_trust(
+    *services: str,
+    source_account: pulumi.Input[str] | None = None,
+    source_arn: pulumi.Input[str] | None = None,
+) -> pulumi.Output[str]:
+    """Trust policy letting AWS services (e.g. sagemaker.amazonaws.com) assume the role; with
+    `source_account` (and `source_arn`, IAM wildcards allowed), only on behalf of this account's
+    resources (IAM: the cross-service confused deputy problem,
+    https://docs.aws.amazon.com/IAM/latest/UserGuide/confused-deputy.html)."""
+    return document(source_scoped(service_statement(*services), source_account, source_arn))
+
+
+def source_scoped(
+    statement: Statement,
+    source_account: pulumi.Input[str] | None,
+    source_arn: pulumi.Input[str] | None = None,
+) -> Statement:
+    """`statement` with the aws:SourceAccount / aws:SourceArn conditions a service sets when it
+    assumes a role on behalf of one of its resources."""
+    condition: dict = {}
+    if source_account is not None:
+        condition["StringEquals"] = {"aws:SourceAccount": source_account}
+    if source_arn is not None:
+        condition["ArnLike"] = {"aws:SourceArn": source_arn}
+    return {**statement, "Condition": condition} if condition else statement
+
+
+def sagemaker_source_arn(
+    partition: str, region: str, account_id: pulumi.Input[str], resource: str
+) -> pulumi.Output[str]:
+    """arn:<partition>:sagemaker:<region>:<account>:<resource> (e.g. "cluster/*")."""
+    return pulumi.Output.concat(f"arn:{partition}:sagemaker:{region}:", account_id, f":{resource}")
 
 
 def irsa_statement(

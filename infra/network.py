@@ -14,7 +14,9 @@ import pulumi
 import pulumi_aws as aws
 
 from core.vocabulary import NETWORK
+from infra.iam import inline_policy
 from infra.outputs import Outputs
+from specs.base import Desired
 from specs.network import SubnetSpec
 
 
@@ -27,6 +29,13 @@ class NetworkArgs:
     nat_gateways: str = "single"  # "single" | "perAz"
     region: str = "us-east-2"
     tags: dict[str, str] = field(default_factory=dict)
+    # VPC flow logs (network.flowLogs): to a KMS-encrypted CloudWatch log group kept this many
+    # days; None: none. `account_id` (an output) scopes the key and the delivery role.
+    flow_log_retention_days: int | None = None
+    account_id: pulumi.Input[str] = ""
+    partition: str = "aws"
+    log_group_name: str = "/hyperpod-dpd/vpc-flow-logs"
+    flow_logs_policy: Desired | None = None  # specs/network.py: the delivery role's policy
 
 
 class Network(pulumi.ComponentResource):
@@ -48,6 +57,8 @@ class Network(pulumi.ComponentResource):
         self._create_public_routing()
         self.private_route_tables = self._create_private_routing()
         self.s3_endpoint = self._create_s3_endpoint()
+        if args.flow_log_retention_days is not None and args.flow_logs_policy is not None:
+            self._create_flow_logs(args.flow_log_retention_days)
 
         self.vpc_id = self.vpc.id
         self.gpu_subnet_id = self.subnets[f"gpu-{args.gpu_az_id}"].id
@@ -174,4 +185,105 @@ class Network(pulumi.ComponentResource):
             route_table_ids=[t.id for t in self.private_route_tables.values()],
             tags=self._tags("s3-endpoint"),
             opts=self._opts(),
+        )
+
+    def _create_flow_logs(self, days: int) -> None:
+        """Flow logs of the whole VPC (accepted and rejected) to a CloudWatch log group encrypted
+        with a key of its own. The key policy lets the account administer the key and CloudWatch
+        Logs of this Region use it for this log group only ("Encrypt log data in CloudWatch Logs
+        using AWS KMS", https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/encrypt-log-data-kms.html);
+        VPC Flow Logs delivers with a role it may assume for this account's flow logs only
+        ("Publish flow logs to CloudWatch Logs",
+        https://docs.aws.amazon.com/vpc/latest/userguide/flow-logs-iam-role.html)."""
+        a, name = self._args, self._name
+        account, part, region = a.account_id, a.partition, a.region
+        group_arn = pulumi.Output.concat(
+            f"arn:{part}:logs:{region}:", account, f":log-group:{a.log_group_name}"
+        )
+        key_policy = pulumi.Output.json_dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Sid": "AccountAdministers",
+                        "Effect": "Allow",
+                        "Principal": {
+                            "AWS": pulumi.Output.concat(f"arn:{part}:iam::", account, ":root")
+                        },
+                        "Action": "kms:*",
+                        "Resource": "*",
+                    },
+                    {
+                        "Sid": "CloudWatchLogsEncryptsThisGroup",
+                        "Effect": "Allow",
+                        "Principal": {"Service": f"logs.{region}.amazonaws.com"},
+                        "Action": [
+                            "kms:Encrypt*",
+                            "kms:Decrypt*",
+                            "kms:ReEncrypt*",
+                            "kms:GenerateDataKey*",
+                            "kms:Describe*",
+                        ],
+                        "Resource": "*",
+                        "Condition": {
+                            "ArnEquals": {"kms:EncryptionContext:aws:logs:arn": group_arn}
+                        },
+                    },
+                ],
+            }
+        )
+        key = aws.kms.Key(
+            f"{name}-flow-logs-key",
+            description=f"VPC flow logs of {name} ({a.log_group_name})",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            policy=key_policy,
+            tags=self._tags("flow-logs-key"),
+            opts=self._opts(),
+        )
+        group = aws.cloudwatch.LogGroup(
+            f"{name}-flow-logs",
+            name=a.log_group_name,
+            retention_in_days=days,
+            kms_key_id=key.arn,
+            tags=self._tags("flow-logs"),
+            opts=self._opts(),
+        )
+        trust = pulumi.Output.json_dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "vpc-flow-logs.amazonaws.com"},
+                        "Action": "sts:AssumeRole",
+                        "Condition": {
+                            "StringEquals": {"aws:SourceAccount": account},
+                            "ArnLike": {
+                                "aws:SourceArn": pulumi.Output.concat(
+                                    f"arn:{part}:ec2:{region}:", account, ":vpc-flow-log/*"
+                                )
+                            },
+                        },
+                    }
+                ],
+            }
+        )
+        role = aws.iam.Role(
+            f"{name}-flow-logs-role", assume_role_policy=trust, tags=self._args.tags,
+            opts=self._opts(),
+        )  # fmt: skip
+        a.outputs.publish(f"{name}-flow-logs-role", id=role.id)
+        assert a.flow_logs_policy is not None, "flow logs need their delivery role's policy"
+        grant = inline_policy(a.flow_logs_policy, a.outputs, self)
+        aws.ec2.FlowLog(
+            f"{name}-flow-log",
+            vpc_id=self.vpc.id,
+            traffic_type="ALL",
+            log_destination_type="cloud-watch-logs",
+            log_destination=group.arn,
+            iam_role_arn=role.arn,
+            max_aggregation_interval=60,
+            tags=self._tags("flow-log"),
+            opts=self._opts(depends_on=[grant]),
         )

@@ -95,7 +95,16 @@ class Observability(pulumi.ComponentResource):
         a = self._args
         grafana = role_with_policies(
             f"{self._name}-grafana-role",
-            service_trust("grafana.amazonaws.com"),
+            # Only for this account's Grafana workspaces (Amazon Managed Grafana's trust policy
+            # for customer-managed roles: aws:SourceAccount and aws:SourceArn,
+            # https://docs.aws.amazon.com/grafana/latest/userguide/AMG-manage-permissions.html).
+            service_trust(
+                "grafana.amazonaws.com",
+                source_account=a.account_id,
+                source_arn=pulumi.Output.concat(
+                    f"arn:{a.partition}:grafana:{a.region}:", a.account_id, ":/workspaces/*"
+                ),
+            ),
             {
                 f"{self._name}-grafana-{policy.lower()}": managed_policy(a.partition, policy)
                 # Read AMP (the DPD dashboards) and CloudWatch (HyperPod cluster logs, metrics).

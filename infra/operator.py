@@ -19,7 +19,15 @@ from core.versions import ALB_CONTROLLER_POLICY, OPERATOR_DEPENDENCY_ADDONS
 from core.vocabulary import INFERENCE_OPERATOR, OPERATOR_NAMESPACE
 from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.charts import resolve_file
-from infra.iam import document, inline_policy, irsa_statement, irsa_trust, role_with_policies
+from infra.iam import (
+    document,
+    inline_policy,
+    irsa_statement,
+    irsa_trust,
+    role_with_policies,
+    sagemaker_source_arn,
+    source_scoped,
+)
 from infra.outputs import Outputs
 from specs.iam import managed_policy, service_statement
 from specs.operator import OperatorSpec
@@ -46,6 +54,9 @@ class InferenceOperatorArgs:
     addon_version: str
     stack: str
     partition: str = "aws"
+    region: str = "us-east-1"
+    # The account: SageMaker may assume the execution role for its resources only.
+    account_id: pulumi.Input[str] | None = None
     tags: dict[str, str] = field(default_factory=dict)
     # The HyperPod cluster: the operator's pods need the system nodes.
     depends_on: list[pulumi.Resource] = field(default_factory=list)
@@ -162,7 +173,18 @@ class InferenceOperator(pulumi.ComponentResource):
         )
         role = self._role(
             "execution",
-            document(service_statement("sagemaker.amazonaws.com"), issuer_trust),
+            document(
+                # SageMaker on behalf of this account's resources in the stack's Region only
+                # (https://docs.aws.amazon.com/sagemaker/latest/dg/security-confused-deputy-prevention.html).
+                source_scoped(
+                    service_statement("sagemaker.amazonaws.com"),
+                    a.account_id,
+                    None
+                    if a.account_id is None
+                    else sagemaker_source_arn(a.partition, a.region, a.account_id, "*"),
+                ),
+                issuer_trust,
+            ),
             {
                 "execution-access": managed_policy(
                     a.partition, "AmazonSageMakerHyperPodInferenceAccess"

@@ -13,6 +13,7 @@ sha256 of each of its files, so an install gets exactly these files or fails:
 | policies/requirements.txt   | policies/requirements.in    | the CrossGuard pack's venv                 |
 | requirements-loadtest.txt   | requirements-loadtest.in    | build/loadtest-venv (aiperf, matplotlib)   |
 | requirements-advise.txt     | requirements-advise.in      | build/advise-venv (aisimulate, --no-deps)  |
+| requirements-scan.txt       | requirements-scan.in        | build/scan-venv (checkov, parliament)      |
 | bench/requirements.txt      | bench/requirements.in       | build/bench-venv (`make bench`'s peers)    |
 | bench/requirements-crt.txt  | bench/requirements-crt.in   | build/bench-venv-crt (aws-cli with awscrt) |
 | requirements-uv.txt         | uv's pin in requirements.in | uv itself, bootstrapped by pip in `make`   |
@@ -66,6 +67,7 @@ LOCKS = (
     ),
     Lock("requirements-loadtest.txt", ("requirements-loadtest.in",)),
     Lock("requirements-advise.txt", ("requirements-advise.in",), no_deps=True),
+    Lock("requirements-scan.txt", ("requirements-scan.in",)),
     Lock("bench/requirements.txt", ("bench/requirements.in",)),
     Lock("bench/requirements-crt.txt", ("bench/requirements-crt.in",)),
 )

@@ -16,6 +16,10 @@ MIN_VPC_PREFIX, MAX_VPC_PREFIX = 16, 20
 # The private ranges of RFC 1918, what the VPC CIDR check names. Not `is_private`: Python counts
 # loopback, link-local (169.254/16, the instance metadata's) and 0/8 as private too, and a VPC
 # in those cannot route to its own nodes.
+# The retention periods CloudWatch Logs takes (PutRetentionPolicy retentionInDays,
+# https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutRetentionPolicy.html).
+LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827,
+                      2192, 2557, 2922, 3288, 3653)  # fmt: skip
 RFC_1918 = tuple(
     ipaddress.IPv4Network(block) for block in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
 )
@@ -40,6 +44,16 @@ class NetworkConfig(SettingsModel):
         "single",
         description="'single': one NAT gateway, in the GPU AZ (cheapest); 'perAz': one per AZ "
         "(survives an AZ outage).",
+    )
+    flow_logs: bool = Field(
+        True,
+        description="VPC flow logs of the stack's VPC (accepted and rejected traffic) to a "
+        "CloudWatch log group encrypted with a key of the stack.",
+    )
+    flow_log_retention_days: int = Field(
+        90,
+        description="Days CloudWatch keeps the flow logs: one of CloudWatch's retention periods "
+        f"({', '.join(map(str, LOG_RETENTION_DAYS))}).",
     )
 
 
@@ -100,6 +114,19 @@ def _check_eks_zones(ids: list[str], prefix: str) -> list[ConfigProblem]:
         + " (or other AZ IDs of the Region: `aws ec2 describe-availability-zones`)"
     )
     return [ConfigProblem(key, ids, allowed, fix)]
+
+
+def check_flow_logs(network: NetworkConfig) -> list[ConfigProblem]:
+    """A retention period CloudWatch Logs takes (it refuses any other)."""
+    days = network.flow_log_retention_days
+    if days in LOG_RETENTION_DAYS:
+        return []
+    key = full_key(("network", "flowLogRetentionDays"))
+    nearest = min(LOG_RETENTION_DAYS, key=lambda d: (abs(d - days), -d))
+    allowed = "one of CloudWatch Logs' retention periods: " + ", ".join(
+        map(str, LOG_RETENTION_DAYS)
+    )
+    return [ConfigProblem(key, days, allowed, set_fix(key, nearest))]
 
 
 def check_vpc(network: NetworkConfig) -> list[ConfigProblem]:

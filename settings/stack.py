@@ -49,11 +49,17 @@ from settings.errors import full_key, set_fix
 from settings.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
 from settings.gpu_groups import check_gpu_group_types
 from settings.jobs import JobsConfig
-from settings.network import NetworkConfig, check_vpc, check_zones
+from settings.network import NetworkConfig, check_flow_logs, check_vpc, check_zones
 from settings.number_checks import check_numbers
 from settings.observability import ObservabilityConfig
 from settings.policy import PolicyConfig, check_policy_names
-from settings.traffic import TARGET_GROUP_NAME_MAX, TRAFFIC_KEY_MAX, check_traffic
+from settings.traffic import (
+    TARGET_GROUP_NAME_MAX,
+    TRAFFIC_KEY_MAX,
+    TrafficListenerConfig,
+    check_traffic,
+    check_traffic_listener,
+)
 
 
 class StackSettings(SettingsModel):
@@ -125,6 +131,12 @@ class StackSettings(SettingsModel):
         f"key has at most {TRAFFIC_KEY_MAX} characters (its target group is auto-named "
         f"traffic-<key>-<7 random>, in at most {TARGET_GROUP_NAME_MAX}).",
     )
+    traffic_listener: TrafficListenerConfig = Field(
+        default_factory=TrafficListenerConfig,
+        description="The split's listener: certificateArn (HTTPS on 443), sslPolicy, "
+        "allowedCidrs and allowedSecurityGroupIds (who may connect besides the HyperPod "
+        "nodes), accessLogs and accessLogDays.",
+    )
 
     @model_validator(mode="after")
     def _names_default_to_keys(self) -> StackSettings:
@@ -180,6 +192,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
     return [
         *check_zones(s.network, s.region, s.availability_zone_id),
         *check_vpc(s.network),
+        *check_flow_logs(s.network),
         *check_subnet_addresses(s.network, s.availability_zone_id, groups),
         *check_kubernetes(s.eks),
         *check_access_entries(s.eks),
@@ -203,6 +216,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         # differs from them.
         *check_endpoints(s.endpoint, s.endpoint != EndpointConfig(), s.endpoints, groups),
         *check_traffic(s.traffic, listed),
+        *check_traffic_listener(s.traffic_listener, s.traffic, s.region),
         *check_aws_limits(groups, s.eks, s.region),
         *(check_system_fits_jobs(groups) if s.checkpoint.staging == "job" else []),
         *_check_scaling_has_metrics(listed, s.observability.enabled),

@@ -8,7 +8,11 @@ there with no pod of its own.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from typing import Annotated, Literal
+
+from pydantic import Field
 
 from core.aws_rules import ALB_FORWARD_TARGET_GROUPS_MAX, ALB_QUOTAS_URL
 from core.problems import ConfigProblem
@@ -21,6 +25,7 @@ from core.vocabulary import (
 from settings.endpoint_names import router_service
 from settings.endpoints import EndpointEntry, scaling_of
 from settings.errors import full_key, set_fix
+from settings.fields import Cidr, SettingsModel, matching
 
 # A target group's auto-name fails every `pulumi preview` and `up` of the stack when it is
 # longer than ELB_NAME_MAX: "name '...-' plus 7 random chars is longer than maximum length 32"
@@ -30,6 +35,93 @@ TARGET_GROUP_NAME_MAX = ELB_NAME_MAX
 TRAFFIC_KEY_MAX = (
     TARGET_GROUP_NAME_MAX - AUTONAME_SUFFIX - len(target_group_name(TRAFFIC_SPLIT_NAME, ""))
 )
+
+
+# An ACM certificate ARN (ACM's ARN format, Service Authorization Reference for ACM:
+# arn:${Partition}:acm:${Region}:${Account}:certificate/${CertificateId}, the id a UUID).
+CERTIFICATE_ARN_PATTERN = r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:[0-9]{12}:certificate/[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$"
+SECURITY_GROUP_ID_PATTERN = r"^sg-([0-9a-f]{8}|[0-9a-f]{17})$"
+# ALB security policies that negotiate TLS 1.2 or 1.3 only, with forward secrecy ("Security
+# policies for your Application Load Balancer",
+# https://docs.aws.amazon.com/elasticloadbalancing/latest/application/describe-ssl-policies.html).
+# The first is what ELB itself recommends.
+TLS_POLICIES = (
+    "ELBSecurityPolicy-TLS13-1-2-2021-06",
+    "ELBSecurityPolicy-TLS13-1-2-Res-2021-06",
+    "ELBSecurityPolicy-TLS13-1-3-2021-06",
+    "ELBSecurityPolicy-TLS13-1-2-FIPS-2023-04",
+    "ELBSecurityPolicy-TLS13-1-3-FIPS-2023-04",
+)
+TlsPolicy = Literal[
+    "ELBSecurityPolicy-TLS13-1-2-2021-06",
+    "ELBSecurityPolicy-TLS13-1-2-Res-2021-06",
+    "ELBSecurityPolicy-TLS13-1-3-2021-06",
+    "ELBSecurityPolicy-TLS13-1-2-FIPS-2023-04",
+    "ELBSecurityPolicy-TLS13-1-3-FIPS-2023-04",
+]
+# S3 lifecycle: days after which the ALB's access logs expire.
+ACCESS_LOG_DAYS_MAX = 3650
+
+
+class TrafficListenerConfig(SettingsModel):
+    """Who reaches the split's listener and how (hyperpod-dpd:trafficListener)."""
+
+    certificate_arn: Annotated[str, matching(CERTIFICATE_ARN_PATTERN)] | None = Field(
+        None,
+        description="ACM certificate (e.g. issued by ACM Private CA, for the internal name your "
+        "clients use) in the stack's Region: the listener is HTTPS on 443 with it. Without one "
+        "it is plain HTTP on 80 and the plan says so (prompts and completions in clear text).",
+    )
+    ssl_policy: TlsPolicy = Field(
+        TLS_POLICIES[0],
+        description="The HTTPS listener's ELB security policy: TLS 1.2+ only (1.3 preferred).",
+    )
+    allowed_cidrs: list[Cidr] = Field(
+        default_factory=list,
+        description="Client CIDRs (in or peered with the VPC) let in to the listener. Besides "
+        "these and allowedSecurityGroupIds, only the HyperPod nodes (in-cluster clients such "
+        "as `hyperpod-dpd benchmark run --service`) may connect.",
+    )
+    allowed_security_group_ids: list[Annotated[str, matching(SECURITY_GROUP_ID_PATTERN)]] = Field(
+        default_factory=list,
+        description="Security groups of the VPC whose members may connect to the listener.",
+    )
+    access_logs: bool = Field(
+        True,
+        description="Write the ALB's access logs to a bucket of the stack (private, TLS-only, "
+        "SSE-S3: the only encryption ALB log delivery supports).",
+    )
+    access_log_days: int = Field(
+        90,
+        ge=1,
+        le=ACCESS_LOG_DAYS_MAX,
+        description="Days the access logs are kept (S3 lifecycle expiration).",
+    )
+
+
+def check_traffic_listener(
+    listener: TrafficListenerConfig, traffic: Mapping[str, int], region: str
+) -> list[ConfigProblem]:
+    """A certificate in the stack's Region (an ALB takes only its own Region's ACM
+    certificates). Without hyperpod-dpd:traffic there is no listener and these settings wait
+    unused (a split dropped and added back keeps them)."""
+    problems = []
+    arn = listener.certificate_arn
+    key = full_key(("trafficListener", "certificateArn"))
+    if arn is not None:
+        cert_region = arn.split(":")[3]
+        if cert_region != region:
+            problems.append(
+                ConfigProblem(
+                    key,
+                    arn,
+                    f"an ACM certificate in aws:region {region} (a load balancer uses "
+                    "certificates of its own Region only)",
+                    f"request or import the certificate in {region} and set its ARN: "
+                    + set_fix(key, re.sub(r":acm:[a-z0-9-]+:", f":acm:{region}:", arn)),
+                )
+            )
+    return problems
 
 
 def check_traffic(traffic: Mapping[str, int], listed: list[EndpointEntry]) -> list[ConfigProblem]:

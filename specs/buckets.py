@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from core.refs import ref
 from core.vocabulary import (
     BUCKET_ENCRYPTION_TYPE,
+    BUCKET_LIFECYCLE_TYPE,
     BUCKET_OWNERSHIP_TYPE,
     BUCKET_POLICY_TYPE,
     BUCKET_PUBLIC_ACCESS_BLOCK_TYPE,
@@ -51,6 +52,10 @@ def secure_bucket(
     retain_on_delete: bool = False,  # model buckets: kept when the stack is destroyed
     protect: bool = False,
     force_destroy: bool = False,
+    # More statements of the bucket's one policy (a log delivery service's write access).
+    policy_statements: tuple[dict, ...] = (),
+    # Objects (and their noncurrent versions) expire after this many days; None: kept.
+    expire_days: int | None = None,
 ) -> BucketSpec:
     """The bucket `{name}-bucket` and its guards, inside components `within` (outermost first)."""
     parents = (*within, SECURE_BUCKET)
@@ -117,9 +122,31 @@ def secure_bucket(
                         "Action": "s3:*",
                         "Resource": [arn, f"{arn}/*"],
                         "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-                    }
+                    },
+                    *policy_statements,
                 ),
             },
         ),
     )
+    if expire_days is not None:
+        guards += (
+            Desired(
+                BUCKET_LIFECYCLE_TYPE,
+                f"{name}-lifecycle",
+                parents,
+                {
+                    "bucket": of_bucket,
+                    "rules": [
+                        {
+                            "id": "expire",
+                            "status": "Enabled",
+                            "filter": {"prefix": ""},  # every object
+                            "expiration": {"days": expire_days},
+                            "noncurrentVersionExpiration": {"noncurrentDays": expire_days},
+                            "abortIncompleteMultipartUpload": {"daysAfterInitiation": 1},
+                        }
+                    ],
+                },
+            ),
+        )
     return BucketSpec(name, parents, bucket, guards, retain_on_delete, protect)

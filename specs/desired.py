@@ -22,7 +22,7 @@ from specs.endpoint import ClusterFacts, EndpointSpec, endpoint, namespace_desir
 from specs.hyperpod import HyperPodRefs, HyperPodSpec, hyperpod_cluster
 from specs.lifecycle import ON_CREATE, scripts_bucket, source_s3_uri
 from specs.loadtest import BenchmarkAccessSpec, benchmark_access
-from specs.network import SubnetSpec, subnet_specs
+from specs.network import SubnetSpec, flow_logs_policy, subnet_specs
 from specs.nodes import NodeSecurityGroupSpec, node_security_group
 from specs.observability import collector_policy
 from specs.operator import OperatorSpec, operator
@@ -74,6 +74,7 @@ class DesiredState:
     namespaces: tuple[Desired, ...]  # several endpoints: the namespaces they share
     traffic: TrafficSpec | None  # hyperpod-dpd:traffic
     benchmark: BenchmarkAccessSpec
+    flow_logs_policy: Desired | None = None  # network.flowLogs: the delivery role's policy
 
     @property
     def endpoint(self) -> EndpointSpec:
@@ -83,6 +84,8 @@ class DesiredState:
     def resources(self) -> list[Desired]:
         """Every desired resource a rule may judge, in registration order."""
         out = [s.resource for s in self.subnets]
+        if self.flow_logs_policy:
+            out.append(self.flow_logs_policy)
         out += [self.nodes.group, *self.nodes.rules, self.eks_cluster]
         for bucket in (self.lifecycle_bucket, self.models, self.operator.tls_bucket):
             out += [bucket.bucket, *bucket.guards]
@@ -194,8 +197,22 @@ def desired_state(
         staging=staged,
         endpoints=iecs,
         namespaces=namespaces,
-        traffic=traffic_split(TRAFFIC, s, ref(f"{NETWORK}-vpc", "id"), PRIVATE_SUBNET_IDS, tags),
+        traffic=traffic_split(
+            TRAFFIC,
+            s,
+            ref(f"{NETWORK}-vpc", "id"),
+            PRIVATE_SUBNET_IDS,
+            tags,
+            nodes_security_group_id=nodes.id,
+            account_id=ACCOUNT_ID,
+            partition=partition,
+        ),
         benchmark=benchmark_access(BENCHMARK, s, models.arn),
+        flow_logs_policy=(
+            flow_logs_policy(NETWORK, stack, ACCOUNT_ID, s.region, partition)
+            if s.network.flow_logs
+            else None
+        ),
     )
 
 

@@ -13,6 +13,7 @@ from core.subnets import SubnetPlan, plan_subnets
 from core.vocabulary import NETWORK, SUBNET_TYPE, TIER_TAG
 from settings.stack import StackSettings
 from specs.base import Desired
+from specs.iam import allow, role_policy
 
 # Load balancer discovery tags of the AWS Load Balancer Controller, which the inference
 # operator installs: public subnets for internet-facing, private for internal ALBs.
@@ -46,3 +47,27 @@ def subnet_specs(name: str, s: StackSettings, tags: dict[str, str]) -> list[Subn
             SubnetSpec(plan, Desired(SUBNET_TYPE, f"{name}-{plan.key}", (NETWORK,), props))
         )
     return specs
+
+
+def flow_log_group_name(stack: str) -> str:
+    return f"/hyperpod-dpd/{stack}/vpc-flow-logs"
+
+
+def flow_logs_policy(
+    name: str, stack: str, account_id: str, region: str, partition: str
+) -> Desired:
+    """What VPC Flow Logs' delivery role may do: write the stack's flow log group's streams
+    ("IAM role for publishing flow logs to CloudWatch Logs",
+    https://docs.aws.amazon.com/vpc/latest/userguide/flow-logs-iam-role.html, scoped to the one
+    group). `account_id` is a placeholder."""
+    group = f"arn:{partition}:logs:{region}:{account_id}:log-group:{flow_log_group_name(stack)}"
+    return role_policy(
+        f"{name}-flow-logs-policy",
+        (NETWORK,),
+        ref(f"{name}-flow-logs-role", "id"),
+        allow(
+            ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+            [group, f"{group}:*"],
+            "DeliverFlowLogs",
+        ),
+    )

@@ -11,7 +11,6 @@ from specs.iam import allow, role_policy
 LOG_ACTIONS = [
     "logs:CreateLogGroup",
     "logs:CreateLogStream",
-    "logs:DescribeLogGroups",
     "logs:DescribeLogStreams",
     "logs:PutLogEvents",
     "logs:GetLogEvents",
@@ -31,4 +30,8 @@ def collector_policy(name: str, account_id: str, region: str, partition: str) ->
         ref(f"{name}-collector-role", "id"),
         allow(["aps:RemoteWrite"], [ref(f"{name}-amp", "arn")], "WriteMetrics"),
         allow(LOG_ACTIONS, [log_groups, f"{log_groups}:log-stream:*"], "WriteClusterLogs"),
+        # DescribeLogGroups has no resource type: IAM matches it against "*" only, so scoped to
+        # the log groups above it was never allowed (it lists names, reads no log events).
+        # https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncloudwatchlogs.html
+        allow(["logs:DescribeLogGroups"], ["*"], "FindLogGroups"),
     )

@@ -29,6 +29,7 @@ from core.job_pods import (
     pod_security_context,
 )
 from core.refs import ref
+from core.regions import partition_of
 from core.versions import JOB_BOTO3
 from core.vocabulary import (
     CHECKPOINT_LABEL,
@@ -124,6 +125,26 @@ class StagingSpec:
     job: Desired
 
 
+def _source_read(source: str, partition: str) -> list[dict]:
+    """An s3:// source is copied server-side by the Job (checkpoint/sources/s3.py): it finds the
+    bucket's Region, lists the source prefix, reads its manifest and objects (CopyObject and
+    UploadPartCopy read the source with s3:GetObject:
+    https://docs.aws.amazon.com/AmazonS3/latest/API/API_CopyObject.html). Other sources: none."""
+    if not source.startswith("s3://"):
+        return []
+    bucket, _, key = source.removeprefix("s3://").partition("/")
+    key = key.strip("/")
+    arn = f"arn:{partition}:s3:::{bucket}"
+    listing = allow(["s3:ListBucket"], [arn], "ListSource")
+    if key:
+        listing["Condition"] = {"StringLike": {"s3:prefix": [key, f"{key}/*"]}}
+    return [
+        listing,
+        allow(["s3:GetBucketLocation"], [arn], "CheckSourceRegion"),
+        allow(["s3:GetObject"], [f"{arn}/{key}/*" if key else f"{arn}/*"], "ReadSource"),
+    ]
+
+
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
@@ -141,13 +162,17 @@ def staging(
         parents,
         ref(f"{name}-role", "id"),
         # Writes only under the model's prefix (what checkpoint/ needs: multipart uploads,
-        # read-back of checksums, deletes of a stale manifest).
+        # read-back of checksums, deletes of a stale manifest). Each action here is one the
+        # staging code calls (tests/policies/test_code_grants.py derives them from it).
         {
-            **allow(
-                ["s3:ListBucket", "s3:ListBucketMultipartUploads"], [model_bucket_arn], "ListPrefix"
-            ),
+            **allow(["s3:ListBucket"], [model_bucket_arn], "ListPrefix"),
             "Condition": {"StringLike": {"s3:prefix": [prefix, f"{prefix}/*"]}},
         },
+        # ListMultipartUploads (a rerun resumes the uploads it left) carries no s3:prefix key:
+        # under the condition above it was denied on every request. Its only resource is the
+        # bucket; the code lists with Prefix=<prefix>/ (checkpoint/s3/destination.py). Condition
+        # keys per action: https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3.html
+        allow(["s3:ListBucketMultipartUploads"], [model_bucket_arn], "ListPrefixUploads"),
         allow(["s3:GetBucketLocation"], [model_bucket_arn], "CheckBucketRegion"),
         allow(
             [
@@ -155,11 +180,13 @@ def staging(
                 "s3:GetObject",
                 "s3:DeleteObject",
                 "s3:AbortMultipartUpload",
-                "s3:GetObjectAttributes",
+                # ListParts of an upload a rerun resumes (checkpoint/s3/resume.py).
+                "s3:ListMultipartUploadParts",
             ],
             [objects],
             "WritePrefix",
         ),
+        *_source_read(c.source, partition_of(s.region)),
     )
     files = code_files()
     code = Desired(

@@ -1,7 +1,11 @@
 """One stable URL in front of several endpoints, split by weight (`hyperpod-dpd:traffic`).
 
-An internal Application Load Balancer (private subnets, reachable from the VPC only) whose one
-listener forwards to one target group per endpoint, by weight. Each target group is bound to the
+An internal Application Load Balancer (private subnets) whose one listener forwards to one target
+group per endpoint, by weight. It is reached by the clients `hyperpod-dpd:trafficListener` names
+(CIDRs, security groups) and the HyperPod nodes (in-cluster clients), nothing else; over HTTPS
+(443, a TLS 1.2+ policy) when a certificate is given, else plain HTTP on 80 and the plan says so
+(hyperpod-dpd-traffic-tls). Its access logs go to a bucket of its own (SSE-S3, the only
+encryption ALB log delivery takes). Each target group is bound to the
 endpoint's router Service by a TargetGroupBinding of the AWS Load Balancer Controller the
 operator add-on installs (its CRD `elbv2.k8s.aws/v1beta1`), which registers the router pods as
 targets. An Ingress could not do this: its weighted forward names Services of its own namespace
@@ -30,13 +34,21 @@ from core.vocabulary import (
 )
 from settings.stack import StackSettings
 from specs.base import Desired
+from specs.buckets import BucketSpec, secure_bucket
 
 LOAD_BALANCER_TYPE = "aws:lb/loadBalancer:LoadBalancer"
 TARGET_GROUP_TYPE = "aws:lb/targetGroup:TargetGroup"
 LISTENER_TYPE = "aws:lb/listener:Listener"
 TARGET_GROUP_BINDING_TYPE = "kubernetes:elbv2.k8s.aws/v1beta1:TargetGroupBinding"
-LISTENER_PORT = 80
+HTTP_PORT, HTTPS_PORT = 80, 443
+LISTENER_PORT = HTTP_PORT  # without a certificate
 CHAT_PATH = CHAT_COMPLETIONS_PATH
+ACCESS_LOG_PREFIX = "traffic"
+# ALB access logs: "The only server-side encryption option that's supported is Amazon S3-managed
+# keys (SSE-S3)", and the bucket policy lets ELB's log delivery service write under
+# <prefix>/AWSLogs/<account>/ (Elastic Load Balancing, "Enable access logs for your Application
+# Load Balancer", https://docs.aws.amazon.com/elasticloadbalancing/latest/application/enable-access-logging.html).
+LOG_DELIVERY = "logdelivery.elasticloadbalancing.amazonaws.com"
 
 
 @dataclass(frozen=True)
@@ -48,11 +60,18 @@ class TrafficSpec:
     target_groups: dict[str, Desired]  # endpoint key -> its target group
     bindings: dict[str, Desired]  # endpoint key -> TargetGroupBinding of its router Service
     listener: Desired
+    logs: BucketSpec | None = None  # the access logs' bucket (trafficListener.accessLogs)
+
+    @property
+    def https(self) -> bool:
+        return self.listener.props["protocol"] == "HTTPS"
 
     def resources(self) -> list[Desired]:
+        logs = [self.logs.bucket, *self.logs.guards] if self.logs else []
         return [
             self.security_group,
             *self.rules,
+            *logs,
             self.load_balancer,
             *self.target_groups.values(),
             *self.bindings.values(),
@@ -60,13 +79,29 @@ class TrafficSpec:
         ]
 
 
+def _rule_suffix(source: str) -> str:
+    """A CIDR or group id as part of a rule's name: 10.1.0.0/16 -> 10-1-0-0-16."""
+    return source.replace(".", "-").replace("/", "-")
+
+
 def traffic_split(
-    name: str, s: StackSettings, vpc_id: str, subnet_ids: str, tags: dict[str, str]
+    name: str,
+    s: StackSettings,
+    vpc_id: str,
+    subnet_ids: str,
+    tags: dict[str, str],
+    nodes_security_group_id: str = "",
+    account_id: str = "",
+    partition: str = "aws",
 ) -> TrafficSpec | None:
-    """The split of `s.traffic` (None without one); `vpc_id` and `subnet_ids` are placeholders."""
+    """The split of `s.traffic` (None without one); `vpc_id`, `subnet_ids`, the nodes' group
+    and the account are placeholders."""
     if not s.traffic:
         return None
     parents = (TRAFFIC_SPLIT,)
+    listener_cfg = s.traffic_listener
+    https = listener_cfg.certificate_arn is not None
+    port = HTTPS_PORT if https else HTTP_PORT
     group = Desired(
         SECURITY_GROUP_TYPE,
         f"{name}-sg",
@@ -74,45 +109,75 @@ def traffic_split(
         {
             "vpcId": vpc_id,
             # EC2 takes no apostrophe here (core/aws_rules.py), and never changes a group's
-            # description: a new one replaces the group.
-            "description": "Internal load balancer of the endpoints: HTTP from the VPC only",
+            # description: a new one replaces the group (as this one, which said "HTTP from
+            # the VPC only", did when the listener was narrowed to named clients).
+            "description": "Internal load balancer of the endpoints: named clients only",
             "tags": {**tags, "Name": f"{name}-sg"},
         },
     )
     own = ref(group.name, "id")
-    vpc = s.network.vpc_cidr
-    rules = (
-        Desired(SG_INGRESS_TYPE, f"{name}-ingress-vpc", parents, {
-            "securityGroupId": own, "ipProtocol": "tcp", "fromPort": LISTENER_PORT,
-            "toPort": LISTENER_PORT, "cidrIpv4": vpc, "description": "clients in the VPC",
+    listen = {"securityGroupId": own, "ipProtocol": "tcp", "fromPort": port, "toPort": port}
+    # Who may connect: the HyperPod nodes (in-cluster clients, the benchmark runner) and what
+    # trafficListener names; no CIDR by default (the VPC's whole range was the old default).
+    rules = [
+        Desired(SG_INGRESS_TYPE, f"{name}-ingress-nodes", parents, {
+            **listen, "referencedSecurityGroupId": nodes_security_group_id,
+            "description": "in-cluster clients on the HyperPod nodes",
         }),
-        Desired(SG_EGRESS_TYPE, f"{name}-egress-vpc", parents, {
+        *(Desired(SG_INGRESS_TYPE, f"{name}-ingress-{_rule_suffix(cidr)}", parents, {
+            **listen, "cidrIpv4": cidr, "description": "trafficListener.allowedCidrs",
+        }) for cidr in listener_cfg.allowed_cidrs),
+        *(Desired(SG_INGRESS_TYPE, f"{name}-ingress-{sg}", parents, {
+            **listen, "referencedSecurityGroupId": sg,
+            "description": "trafficListener.allowedSecurityGroupIds",
+        }) for sg in listener_cfg.allowed_security_group_ids),
+        # Out only to the router pods (targets by IP, on the HyperPod nodes' ENIs), and the
+        # nodes' group lets the balancer in (specs/nodes.py admits nothing else from the VPC).
+        Desired(SG_EGRESS_TYPE, f"{name}-egress-routers", parents, {
             "securityGroupId": own, "ipProtocol": "tcp", "fromPort": 0, "toPort": 65535,
-            "cidrIpv4": vpc, "description": "to the router pods (targets by IP)",
+            "referencedSecurityGroupId": nodes_security_group_id,
+            "description": "to the router pods (targets by IP)",
         }),
-    )  # fmt: skip
+        # In-cluster clients (the benchmark runner aimed at the split) out of the nodes' group
+        # to the listener: the nodes' egress is HTTPS to the internet and DNS otherwise.
+        Desired(SG_EGRESS_TYPE, f"{name}-from-nodes", parents, {
+            "securityGroupId": nodes_security_group_id, "ipProtocol": "tcp", "fromPort": port,
+            "toPort": port, "referencedSecurityGroupId": own,
+            "description": "in-cluster clients to the traffic split load balancer",
+        }),
+        Desired(SG_INGRESS_TYPE, f"{name}-to-routers", parents, {
+            "securityGroupId": nodes_security_group_id, "ipProtocol": "tcp", "fromPort": 0,
+            "toPort": 65535, "referencedSecurityGroupId": own,
+            "description": "the traffic split load balancer to the router pods",
+        }),
+    ]  # fmt: skip
     by_key = {x.key: x.config for x in s.entries()}
-    alb = Desired(
-        LOAD_BALANCER_TYPE,
-        f"{name}-alb",
-        parents,
-        {
-            "internal": True,  # no internet-facing entry point: reached from the VPC
-            "loadBalancerType": "application",
-            "subnets": subnet_ids,
-            "securityGroups": [own],
-            "dropInvalidHeaderFields": True,
-            # A non-streaming answer arrives whole at the end of its generation: the longest
-            # of the endpoints' (settings/endpoint.py idleTimeoutSeconds), not ALB's 60 s.
-            "idleTimeout": max(by_key[k].idle_timeout_seconds for k in s.traffic),
-            "tags": tags,
-        },
-        autoname="name",
-    )
+    logs = None
+    alb_props: dict = {
+        "internal": True,  # no internet-facing entry point: reached from the VPC
+        "loadBalancerType": "application",
+        "subnets": subnet_ids,
+        "securityGroups": [own],
+        "dropInvalidHeaderFields": True,
+        # A non-streaming answer arrives whole at the end of its generation: the longest of the
+        # endpoints' (settings/endpoint.py idleTimeoutSeconds), not ALB's 60 s.
+        "idleTimeout": max(by_key[k].idle_timeout_seconds for k in s.traffic),
+        "tags": tags,
+    }
+    if listener_cfg.access_logs:
+        logs = _log_bucket(name, tags, account_id, partition, listener_cfg.access_log_days)
+        alb_props["accessLogs"] = {
+            "bucket": logs.bucket_name,
+            "prefix": ACCESS_LOG_PREFIX,
+            "enabled": True,
+        }
+    alb = Desired(LOAD_BALANCER_TYPE, f"{name}-alb", parents, alb_props, autoname="name")
     groups, bindings = {}, {}
     for key in sorted(s.traffic):
         e = by_key[key]
         router = RouterService(e.name, e.namespace)
+        # The router speaks plain HTTP on its Service port 443 (core/vocabulary.py ROUTER_PORT):
+        # the hop from the balancer to it stays in the VPC, between the two groups above.
         tg = Desired(
             TARGET_GROUP_TYPE,
             target_group_name(name, key),
@@ -144,14 +209,20 @@ def traffic_split(
                 },
             },
         )
+    tls = (
+        {"certificateArn": listener_cfg.certificate_arn, "sslPolicy": listener_cfg.ssl_policy}
+        if https
+        else {}
+    )
     listener = Desired(
         LISTENER_TYPE,
         f"{name}-listener",
         parents,
         {
             "loadBalancerArn": ref(alb.name, "arn"),
-            "port": LISTENER_PORT,
-            "protocol": "HTTP",
+            "port": port,
+            "protocol": "HTTPS" if https else "HTTP",
+            **tls,
             "defaultActions": [
                 {
                     "type": "forward",
@@ -166,4 +237,29 @@ def traffic_split(
             "tags": tags,
         },
     )
-    return TrafficSpec(name, group, rules, alb, groups, bindings, listener)
+    return TrafficSpec(name, group, tuple(rules), alb, groups, bindings, listener, logs)
+
+
+def _log_bucket(
+    name: str, tags: dict[str, str], account_id: str, partition: str, days: int
+) -> BucketSpec:
+    """The access logs' bucket: the stack's secure bucket (private, TLS-only, versioned), SSE-S3,
+    its objects expiring after `days`; ELB's log delivery may put objects under its prefix, for
+    this account's load balancers only."""
+    arn = ref(f"{name}-logs-bucket", "arn")  # secure_bucket names it so
+    delivery = {
+        "Sid": "ElbLogDelivery",
+        "Effect": "Allow",
+        "Principal": {"Service": LOG_DELIVERY},
+        "Action": "s3:PutObject",
+        "Resource": f"{arn}/{ACCESS_LOG_PREFIX}/AWSLogs/{account_id}/*",
+        "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
+    }
+    return secure_bucket(
+        f"{name}-logs",
+        tags,
+        within=(TRAFFIC_SPLIT,),
+        force_destroy=True,
+        policy_statements=(delivery,),
+        expire_days=days,
+    )

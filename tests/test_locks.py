@@ -32,6 +32,7 @@ BUILT_VENVS = {
     "build/policy-pack/venv": "policies/requirements.txt",
     "build/loadtest-venv": "requirements-loadtest.txt",
     "build/advise-venv": "requirements-advise.txt",
+    "build/scan-venv": "requirements-scan.txt",
 }
 
 

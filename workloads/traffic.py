@@ -14,6 +14,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from core.vocabulary import TRAFFIC_SPLIT
+from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.efa import create_rules
 from infra.outputs import Outputs
 from specs.traffic import CHAT_PATH, TrafficSpec
@@ -40,8 +41,16 @@ class TrafficSplit(pulumi.ComponentResource):
         )
         out.publish(spec.security_group.name, id=group.id)
         create_rules(spec.rules, out, child)
+        logs = None
+        if spec.logs is not None:
+            # Before the load balancer: ELB checks it may write there when logging is enabled.
+            logs = SecureBucket(spec.logs.name, SecureBucketArgs(spec.logs, out), opts=child)
         alb = aws.lb.LoadBalancer(
-            spec.load_balancer.name, **out.resolve(spec.load_balancer.kwargs()), opts=child
+            spec.load_balancer.name,
+            **out.resolve(spec.load_balancer.kwargs()),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[logs.policy] if logs is not None else []
+            ),
         )
         out.publish(spec.load_balancer.name, arn=alb.arn)
         bindings = []
@@ -63,5 +72,6 @@ class TrafficSplit(pulumi.ComponentResource):
             **out.resolve(spec.listener.kwargs()),
             opts=pulumi.ResourceOptions(parent=self, depends_on=bindings),
         )
-        self.url = pulumi.Output.concat("http://", alb.dns_name, CHAT_PATH)
+        scheme = "https://" if spec.https else "http://"
+        self.url = pulumi.Output.concat(scheme, alb.dns_name, CHAT_PATH)
         self.register_outputs({"url": self.url})

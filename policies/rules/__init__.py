@@ -27,6 +27,7 @@ from policies.rules import (
     shm_volume,
     single_az,
     tensor_parallel,
+    traffic_tls,
 )
 from policies.rules.base import Enforcement, Finding, Limits, ResourceView, Rule, Violation
 
@@ -54,6 +55,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         public_ingress,
         eks_endpoint,
         hf_token,
+        traffic_tls,
     )
 )
 RULE_NAMES = frozenset(r.name for r in ALL_RULES)

@@ -82,6 +82,37 @@ def _health_check(check: Mapping[str, Any]) -> dict[str, Any]:
 
 _SG_RULE = {"securityGroupId": "GroupId", "cidrIpv4": "CidrIp"}
 
+
+def _access_logs(logs: Mapping[str, Any]) -> list[dict[str, str]]:
+    """aws:lb/loadBalancer accessLogs -> the load balancer's access_logs.s3.* attributes."""
+    return [
+        {"Key": f"access_logs.s3.{k}", "Value": v if isinstance(v, str) else json.dumps(v)}
+        for k, v in logs.items()
+    ]
+
+
+def _lifecycle_rules(rules: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """aws:s3/bucketLifecycleConfiguration rules -> the bucket's LifecycleConfiguration (Prefix
+    instead of Filter, ExpirationInDays instead of expiration.days)."""
+    out = []
+    for r in rules:
+        rule: dict[str, Any] = {"Id": r["id"], "Status": r["status"]}
+        if "filter" in r:
+            rule["Prefix"] = r["filter"].get("prefix", "")
+        if "expiration" in r:
+            rule["ExpirationInDays"] = r["expiration"]["days"]
+        if "noncurrentVersionExpiration" in r:
+            rule["NoncurrentVersionExpiration"] = {
+                "NoncurrentDays": r["noncurrentVersionExpiration"]["noncurrentDays"]
+            }
+        if "abortIncompleteMultipartUpload" in r:
+            rule["AbortIncompleteMultipartUpload"] = {
+                "DaysAfterInitiation": r["abortIncompleteMultipartUpload"]["daysAfterInitiation"]
+            }
+        out.append(rule)
+    return {"Rules": out}
+
+
 MAPPED: dict[str, Mapped] = {
     # --- aws-native: the CloudFormation type itself ------------------------------------------
     "aws-native:sagemaker:Cluster": Mapped("AWS::SageMaker::Cluster"),
@@ -145,6 +176,7 @@ MAPPED: dict[str, Mapped] = {
             "idleTimeout": To(
                 "LoadBalancerAttributes", _one_attribute("idle_timeout.timeout_seconds")
             ),
+            "accessLogs": To("LoadBalancerAttributes", _access_logs),
         },
     ),
     "aws:lb/targetGroup:TargetGroup": Mapped(
@@ -152,6 +184,8 @@ MAPPED: dict[str, Mapped] = {
     ),
     "aws:lb/listener:Listener": Mapped(
         "AWS::ElasticLoadBalancingV2::Listener",
+        # The one server certificate: the first of the listener's Certificates.
+        inputs={"certificateArn": "Certificates.0.CertificateArn"},
         renames={"forward": "ForwardConfig", "arn": "TargetGroupArn"},
     ),
     # --- EKS -------------------------------------------------------------------------------------
@@ -217,7 +251,25 @@ MAPPED: dict[str, Mapped] = {
         "AWS::IAM::OIDCProvider", inputs={"clientIdLists": "ClientIdList"}
     ),
     "aws:kms/key:Key": Mapped(
-        "AWS::KMS::Key", inputs={"deletionWindowInDays": "PendingWindowInDays"}
+        "AWS::KMS::Key",
+        inputs={
+            "deletionWindowInDays": "PendingWindowInDays",
+            "policy": To("KeyPolicy", _policy),
+        },
+    ),
+    # --- CloudWatch Logs and VPC flow logs ------------------------------------------------------
+    "aws:cloudwatch/logGroup:LogGroup": Mapped(
+        "AWS::Logs::LogGroup", inputs={"name": "LogGroupName", "kmsKeyId": "KmsKeyId"}
+    ),
+    "aws:ec2/flowLog:FlowLog": Mapped(
+        "AWS::EC2::FlowLog",
+        # CreateFlowLogs takes VpcIds; CloudFormation one ResourceId and its ResourceType.
+        inputs={
+            "vpcId": "ResourceId",
+            "iamRoleArn": "DeliverLogsPermissionArn",
+            "maxAggregationInterval": "MaxAggregationInterval",
+        },
+        aws_supplies={"ResourceType": "VPC (the provider sends VpcIds)"},
     ),
     # --- S3: the bucket, and its parts pulumi-aws registers as resources of their own ---------
     "aws:s3/bucket:Bucket": Mapped(
@@ -259,6 +311,10 @@ MAPPED: dict[str, Mapped] = {
     ),
     "aws:s3/bucketVersioning:BucketVersioning": Mapped(
         "AWS::S3::Bucket", inputs={"bucket": "BucketName"}
+    ),
+    "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": Mapped(
+        "AWS::S3::Bucket",
+        inputs={"bucket": "BucketName", "rules": To("LifecycleConfiguration", _lifecycle_rules)},
     ),
     "aws:s3/bucketPolicy:BucketPolicy": Mapped(
         "AWS::S3::BucketPolicy", inputs={"policy": To("PolicyDocument", _policy)}

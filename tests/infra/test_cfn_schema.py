@@ -79,7 +79,7 @@ def test_values_not_known_at_preview_are_skipped_not_failed():
     stand_ins = (json.dumps(NOT_KNOWN), json.dumps(NOT_KNOWN_LIST))
     unknown = [d.source.name for d in documents if any(x in json.dumps(d.props) for x in stand_ins)]
     # The security group rules' group ids, the subnets and the cluster's name are outputs.
-    assert {"traffic-ingress-vpc", "traffic-alb", "hyperpod-cluster"} <= set(unknown)
+    assert {"traffic-ingress-nodes", "traffic-alb", "hyperpod-cluster"} <= set(unknown)
     assert check_run(run, region, preview=True) == []
 
 
@@ -130,10 +130,10 @@ BREAKS = {
     "a group description with an apostrophe": (
         "traffic-sg", lambda i: _set(i, "description", SAID), "E3031"),
     "a rule description with an apostrophe": (
-        "traffic-egress-vpc", lambda i: _set(i, "description", "the routers' pods"),
+        "traffic-egress-routers", lambda i: _set(i, "description", "the routers' pods"),
         "API_IpRange.html"),
     "a rule description longer than 255": (
-        "nodes-vpc-ingress", lambda i: _set(i, "description", "x" * 256), "API_IpRange.html"),
+        "nodes-eks-ingress", lambda i: _set(i, "description", "x" * 256), "API_IpRange.html"),
     "six target groups in one forward action": (
         "traffic-listener", _six_target_groups, "load-balancer-limits.html"),
     "a weight above 999": (

@@ -92,8 +92,36 @@ def test_every_ec2_networking_resource_belongs_to_the_component(dev):
         for r in dev.resources
         if r.type.startswith("aws:ec2/") and "/securityGroup:" not in r.type
     ]
-    assert sorted(r.urn for r in children) == sorted(r.urn for r in networking)
+    # The flow logs' key, log group and delivery role are the component's too.
+    flow_logs = [r for r in children if r.name.startswith("network-flow-log")]
+    assert sorted(r.urn for r in children if r not in flow_logs) == sorted(
+        r.urn for r in networking if r not in flow_logs
+    )
     assert all(r.name.startswith("network-") for r in children)
+
+
+def test_the_vpc_logs_its_flows_to_an_encrypted_group_kept_as_configured(dev):
+    """CKV2_AWS_11: flow logs on the VPC; to a KMS-encrypted group CloudWatch Logs of the Region
+    may use the key for, kept network.flowLogRetentionDays."""
+    import json
+
+    (flow,) = dev.of_type("aws:ec2/flowLog:FlowLog")
+    group, key = dev.named("network-flow-logs"), dev.named("network-flow-logs-key")
+    assert flow.inputs["vpcId"] == dev.named("network-vpc").id
+    assert flow.inputs["trafficType"] == "ALL"
+    assert "network-flow-logs" in flow.inputs["logDestination"]  # the group's ARN (mocked)
+    assert group.inputs["name"] == "/hyperpod-dpd/dev/vpc-flow-logs"
+    assert group.inputs["retentionInDays"] == 90 and group.inputs["kmsKeyId"].startswith("arn:")
+    assert key.inputs["enableKeyRotation"] is True
+    logs = json.loads(key.inputs["policy"])["Statement"][1]
+    assert logs["Principal"] == {"Service": "logs.us-east-2.amazonaws.com"}
+    assert logs["Condition"]["ArnEquals"]["kms:EncryptionContext:aws:logs:arn"].endswith(
+        ":log-group:/hyperpod-dpd/dev/vpc-flow-logs"
+    )
+    trust = json.loads(dev.named("network-flow-logs-role").inputs["assumeRolePolicy"])
+    assert trust["Statement"][0]["Condition"]["StringEquals"] == {
+        "aws:SourceAccount": "123456789012"
+    }
 
 
 def test_every_aws_resource_carries_the_stack_tags(dev):

@@ -45,12 +45,14 @@ def test_collector_role_trusts_pod_identity_of_this_cluster_only(dev):
 
 def test_collector_writes_only_to_its_workspace_and_cluster_logs(dev):
     (amp,) = dev.of_type("aws:amp/workspace:Workspace")
-    write, logs = json.loads(dev.named("observability-collector-policy").inputs["policy"])[
-        "Statement"
-    ]
+    write, logs, describe = json.loads(
+        dev.named("observability-collector-policy").inputs["policy"]
+    )["Statement"]
     assert write["Action"] == ["aps:RemoteWrite"]
     assert write["Resource"] == [f"arn:aws:aps:us-east-2:123456789012:workspace/{amp.id}"]
     assert all("/aws/sagemaker/Clusters/" in r for r in logs["Resource"])
+    # The one action IAM matches against "*" only: it lists log groups' names, reads no events.
+    assert (describe["Action"], describe["Resource"]) == (["logs:DescribeLogGroups"], ["*"])
 
 
 def test_grafana_uses_identity_center_and_reads_amp_and_cloudwatch(dev):

@@ -46,7 +46,10 @@ class Prometheus:
             with urllib.request.urlopen(url, timeout=10) as r:
                 body = json.load(r)
         except urllib.error.HTTPError as exc:
-            body = json.load(exc)
+            try:
+                body = json.load(exc)
+            except ValueError:  # not the API's JSON: e.g. 503 while the server is starting
+                raise AssertionError(f"{promql}: HTTP {exc.code} {exc.reason}") from None
         assert body["status"] == "success", f"{promql}: {body.get('error')}"
         return body["data"]
 

@@ -66,10 +66,60 @@ def test_each_target_group_is_bound_to_its_endpoints_router(canary):
     assert namespaces == {"hyperpod-inference-system"}
 
 
-def test_the_entry_point_admits_the_vpc_only(canary):
+CERTIFICATE = "certificateArn: arn:aws:acm:us-east-2:111122223333:certificate/0b7e3c3a"
+
+
+def test_the_entry_point_admits_the_named_clients_and_the_nodes_only(canary):
+    """Not the whole VPC: the nodes' group (in-cluster clients) and trafficListener.allowedCidrs,
+    on the listener's port alone; the balancer reaches the nodes' group only."""
     plan, _ = canary
-    rules = [r for r in plan.run.resources if r.name.startswith("traffic-ingress")]
-    assert [r.inputs["cidrIpv4"] for r in rules] == ["10.0.0.0/16"]
+    rules = {r.name: r.inputs for r in plan.run.resources if r.name.startswith("traffic-")
+             and r.type.startswith("aws:vpc/securityGroup")}  # fmt: skip
+    nodes = plan.run.named("nodes-sg").id
+    own = plan.run.named("traffic-sg").id
+    assert {n: (r.get("cidrIpv4") or r.get("referencedSecurityGroupId"), r["fromPort"],
+                r["toPort"]) for n, r in rules.items()} == {
+        "traffic-ingress-nodes": (nodes, 443, 443),
+        "traffic-ingress-10-20-0-0-16": ("10.20.0.0/16", 443, 443),
+        "traffic-egress-routers": (nodes, 0, 65535),
+        "traffic-to-routers": (own, 0, 65535),
+        "traffic-from-nodes": (own, 443, 443),
+    }  # fmt: skip
+    assert rules["traffic-to-routers"]["securityGroupId"] == nodes
+
+
+def test_the_canary_listens_on_https_with_a_modern_policy_and_logs_its_access(canary):
+    plan, _ = canary
+    (listener,) = plan.run.of_type("aws:lb/listener:Listener")
+    assert (listener.inputs["protocol"], listener.inputs["port"]) == ("HTTPS", 443)
+    assert listener.inputs["sslPolicy"] == "ELBSecurityPolicy-TLS13-1-2-2021-06"
+    assert plan.run.outputs["trafficUrl"].startswith("https://")
+    (alb,) = plan.run.of_type("aws:lb/loadBalancer:LoadBalancer")
+    bucket = plan.run.named("traffic-logs-bucket")
+    assert alb.inputs["accessLogs"] == {"bucket": bucket.id, "prefix": "traffic", "enabled": True}
+    encryption = plan.run.named("traffic-logs-encryption").inputs["rules"][0]
+    # ALB log delivery takes SSE-S3 buckets only.
+    assert encryption["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "AES256"}
+    import json
+
+    statements = json.loads(plan.run.named("traffic-logs-tls-only").inputs["policy"])["Statement"]
+    deny, delivery = statements
+    assert deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    assert delivery["Principal"] == {"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}
+    assert delivery["Resource"].endswith("/traffic/AWSLogs/123456789012/*")
+    assert delivery["Condition"] == {"StringEquals": {"aws:SourceAccount": "123456789012"}}
+    (rule,) = plan.run.named("traffic-logs-lifecycle").inputs["rules"]
+    assert rule["expiration"] == {"days": 90}
+
+
+def test_without_a_certificate_the_listener_is_http_and_the_plan_says_so(tmp_path):
+    plan, _ = _plan(tmp_path, "plain", (CERTIFICATE, "# no certificate: " + CERTIFICATE))
+    (listener,) = plan.run.of_type("aws:lb/listener:Listener")
+    assert (listener.inputs["protocol"], listener.inputs["port"]) == ("HTTP", 80)
+    assert "sslPolicy" not in listener.inputs
+    (found,) = plan.violations
+    assert (found.policy, found.enforcement) == ("hyperpod-dpd-traffic-tls", "advisory")
+    assert "clear text" in found.message and plan.exit_code == 0
 
 
 @pytest.mark.parametrize(("weights", "label"), [((100, 0), "rollback"), ((50, 50), "shift")])

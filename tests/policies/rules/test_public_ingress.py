@@ -13,16 +13,16 @@ from tests.policies.rules.helpers import RULES, findings
 
 
 def test_ingress_from_anywhere(dev):
-    named(dev, "nodes-vpc-ingress").props["cidrIpv4"] = "0.0.0.0/0"
+    named(dev, "nodes-eks-ingress").props["cidrIpv4"] = "0.0.0.0/0"
     assert [m for _, m in findings("hyperpod-dpd-public-ingress", dev)] == [
-        "nodes-vpc-ingress lets in 0.0.0.0/0; restrict it to the VPC or known CIDRs"
+        "nodes-eks-ingress lets in 0.0.0.0/0; restrict it to the VPC or known CIDRs"
     ]
 
 
 def test_ingress_split_into_halves_is_refused(dev):
-    rule = named(dev, "nodes-vpc-ingress").props
+    rule = named(dev, "nodes-eks-ingress").props
     rule["cidrIpv4"] = "0.0.0.0/1"
-    other = copy.deepcopy(named(dev, "nodes-vpc-ingress"))
+    other = copy.deepcopy(named(dev, "nodes-eks-ingress"))
     dev.append(
         type(other)(
             other.type,
@@ -37,7 +37,7 @@ def test_ingress_split_into_halves_is_refused(dev):
 
 
 def _second_ingress(dev, name: str, props: dict) -> None:
-    other = named(dev, "nodes-vpc-ingress")
+    other = named(dev, "nodes-eks-ingress")
     dev.append(type(other)(other.type, name, other.urn + name, {**other.props, **props}))
 
 
@@ -45,7 +45,7 @@ def test_on_a_first_preview_rules_of_unknown_groups_are_not_judged_as_one_group(
     """A first preview: no group has an ID yet. Two pieces that are the internet only together
     (neither /9 alone is a /8 of public space), in rules whose groups are unknown, are not known
     to be one group's: not checkable yet, not a violation."""
-    rule = named(dev, "nodes-vpc-ingress").props
+    rule = named(dev, "nodes-eks-ingress").props
     rule |= {"cidrIpv4": "11.0.0.0/9", "securityGroupId": UNKNOWN}
     _second_ingress(dev, "other-ingress", {"cidrIpv4": "11.128.0.0/9", "securityGroupId": UNKNOWN})
     found = list(RULES["hyperpod-dpd-public-ingress"].check(dev, Limits()))
@@ -55,5 +55,5 @@ def test_on_a_first_preview_rules_of_unknown_groups_are_not_judged_as_one_group(
     rule["cidrIpv4"] = "0.0.0.0/0"
     assert [(f.message, f.unchecked) for f in RULES["hyperpod-dpd-public-ingress"].check(
         dev, Limits())] == [
-        ("nodes-vpc-ingress lets in 0.0.0.0/0; restrict it to the VPC or known CIDRs", False)
+        ("nodes-eks-ingress lets in 0.0.0.0/0; restrict it to the VPC or known CIDRs", False)
     ]  # fmt: skip

@@ -1,0 +1,188 @@
+"""checkov and parliament over the dev, prod and canary plans, each finding keyed so the reviewed
+list (tests/security/reviewed.yaml) can name it.
+
+Both run in build/scan-venv (requirements-scan.txt; `make scan-venv`, which `make test` runs
+first): checkov pins boto3 against the project's and parliament needs pkg_resources, so neither
+fits .venv. checkov judges the manifests of each plan (its Kubernetes framework) and the plan's
+AWS resources rendered as a CloudFormation template through tests/cfn/mapping.py (its
+CloudFormation framework: the same translation cfn-lint judges). parliament judges every IAM
+policy document the plan registers: role policies, managed policies, trust policies, bucket and
+key policies.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = ROOT / "build" / "scan-venv"
+REQUIREMENTS = ROOT / "requirements-scan.txt"
+REVIEWED = Path(__file__).with_name("reviewed.yaml")
+STACKS = ("dev", "prod", "canary")
+RESOURCE_POLICY_TYPES = ("aws:s3/bucketPolicy:BucketPolicy", "aws:kms/key:Key")
+
+
+def scan_venv() -> Path:
+    """build/scan-venv holding exactly requirements-scan.txt (built once, rebuilt on change)."""
+    from hyperpod_dpd.shared.venvs import venv_from
+
+    return venv_from(REQUIREMENTS, VENV)
+
+
+@dataclass(frozen=True, order=True)
+class Found:
+    tool: str  # checkov | parliament
+    check: str  # CKV_AWS_2, RESOURCE_MISMATCH, ...
+    resource: str  # the Pulumi resource's name (checkov k8s: Kind.namespace.name)
+    stack: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.tool} {self.check} {self.resource} ({self.stack}): {self.detail}"
+
+
+def logical_id(name: str, index: int = 0) -> str:
+    """A CloudFormation logical id for Pulumi resource `name` (its `index`-th document)."""
+    base = "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", name) if part)
+    return base + (f"Part{index}" if index else "")
+
+
+def template(run, region: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The run's AWS resources as one CloudFormation template, and logical id -> Pulumi name."""
+    from tests.cfn.check import PARAMETERS, translate
+    from tests.cfn.mapping import MAPPED
+
+    resources: dict[str, Any] = {}
+    names: dict[str, str] = {}
+    # A bucket's parts (versioning, encryption, ...) and a role's attachments are registered as
+    # resources of their own but are properties of one CloudFormation resource: merged into it,
+    # so checkov sees the bucket (or role) whole.
+    owner: dict[tuple[str, str], str] = {}
+    for r in run.resources:
+        if r.type not in MAPPED:
+            continue
+        for i, doc in enumerate(translate(r, region)):
+            ident = next(
+                (str(doc.props[k]) for k in _WHOLE.get(doc.cfn, ()) if k in doc.props), None
+            )
+            key = owner.get((doc.cfn, ident)) if ident else None
+            if key is not None:
+                _merge(resources[key]["Properties"], doc.props)
+                continue
+            key = logical_id(r.name, i)
+            resources[key] = {"Type": doc.cfn, "Properties": json.loads(json.dumps(doc.props))}
+            names[key] = r.name
+            if ident:
+                owner[(doc.cfn, ident)] = key
+    text = json.dumps(resources)
+    params = {k: v for k, v in PARAMETERS.items() if f'"{k}"' in text}
+    out = {"AWSTemplateFormatVersion": "2010-09-09", "Parameters": params, "Resources": resources}
+    return out, names
+
+
+# The property naming the one CloudFormation resource several Pulumi resources are parts of.
+_WHOLE = {"AWS::S3::Bucket": ("BucketName",), "AWS::IAM::Role": ("RoleName",)}
+
+
+def _merge(into: dict[str, Any], part: dict[str, Any]) -> None:
+    for k, v in part.items():
+        if isinstance(v, dict) and isinstance(into.get(k), dict):
+            _merge(into[k], v)
+        elif isinstance(v, list) and isinstance(into.get(k), list):
+            into[k] = into[k] + [x for x in v if x not in into[k]]
+        else:
+            into.setdefault(k, v)
+
+
+def _checkov(directory: Path, framework: str) -> list[dict[str, Any]]:
+    python = scan_venv() / "bin" / "checkov"
+    done = subprocess.run(
+        [str(python), "-d", str(directory), "--framework", framework, "-o", "json", "--quiet",
+         "--compact", "--skip-download"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"checkov failed ({done.returncode}): {done.stderr[-2000:]}")
+    report = json.loads(done.stdout or "{}")
+    reports = report if isinstance(report, list) else [report]
+    return [c for rep in reports for c in rep.get("results", {}).get("failed_checks", [])]
+
+
+def checkov_findings(stack: str, run, manifests: dict[str, Any], workdir: Path) -> list[Found]:
+    region = next(
+        (r.inputs["region"] for r in run.resources if r.type == "pulumi:providers:aws-native"),
+        "us-east-1",
+    )
+    cfn, names = template(run, region)
+    (workdir / "cfn").mkdir(parents=True, exist_ok=True)
+    (workdir / "cfn" / "template.json").write_text(json.dumps(cfn, indent=1))
+    found = []
+    for c in _checkov(workdir / "cfn", "cloudformation"):
+        logical = c["resource"].rsplit(".", 1)[-1]
+        found.append(Found("checkov", c["check_id"], names.get(logical, logical), stack,
+                           c.get("check_name", "")))  # fmt: skip
+    k8s = workdir / "k8s"
+    k8s.mkdir(parents=True, exist_ok=True)
+    for file, manifest in manifests.items():
+        (k8s / file).write_text(yaml.safe_dump(manifest))
+    for c in _checkov(k8s, "kubernetes"):
+        found.append(Found("checkov", c["check_id"], c["resource"], stack, c.get("check_name", "")))
+    return found
+
+
+def policy_documents(run) -> list[dict[str, str]]:
+    """Every IAM policy document the run registers, as run_parliament.py reads them."""
+    docs = []
+    for r in run.resources:
+        for key in ("policy", "assumeRolePolicy"):
+            text = r.inputs.get(key)
+            if not isinstance(text, str) or not text.lstrip().startswith("{"):
+                continue
+            resource = key == "assumeRolePolicy" or r.type in RESOURCE_POLICY_TYPES
+            name = r.name if key == "policy" else f"{r.name}.assumeRolePolicy"
+            docs.append({"name": name, "kind": "resource" if resource else "identity",
+                         "policy": text})  # fmt: skip
+    return docs
+
+
+def parliament_findings(stack: str, run) -> list[Found]:
+    python = scan_venv() / "bin" / "python"
+    lines = "".join(json.dumps(d) + "\n" for d in policy_documents(run))
+    done = subprocess.run(
+        [str(python), str(Path(__file__).with_name("run_parliament.py"))],
+        input=lines, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return [
+        Found("parliament", f["issue"], f["name"], stack, f["detail"])
+        for f in map(json.loads, done.stdout.splitlines())
+    ]
+
+
+@functools.cache
+def reviewed() -> list[dict[str, str]]:
+    """The reviewed list: each entry a tool, a check, a resource (a regular expression over the
+    resource's name) and the reason it is not fixed."""
+    entries = yaml.safe_load(REVIEWED.read_text())["reviewed"]
+    for e in entries:
+        missing = {"tool", "check", "resource", "reason"} - set(e)
+        assert not missing, f"reviewed.yaml entry {e} lacks {missing}"
+    return entries
+
+
+def is_reviewed(f: Found) -> dict[str, str] | None:
+    for e in reviewed():
+        if (
+            e["tool"] == f.tool
+            and e["check"] == f.check
+            and re.fullmatch(e["resource"], f.resource)
+        ):
+            return e
+    return None

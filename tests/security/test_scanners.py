@@ -1,0 +1,44 @@
+"""checkov and parliament judge the dev, prod and canary plans: every finding is fixed or listed,
+with its reason, in tests/security/reviewed.yaml. A new finding fails here, and so does a listed
+one that no plan produces any more (the list stays what is true)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hyperpod_dpd.offline.planner import make_plan
+from tests.conftest import stack_raw, write_project
+from tests.security.scanners import (
+    STACKS,
+    checkov_findings,
+    is_reviewed,
+    parliament_findings,
+    reviewed,
+)
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory):
+    found = []
+    for stack in STACKS:
+        base = tmp_path_factory.mktemp(f"scan-{stack}")
+        plan = make_plan(write_project(base / "project", stack_raw(stack), stack), stack,
+                         base / "plan")  # fmt: skip
+        found += checkov_findings(stack, plan.run, plan.manifests, base / "scan")
+        found += parliament_findings(stack, plan.run)
+    return sorted(set(found))
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("scanners")
+def test_every_finding_is_fixed_or_reviewed(findings):
+    new = [str(f) for f in findings if is_reviewed(f) is None]
+    assert not new, "findings not in tests/security/reviewed.yaml:\n  " + "\n  ".join(new)
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("scanners")
+def test_every_reviewed_entry_still_matches_a_finding(findings):
+    used = {id(is_reviewed(f)) for f in findings}
+    stale = [f"{e['tool']} {e['check']} {e['resource']}" for e in reviewed() if id(e) not in used]
+    assert not stale, f"reviewed.yaml entries no finding matches any more: {stale}"

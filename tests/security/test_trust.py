@@ -1,0 +1,56 @@
+"""Every role an AWS service assumes says on whose behalf: aws:SourceAccount (and where the
+service documents it, aws:SourceArn) in its trust policy, so no other account's resource of the
+same service can have it assumed (IAM: the confused deputy problem,
+https://docs.aws.amazon.com/IAM/latest/UserGuide/confused-deputy.html)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import run_stack, stack_raw
+
+# Service principals whose trust carries no source condition here, each with why.
+UNSCOPED = {
+    # EKS documents the cluster role's trust without source conditions
+    # (https://docs.aws.amazon.com/eks/latest/userguide/cluster-iam-role.html): the role is
+    # passed to one cluster at CreateCluster (iam:PassRole is the guard).
+    "eks.amazonaws.com": "the EKS cluster role, as EKS documents it",
+}
+ACCOUNT = "123456789012"  # the mock engine's caller identity
+
+
+def _service_statements(run):
+    for role in run.of_type("aws:iam/role:Role"):
+        for s in json.loads(role.inputs["assumeRolePolicy"])["Statement"]:
+            services = s.get("Principal", {}).get("Service")
+            if services:
+                yield role.name, services if isinstance(services, list) else [services], s
+
+
+@pytest.mark.parametrize("stack", ["dev", "canary"])
+def test_each_service_trust_names_the_account_it_acts_for(stack):
+    run = run_stack(stack_raw(stack), stack=stack)
+    unscoped = [
+        f"{name}: {services}"
+        for name, services, s in _service_statements(run)
+        if not set(services) <= set(UNSCOPED)
+        and s.get("Condition", {}).get("StringEquals", {}).get("aws:SourceAccount") != ACCOUNT
+    ]
+    assert not unscoped, f"service trusts without aws:SourceAccount: {unscoped}"
+
+
+def test_the_sagemaker_and_grafana_roles_are_for_this_accounts_resources_only():
+    run = run_stack(stack_raw("dev"))
+    arns = {
+        name: s["Condition"]["ArnLike"]["aws:SourceArn"]
+        for name, services, s in _service_statements(run)
+        if "ArnLike" in s.get("Condition", {})
+    }
+    assert arns == {
+        "hyperpod-execution-role": f"arn:aws:sagemaker:us-east-2:{ACCOUNT}:cluster/*",
+        "inference-operator-execution-role": f"arn:aws:sagemaker:us-east-2:{ACCOUNT}:*",
+        "observability-grafana-role": f"arn:aws:grafana:us-east-2:{ACCOUNT}:/workspaces/*",
+        "network-flow-logs-role": f"arn:aws:ec2:us-east-2:{ACCOUNT}:vpc-flow-log/*",
+    }
