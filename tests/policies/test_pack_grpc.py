@@ -222,13 +222,13 @@ def test_a_token_kept_as_a_pulumi_secret_is_not_a_violation(analyzer):
 
 
 def _rule_tests() -> dict[str, ModuleType]:
-    """Each test function of tests/policies/rules/ (one module per rule) by name, with the
+    """Each test function of tests/policies/rules/ and its folders (one module per rule) by name, with the
     module it lives in (a name in two modules would give two cases one id)."""
     tests: dict[str, ModuleType] = {}
-    for info in pkgutil.iter_modules(rule_tests.__path__):
-        if not info.name.startswith("test_"):
+    for info in pkgutil.walk_packages(rule_tests.__path__, f"{rule_tests.__name__}."):
+        if info.ispkg or not info.name.rsplit(".", 1)[-1].startswith("test_"):
             continue
-        module = importlib.import_module(f"{rule_tests.__name__}.{info.name}")
+        module = importlib.import_module(info.name)
         for name, _ in inspect.getmembers(module, inspect.isfunction):
             if name.startswith("test_"):
                 assert name not in tests, f"{name} is defined in two rule test modules"
