@@ -38,7 +38,7 @@ def test_one_role_on_groups_of_two_instance_types(dev_raw):
     edit(dev_raw, f"{NS}:instanceGroups.decode2", {"instanceType": "ml.p5e.48xlarge",
          "instanceCount": 1, "role": "decode"})  # fmt: skip
     message = only_problem(dev_raw)
-    assert message.startswith("hyperpod-dpd:instanceGroups: got {\"decode\": \"ml.p5.48xlarge\"")
+    assert message.startswith('hyperpod-dpd:instanceGroups: got {"decode": "ml.p5.48xlarge"')
     assert "one instance type over the decode groups llama-3-3-70b's decode pool" in message
 
 
