@@ -193,7 +193,8 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
             mode,
             tuple(x.config_key("mode") for x in listed if x.config.mode == "dpd"),
         ),
-        *_each(listed, lambda x: _check_model_matches_checkpoint(x, s.checkpoint)),
+        *(matched := _each(listed, lambda x: _check_model_matches_checkpoint(x, s.checkpoint))),
+        *_check_one_model(listed, {p.key for p in matched}),
         *_each(listed, lambda x: check_derived_names(x.config, x.path)),
         *_each(listed, lambda x: check_colocated(x.config, x.path)),
         *_each(listed, lambda x: check_worker_inputs(x.config, x.path)),
@@ -295,6 +296,31 @@ def _check_model_matches_checkpoint(
                     max_len.set_to(min(DOCS_MAX_MODEL_LEN, model.context_length)),
                 )
             )
+    return problems
+
+
+def _check_one_model(listed: list[EndpointEntry], reported: set[str]) -> list[ConfigProblem]:
+    """One staged checkpoint, one model: every endpoint loads the stack's one modelLocation
+    (specs/endpoint.py, checkpoint.effective_prefix), so endpoints sized for another model than
+    the first's would run the first's weights with numbers (heads, layers, KV cache) that are
+    not theirs. Each one that differs names the first's key (unless the checkpoint check has
+    named its model key already: `reported`)."""
+    first, *rest = listed
+    problems = []
+    for entry in rest:
+        key, theirs = entry.config_key("model"), first.config_key("model")
+        if entry.config.model == first.config.model or key in reported:
+            continue
+        problems.append(
+            ConfigProblem(
+                key,
+                entry.config.model,
+                f"the model of {theirs} ({first.config.model}): the stack stages one checkpoint "
+                "(hyperpod-dpd:checkpoint.source) and every endpoint loads it from the same "
+                "modelLocation",
+                f"{set_fix(key, first.config.model)} (another model needs a stack of its own)",
+            )
+        )
     return problems
 
 

@@ -161,3 +161,18 @@ def test_an_endpoint_pinned_to_the_system_group_names_its_groups():
     message = only_problem(raw)
     assert message.startswith(f'{NS}:endpoints.candidate.groups: got ["system"]')
     assert "system: a group of role system" in message
+
+
+# --- 3: one staged checkpoint, one model -----------------------------------------------------
+
+
+def test_two_endpoints_of_two_models_over_one_checkpoint_are_refused_by_both_keys():
+    """An S3 checkpoint names no model the check of checkpoint.source could compare."""
+    raw = canary_raw()
+    edit(raw, f"{NS}:checkpoint", {"source": "s3://my-models/llama-3.3-70b/"})
+    edit(raw, f"{NS}:endpoints.candidate.model", "llama-3.1-8b")
+    edit(raw, f"{NS}:endpoints.candidate.prefill.tensorParallelSize", 4)
+    message = only_problem(raw)
+    assert message.startswith(f"{NS}:endpoints.candidate.model: got 'llama-3.1-8b'")
+    assert f"the model of {NS}:endpoints.baseline.model (llama-3.3-70b)" in message
+    assert _fixed(raw, message)
