@@ -176,3 +176,32 @@ def test_two_endpoints_of_two_models_over_one_checkpoint_are_refused_by_both_key
     assert message.startswith(f"{NS}:endpoints.candidate.model: got 'llama-3.1-8b'")
     assert f"the model of {NS}:endpoints.baseline.model (llama-3.3-70b)" in message
     assert _fixed(raw, message)
+
+
+# --- 5: maxNumSeqs within the default step budget ---------------------------------------------
+
+
+def test_a_batch_above_vllm_s_default_step_budget_is_refused():
+    raw = canary_raw()
+    edit(raw, f"{NS}:endpoints.candidate.decode.maxNumSeqs", 10000)
+    message = only_problem(raw)
+    assert message.startswith(f"{NS}:endpoints.candidate.decode.maxNumSeqs: got 10000")
+    assert "at most 8192, the step budget (--max-num-batched-tokens) vLLM 0.19.0" in message
+    assert _fixed(raw, message)
+    edit(raw, f"{NS}:endpoints.candidate.decode.args", ["--max-num-batched-tokens", "16384"])
+    assert parse_settings(raw)  # a budget given: the batch fits it
+
+
+def test_the_default_step_budget_follows_the_pool_s_gpu():
+    """A colocated endpoint on L40S nodes: vLLM's default budget there is 2048."""
+    raw = stack_raw("dev")
+    edit(raw, f"{NS}:endpoint.mode", "colocated")
+    edit(raw, f"{NS}:endpoint.model", "llama-3.1-8b")
+    edit(raw, f"{NS}:endpoint.tensorParallelSize", 4)
+    edit(raw, f"{NS}:checkpoint.source", "hf://meta-llama/Llama-3.1-8B-Instruct")
+    edit(raw, f"{NS}:endpoint.replicas", 1)
+    edit(raw, f"{NS}:endpoint.decode.maxNumSeqs", 4096)
+    del raw[f"{NS}:instanceGroups"]["prefill"]
+    edit(raw, f"{NS}:instanceGroups.decode.instanceType", "ml.g6e.12xlarge")
+    message = next(p for p in problems_of(raw) if "maxNumSeqs: got 4096" in p)
+    assert "at most 2048" in message and "ml.g6e.12xlarge" in message
