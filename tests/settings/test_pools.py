@@ -7,6 +7,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from policies.gate import judge
 from settings import parse_settings
 from specs.desired import desired_state
@@ -205,3 +207,25 @@ def test_the_default_step_budget_follows_the_pool_s_gpu():
     edit(raw, f"{NS}:instanceGroups.decode.instanceType", "ml.g6e.12xlarge")
     message = next(p for p in problems_of(raw) if "maxNumSeqs: got 4096" in p)
     assert "at most 2048" in message and "ml.g6e.12xlarge" in message
+
+
+# --- 4: namespaces the stack itself owns ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("namespace", "user"),
+    [
+        ("cert-manager", "the cert-manager add-on"),
+        ("hyperpod-inference-system", "the inference operator add-on"),
+        ("hyperpod-dpd-system", "the checkpoint staging Job"),
+        ("aws-hyperpod", "the dependencies chart's health checks"),
+        ("kube-system", "the HyperPod dependencies chart"),
+    ],
+)
+def test_an_endpoint_in_a_namespace_the_stack_installs_into_is_refused(namespace, user):
+    raw = canary_raw()
+    edit(raw, f"{NS}:endpoints.candidate.namespace", namespace)
+    message = only_problem(raw)
+    assert message.startswith(f"{NS}:endpoints.candidate.namespace: got '{namespace}'")
+    assert f"({namespace} is {user}" in message and "AlreadyExists" in message
+    assert _fixed(raw, message)
