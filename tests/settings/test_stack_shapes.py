@@ -15,10 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from hyperpod_dpd.offline.planner import make_plan
 from policies.gate import judge
 from settings import ConfigError, StackSettings, parse_settings
 from specs.desired import desired_state
-from tests.conftest import stack_raw
+from tests.conftest import stack_raw, write_project
 
 NS = "hyperpod-dpd"
 BASE = stack_raw("dev")
@@ -174,6 +175,20 @@ def test_any_shape_of_endpoints_ends_in_exit_0_1_or_2_by_name(raw):
             assert names_a_drawn_key(problem.key, raw), problem.render()
         return
     judge(desired_state(s, NS, "dev"))  # exit 1 on a mandatory violation, else 0: never raises
+
+
+# Fewer: each stack the settings take runs the whole program through the offline engine.
+@settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+@given(raw=stacks())
+def test_any_shape_of_endpoints_the_settings_take_plans_whole(raw, tmp_path_factory):
+    """What `hyperpod-dpd plan` runs after the settings: the program's components too, not only
+    the specs the gate judges."""
+    try:
+        parse_settings(raw)
+    except ConfigError:
+        return
+    project = write_project(tmp_path_factory.mktemp("shape"), raw)
+    make_plan(project, "dev", project / "plan")  # a PolicyStop is a plan too: it returns
 
 
 def test_the_key_check_tells_drawn_keys_from_others():
