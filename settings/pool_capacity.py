@@ -15,9 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
+from core.problems import ConfigProblem
 from settings.cluster import InstanceGroups
 from settings.endpoints import EndpointEntry, placement, scaling_of
-from settings.errors import ConfigProblem, full_key, set_fix
+from settings.errors import full_key, set_fix
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,11 @@ The checks after these (sizing, numbers, capacity, GPU types) read each pool's g
 
 from __future__ import annotations
 
+from core.problems import ConfigProblem
 from core.vocabulary import DPD_ROLES
 from settings.cluster import InstanceGroups, gpu_groups, groups_with_role
 from settings.endpoints import EndpointEntry, placement
-from settings.errors import ConfigProblem, full_key, set_fix
+from settings.errors import full_key, set_fix
 
 
 def check_placed(listed: list[EndpointEntry], groups: InstanceGroups) -> list[ConfigProblem]:
