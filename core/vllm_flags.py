@@ -29,6 +29,15 @@ def vllm_aliases() -> dict[str, str]:
     return _data()["aliases"]
 
 
+def default_batched_tokens(gpu_memory_mib: int, gpu_model: str) -> int:
+    """`vllm serve`'s --max-num-batched-tokens when none is given (chunked prefill on, the
+    default performance mode), on a GPU of `gpu_memory_mib` named `gpu_model`: the pinned
+    vLLM's EngineArgs.get_batch_defaults, as the extraction recorded it (batch_defaults)."""
+    d = _data()["batch_defaults"]
+    large = gpu_memory_mib >= d["large_gpu_gib"] * 1024 and d["not_named"] not in gpu_model.lower()
+    return d["large" if large else "other"]["max_num_batched_tokens"]
+
+
 def vllm_version() -> str:
     return _data()["vllm"]
 

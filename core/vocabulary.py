@@ -65,14 +65,29 @@ IEC_KIND = "InferenceEndpointConfig"
 # --- Namespaces and the router --------------------------------------------------------------
 OPERATOR_NAMESPACE = "hyperpod-inference-system"  # the operator and every endpoint's router
 STAGING_NAMESPACE = "hyperpod-dpd-system"  # this stack's (the checkpoint staging Job)
-# Namespaces an endpoint must not use: Kubernetes' own (kube-*), the operator's, HyperPod's and
-# the staging namespace (created and deleted with the staging component).
-RESERVED_NAMESPACES = (
-    OPERATOR_NAMESPACE,
-    STAGING_NAMESPACE,
-    "aws-hyperpod",
-    "hyperpod-observability",
-)
+OBSERVABILITY_NAMESPACE = "hyperpod-observability"  # the observability add-on's collector
+# kube-system: the HyperPod dependencies chart's release and the add-ons the operator needs (the
+# S3 and FSx CSI drivers, metrics-server: their service accounts, infra/operator.py).
+SYSTEM_NAMESPACE = "kube-system"
+# The dependencies chart's deep-health-check creates it (aws/sagemaker-hyperpod-cli,
+# helm_chart/HyperPodHelmChart/charts/deep-health-check/templates/aws-hyperpod-namespace.yaml).
+HYPERPOD_NAMESPACE = "aws-hyperpod"
+# The cert-manager EKS add-on runs in its own namespace (EKS User Guide, "cert-manager"
+# community add-on: https://docs.aws.amazon.com/eks/latest/userguide/community-addons.html).
+CERT_MANAGER_NAMESPACE = "cert-manager"
+# What the stack itself installs, by the namespace each part runs in: the components take their
+# namespaces from here, so a part added with a namespace of its own adds it to the list.
+STACK_NAMESPACES: dict[str, str] = {
+    "the inference operator add-on (its KEDA, every endpoint's router)": OPERATOR_NAMESPACE,
+    "the checkpoint staging Job": STAGING_NAMESPACE,
+    "the observability add-on": OBSERVABILITY_NAMESPACE,
+    "the HyperPod dependencies chart and the CSI and metrics-server add-ons": SYSTEM_NAMESPACE,
+    "the dependencies chart's health checks": HYPERPOD_NAMESPACE,
+    "the cert-manager add-on": CERT_MANAGER_NAMESPACE,
+}
+# Namespaces an endpoint must not use: creating one again fails with AlreadyExists, and removing
+# the endpoint would delete it. Kubernetes' own (kube-*) are refused by prefix.
+RESERVED_NAMESPACES = tuple(dict.fromkeys(STACK_NAMESPACES.values()))
 # The router's Service, the one definition traffic (the split's TargetGroupBinding), verify
 # and benchmark use. The operator creates it for every endpoint with intelligent routing, which
 # this stack enables in both modes (specs/iec.py), in its own namespace, as

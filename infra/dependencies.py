@@ -14,7 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from core.versions import HYPERPOD_DEPENDENCIES_CHART
-from core.vocabulary import GPU_RESOURCE
+from core.vocabulary import GPU_RESOURCE, SYSTEM_NAMESPACE
 from infra.charts import resolve_chart
 
 GPU_TAINT_KEY = GPU_RESOURCE
@@ -53,7 +53,7 @@ class HyperPodDependencies(pulumi.ComponentResource):
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
             name="dependencies",  # the release name the AWS docs use
-            namespace="kube-system",
+            namespace=SYSTEM_NAMESPACE,
             # Project-relative, with its sub-charts vendored by `hyperpod-dpd fetch`: the same
             # input on every machine, and no preview downloads anything.
             chart=resolve_chart(pin),

@@ -12,14 +12,14 @@ import pulumi
 import pulumi_aws as aws
 
 from core.versions import OBSERVABILITY_ADDON_VERSION
-from core.vocabulary import OBSERVABILITY
+from core.vocabulary import OBSERVABILITY, OBSERVABILITY_NAMESPACE
 from infra.iam import inline_policy, pod_identity_trust, role_with_policies, service_trust
 from infra.outputs import Outputs
 from specs.base import Desired
 from specs.iam import managed_policy
 
 ADDON_NAME = "amazon-sagemaker-hyperpod-observability"
-NAMESPACE = "hyperpod-observability"
+NAMESPACE = OBSERVABILITY_NAMESPACE
 SERVICE_ACCOUNT = "hyperpod-observability-operator-otel-collector"
 # Metric families of the add-on; inference metrics are what DPD tuning needs.
 METRIC_LEVELS = {

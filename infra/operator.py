@@ -16,7 +16,7 @@ import pulumi
 import pulumi_aws as aws
 
 from core.versions import ALB_CONTROLLER_POLICY, OPERATOR_DEPENDENCY_ADDONS
-from core.vocabulary import INFERENCE_OPERATOR, OPERATOR_NAMESPACE
+from core.vocabulary import INFERENCE_OPERATOR, OPERATOR_NAMESPACE, SYSTEM_NAMESPACE
 from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.charts import resolve_file
 from infra.iam import (
@@ -37,8 +37,8 @@ NAMESPACE = OPERATOR_NAMESPACE
 OPERATOR_SA = "hyperpod-inference-controller-manager"  # add-on install (Helm: ...-operator-...)
 ALB_SA = "aws-load-balancer-controller"
 KEDA_SA = "keda-operator"
-S3_CSI_SA = ("kube-system", "s3-csi-driver-sa")
-FSX_CSI_SA = ("kube-system", "fsx-csi-controller-sa")
+S3_CSI_SA = (SYSTEM_NAMESPACE, "s3-csi-driver-sa")
+FSX_CSI_SA = (SYSTEM_NAMESPACE, "fsx-csi-controller-sa")
 # The chart refuses an execution role whose name lacks this prefix when installed as add-on.
 EXECUTION_ROLE_PREFIX = "SageMakerHyperPodInference"
 

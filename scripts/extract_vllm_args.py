@@ -210,9 +210,43 @@ def extract(texts: dict[str, str], version: str) -> dict:
         "vllm": version,
         "source": {p: hashlib.sha256(t.encode()).hexdigest() for p, t in sorted(texts.items())},
         "kinds": "none: no value; one: one word; optional: one word or none; several: 1+ words",
+        "batch_defaults": batch_defaults(engine),
         "aliases": dict(sorted(aliases.items())),
         "flags": dict(sorted(flags.items())),
     }
+
+
+def _server_value(branch: list[ast.stmt], target: str) -> int:
+    """The OPENAI_API_SERVER entry of the dict `branch` assigns to `target`."""
+    for node in branch:
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == target:
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
+                if ast.unparse(key) == "UsageContext.OPENAI_API_SERVER":
+                    return ast.literal_eval(value)
+    raise ValueError(f"no OPENAI_API_SERVER {target} in get_batch_defaults' branch")
+
+
+def batch_defaults(engine: ast.Module) -> dict:
+    """`vllm serve`'s defaults of --max-num-batched-tokens and --max-num-seqs on a GPU, from
+    EngineArgs.get_batch_defaults: the larger ones for a device of at least `large_gpu_gib`
+    GiB whose name does not hold `not_named` (A100: vllm-project/vllm#17885), else the others."""
+    function = _method(engine, "EngineArgs", "get_batch_defaults")
+    test = next(
+        n
+        for n in ast.walk(function)
+        if isinstance(n, ast.If) and "device_memory" in ast.unparse(n.test)
+    )
+    memory, name = test.test.values  # device_memory >= N * GiB_bytes and "a100" not in ...
+    gib = ast.literal_eval(memory.comparators[0].left)
+    not_named = ast.literal_eval(name.left)
+    values = {
+        which: {
+            field: _server_value(branch, f"default_{field}")
+            for field in ("max_num_batched_tokens", "max_num_seqs")
+        }
+        for which, branch in (("large", test.body), ("other", test.orelse))
+    }
+    return {"large_gpu_gib": gib, "not_named": not_named, **values}
 
 
 def render(data: dict) -> str:

@@ -20,7 +20,7 @@ from core.catalog import INSTANCES
 from core.problems import ConfigProblem
 from core.regions import partition_of
 from core.vocabulary import GPU_ROLES
-from settings.cluster import EksConfig, InstanceGroups, groups_with_role
+from settings.cluster import EksConfig, InstanceGroups
 from settings.errors import full_key, set_fix
 
 # EKS: at most 40 CIDR blocks in publicAccessCidrs (EKS User Guide, "Cluster API server endpoint").
@@ -29,7 +29,7 @@ MAX_PUBLIC_ACCESS_CIDRS = 40
 
 def check_aws_limits(groups: InstanceGroups, eks: EksConfig, region: str) -> list[ConfigProblem]:
     """Instance types HyperPod offers, the number of groups CreateCluster takes, one instance
-    type per GPU role (the endpoint names one per role), EKS's public CIDR limit, role ARNs of
+    EKS's public CIDR limit, role ARNs of
     the Region's partition with names IAM accepts, training plans of the Region, a Region the
     partition has."""
     key = full_key(("instanceGroups",))
@@ -65,15 +65,6 @@ def check_aws_limits(groups: InstanceGroups, eks: EksConfig, region: str) -> lis
             key, sorted(groups), f"at most {MAX_INSTANCE_GROUPS} groups (CreateCluster's limit)",
             "merge groups of one role and instance type (raise instanceCount instead)",
         ))  # fmt: skip
-    for role in GPU_ROLES:
-        kinds = {n: g.instance_type for n, g in groups_with_role(groups, role).items()}
-        if len(set(kinds.values())) > 1:
-            problems.append(ConfigProblem(
-                key, kinds,
-                f"one instance type for role {role} (the InferenceEndpointConfig names one "
-                "instance type per role)",
-                _same_type_fix(kinds, role),
-            ))  # fmt: skip
     cidrs = eks.public_access_cidrs
     if len(cidrs) > MAX_PUBLIC_ACCESS_CIDRS:
         problems.append(ConfigProblem(
@@ -97,15 +88,6 @@ def _merged_cidrs_fix(cidrs: list[str]) -> str:
     if len(merged) <= MAX_PUBLIC_ACCESS_CIDRS:
         return f"merge neighbouring ranges (the same addresses): {set_fix(key, merged)}"
     return "merge neighbouring ranges into wider CIDRs (they do not merge into 40 as they are)"
-
-
-def _same_type_fix(kinds: dict[str, str], role: str) -> str:
-    """Every group of the role on the type most of them (or the first, by name) have."""
-    names = sorted(kinds)
-    common = max(sorted(set(kinds.values())), key=lambda t: sum(v == t for v in kinds.values()))
-    others = [n for n in names if kinds[n] != common]
-    keys = " and ".join(full_key(("instanceGroups", n, "instanceType")) for n in others)
-    return f"set {keys} to {common} (or give those groups another role than {role})"
 
 
 def _check_role_arns(eks: EksConfig, region: str) -> list[ConfigProblem]:

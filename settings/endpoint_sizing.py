@@ -10,7 +10,7 @@ from core.gpu_memory import StepBudget, step_budget
 from core.gpu_types import gpu_spec
 from core.kv_cache import DOCS_PROMPT_TOKENS
 from core.problems import ConfigProblem
-from core.sizing import SizingReport, size
+from core.sizing import SizingReport, size, validate_tp
 from core.vocabulary import PROJECT
 from settings.cluster import InstanceGroups, gpu_groups, groups_with_role, instance_type_for
 from settings.endpoint import EndpointConfig
@@ -61,9 +61,11 @@ def _decoder_type(e: EndpointConfig, groups: InstanceGroups) -> str:
 
 def check_sizing_inputs(entry: EndpointEntry, groups: InstanceGroups) -> list[ConfigProblem]:
     """The model must be known and TP must fit it and the node (see core/sizing.py), named
-    where each number was given."""
+    where each number was given: the decoder's through its sizing, every other pool's TP on
+    its own (check_pool_tp)."""
     try:
         size_endpoint(entry, groups)
+        problems = check_pool_tp(entry, groups)
     except SizingError as exc:
         numbers = entry.numbers
         decoder = numbers.of_role("decode")
@@ -92,7 +94,46 @@ def check_sizing_inputs(entry: EndpointEntry, groups: InstanceGroups) -> list[Co
             else f"{exc.fix.rstrip('.')}: {set_fix(key, exc.suggestion)}"
         )
         return [ConfigProblem(key, exc.value, exc.problem, fix)]
-    return []
+    return problems
+
+
+def check_pool_tp(entry: EndpointEntry, groups: InstanceGroups) -> list[ConfigProblem]:
+    """Each pool's --tensor-parallel-size divides the model's attention heads and divides or is
+    a multiple of its KV heads, as vLLM requires of every worker (core/sizing.py validate_tp):
+    a DPD endpoint's prefill pool has its own TP (endpoints.<key>.prefill.tensorParallelSize or
+    its args), which the decoder's sizing does not see. Judged on the pool's own groups (the
+    type with the fewest GPUs); a TP beyond a node's GPUs given in args is
+    settings/number_checks.py's. Raises SizingError for an unknown model (the caller's)."""
+    model = load_model(entry.config.model)
+    problems = []
+    for pool in entry.numbers.pools.values():
+        if pool.pool in ("decode", "colocated"):
+            continue  # the decoder: size_endpoint validates it
+        tp = pool.tensor_parallel_size
+        specs = [
+            gpu_spec(groups[n].instance_type)
+            for n in placement(entry, pool.pool, groups, alone=False)
+        ]
+        known = sorted(filter(None, specs), key=lambda i: i.gpu_count)
+        if not known or (tp.flag and tp.value > known[0].gpu_count):
+            continue
+        try:
+            validate_tp(model, known[0], tp.value)
+        except SizingError as exc:
+            fix = (
+                exc.fix
+                if exc.suggestion is None
+                else f"{exc.fix.rstrip('.')}: {tp.set_to(exc.suggestion)}"
+            )
+            problems.append(
+                ConfigProblem(
+                    tp.key,
+                    tp.shown,
+                    f"{pool.pool} TP {exc.problem}",
+                    fix,
+                )
+            )
+    return problems
 
 
 # The fix offered rounds the largest step budget that fits down to a multiple of this (vLLM's

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from core.gpu_types import gpus_per_node
 from core.problems import ConfigProblem
 from core.vocabulary import DPD_ROLES, endpoint_config_path, endpoint_resource_name
 from settings.cluster import InstanceGroups, gpu_groups, groups_with_role
@@ -111,12 +110,10 @@ def check_endpoints(
     endpoint: EndpointConfig,
     endpoint_given: bool,
     endpoints: Mapping[str, EndpointConfig],
-    groups: InstanceGroups,
 ) -> list[ConfigProblem]:
-    """One way to declare endpoints; each pinned group exists and fits; autoscaling is whole; no
-    group is promised more GPUs than it has, at every endpoint's maximum replicas (one endpoint
-    at fixed replicas: the role-capacity policy judges that, as it always has); no two render
-    the same Kubernetes names (settings/endpoint_names.py)."""
+    """One way to declare endpoints; autoscaling is whole; no two render the same Kubernetes
+    names (settings/endpoint_names.py). Where they run is settings/pools.py's, whether it has
+    room settings/pool_capacity.py's."""
     if endpoint_given and endpoints:
         key = full_key(("endpoints",))
         return [
@@ -130,60 +127,8 @@ def check_endpoints(
             )
         ]
     all_entries = entries(endpoint, endpoints)
-    problems = [p for entry in all_entries for p in _check_pins(entry, groups)]
-    problems += [p for entry in all_entries for p in _check_scaling(entry)]
-    scaled = any(entry.config.autoscaling is not None for entry in all_entries)
-    if not problems and (len(all_entries) > 1 or scaled):
-        problems += _check_gpu_budget(all_entries, groups)
+    problems = [p for entry in all_entries for p in _check_scaling(entry)]
     return problems + check_unique_names(endpoints) + check_unique_deployments(endpoints)
-
-
-def _check_pins(entry: EndpointEntry, groups: InstanceGroups) -> list[ConfigProblem]:
-    pinned = entry.config.groups
-    if pinned is None:
-        return []
-    key = entry.config_key("groups")
-    pools = entry.pools()
-    fitting = sorted(n for n, g in groups.items() if g.role in pools)
-    problems = []
-    for name in pinned:
-        group = groups.get(name)
-        if group is None or group.role not in pools:
-            what = "no such group" if group is None else f"a group of role {group.role}"
-            problems.append(
-                ConfigProblem(
-                    key,
-                    pinned,
-                    f"instance group keys of role {' or '.join(pools)} ({name}: {what}); "
-                    f"groups that fit: {', '.join(fitting) or 'none'}",
-                    set_fix(key, [n for n in pinned if n in fitting] or fitting[:1])
-                    + ", or add the group under hyperpod-dpd:instanceGroups",
-                )
-            )
-    for pool in pools:
-        mine = [n for n in pinned if n in groups and groups[n].role == pool]
-        if entry.config.mode == "dpd" and len(mine) > 1:
-            problems.append(
-                ConfigProblem(
-                    key,
-                    pinned,
-                    f"at most one {pool} group: a DPD role's pods select their nodes by one "
-                    f"nodeSelector ({', '.join(mine)} are all {pool})",
-                    f"keep one {pool} group: "
-                    + set_fix(key, [n for n in pinned if n not in mine[1:]]),
-                )
-            )
-        elif not mine and not problems:
-            problems.append(
-                ConfigProblem(
-                    key,
-                    pinned,
-                    f"a group for each of its pools ({', '.join(pools)}); none is {pool}",
-                    f"add a {pool} group's key: "
-                    + set_fix(key, [*pinned, *[n for n in fitting if groups[n].role == pool][:1]]),
-                )
-            )
-    return problems
 
 
 def _check_scaling(entry: EndpointEntry) -> list[ConfigProblem]:
@@ -297,61 +242,3 @@ def _one_pool(a: AutoscalingConfig) -> dict:
     pool's, else the prefill's."""
     shared = {k: v for k, v in _scaling_dict(a).items() if k not in DPD_ROLES}
     return _complete({**_scaling_dict(a.prefill), **_scaling_dict(a.decode), **shared}, "decode")
-
-
-def _budget_fix(where: set[str], groups: InstanceGroups, short: int) -> str:
-    """Add the missing nodes to the largest of the groups (or lower maxReplicas or replicas, or
-    pin the endpoints to other groups)."""
-    name = max(sorted(where), key=lambda n: groups[n].instance_count)
-    key = full_key(("instanceGroups", name, "instanceCount"))
-    return (
-        f"{set_fix(key, groups[name].instance_count + short)}; or lower maxReplicas or replicas, "
-        "or pin the endpoints to other groups (endpoints.<name>.groups)"
-    )
-
-
-def _check_gpu_budget(
-    all_entries: list[EndpointEntry], groups: InstanceGroups
-) -> list[ConfigProblem]:
-    """Each worker owns a node (it requests all its GPUs): the endpoints' pools that can land on
-    one set of groups must fit its nodes at their maximum replicas. Pools sharing any group are
-    judged together (they compete for the same nodes)."""
-    alone = len(all_entries) <= 1
-    demands = []  # (groups, entry, pool, nodes)
-    for entry in all_entries:
-        for pool in entry.pools():
-            where = placement(entry, pool, groups, alone)
-            demands.append((set(where), entry, pool, entry.replicas(pool, at="max")))
-    # Join pools whose groups overlap, until the sets are disjoint.
-    clusters: list[tuple[set[str], list]] = []
-    for where, entry, pool, nodes in demands:
-        merged = [c for c in clusters if c[0] & where]
-        members = [(entry, pool, nodes)]
-        for c in merged:
-            clusters.remove(c)
-            where = where | c[0]
-            members = c[1] + members
-        clusters.append((where, members))
-    problems = []
-    for where, members in clusters:
-        if not where:
-            continue
-        have_nodes = sum(groups[n].instance_count for n in where)
-        want_nodes = sum(nodes for _, _, nodes in members)
-        if want_nodes <= have_nodes:
-            continue
-        per_node = max(gpus_per_node(groups[n].instance_type) for n in where)
-        claims = ", ".join(
-            f"{entry.label} {pool} {nodes} x {per_node} GPUs" for entry, pool, nodes in members
-        )
-        problems.append(
-            ConfigProblem(
-                full_key(("instanceGroups",)),
-                {n: groups[n].instance_count for n in sorted(where)},
-                f"room for every endpoint at its maximum replicas: groups {', '.join(sorted(where))} "
-                f"have {have_nodes * per_node} GPUs ({have_nodes} nodes), the endpoints can claim "
-                f"{want_nodes * per_node} ({claims})",
-                _budget_fix(where, groups, want_nodes - have_nodes),
-            )
-        )
-    return problems

@@ -12,7 +12,7 @@ from pydantic.alias_generators import to_camel
 from core.cidrs import parse_cidr
 from core.regions import AZ_ID_PATTERN, REGION_PATTERN
 from core.units import BYTE_SIZE_FORMS, parse_byte_size
-from core.vocabulary import RESERVED_NAMESPACES
+from core.vocabulary import RESERVED_NAMESPACES, STACK_NAMESPACES
 
 # Patterns and how error messages describe them to users.
 CIDR_PATTERN = r"^[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}$"
@@ -92,8 +92,12 @@ def bucket_rules(value: str) -> str:
 
 def _own_namespace(value: str) -> str:
     if value.startswith("kube-") or value in RESERVED_NAMESPACES:
+        users = [part for part, ns in STACK_NAMESPACES.items() if ns == value]
+        why = f" ({value} is {users[0]}'s)" if users else ""
         raise ValueError(
-            f"a namespace this stack may own: not kube-* nor one of {', '.join(RESERVED_NAMESPACES)}"
+            "a namespace this stack may own: not kube-* nor one the stack installs into, "
+            f"{', '.join(RESERVED_NAMESPACES)}{why}: creating it again fails with AlreadyExists, "
+            "and removing the endpoint would delete it"
         )
     return value
 

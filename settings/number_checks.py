@@ -9,6 +9,7 @@ import math
 
 from core.gpu_types import gpu_spec
 from core.problems import ConfigProblem
+from core.vllm_flags import default_batched_tokens, vllm_version
 from core.vocabulary import PROJECT
 from settings.cluster import InstanceGroups
 from settings.endpoints import EndpointEntry, placement
@@ -28,6 +29,7 @@ def check_numbers(entry: EndpointEntry, groups: InstanceGroups, alone: bool) -> 
     for pool in numbers.pools.values():
         problems += _check_parallel(entry, pool, groups, alone)
         problems += _check_batch(entry, pool)
+        problems += _check_default_budget(entry, pool, groups, alone)
     return problems + _check_colocated_budget(entry) + _check_long_prefill(entry)
 
 
@@ -84,6 +86,44 @@ def _check_batch(entry: EndpointEntry, pool: PoolNumbers) -> list[ConfigProblem]
         f"{seqs.set_to(budget.value)}, or raise {where}"
         if seqs.source == "args"
         else f"{budget.set_to(seqs.value)}, or lower {seqs.key}",
+    )]  # fmt: skip
+
+
+# Flags that change vLLM's default step budget (EngineArgs._set_default_max_num_seqs_and_
+# batched_tokens_args): without chunked prefill it is at least --max-model-len, in throughput
+# mode twice the default. With either in a role's args the default is not judged here.
+_BUDGET_CHANGERS = ("--enable-chunked-prefill", "--no-enable-chunked-prefill", "--performance-mode")
+
+
+def _check_default_budget(
+    entry: EndpointEntry, pool: PoolNumbers, groups: InstanceGroups, alone: bool
+) -> list[ConfigProblem]:
+    """A --max-num-seqs (maxNumSeqs) within vLLM's default step budget when none is set: vLLM
+    refuses at start-up a max_num_seqs greater than max_num_batched_tokens
+    (vllm/config/scheduler.py), and `vllm serve`'s default is the pinned vLLM's for the pool's
+    GPU (core/vllm_flags.py default_batched_tokens: 8192 on H100/H200, 2048 on smaller GPUs and
+    A100), judged on the pool's type with the smallest."""
+    seqs = pool.max_num_seqs
+    if pool.max_num_batched_tokens is not None:
+        return []  # a budget given: _check_batch / _check_colocated_budget judge it
+    role = "decode" if pool.pool == "colocated" else pool.pool
+    args = getattr(entry.config, role).args
+    if any(str(a).split("=", 1)[0] in _BUDGET_CHANGERS for a in args):
+        return []
+    specs = [gpu_spec(groups[n].instance_type) for n in placement(entry, pool.pool, groups, alone)]
+    budgets = sorted(
+        (default_batched_tokens(s.gpu_memory_mib, s.gpu_model), s.name) for s in specs if s
+    )
+    if not budgets or seqs.value <= budgets[0][0]:
+        return []
+    budget, itype = budgets[0]
+    return [ConfigProblem(
+        seqs.key, seqs.shown,
+        f"at most {budget}, the step budget (--max-num-batched-tokens) vLLM {vllm_version()} "
+        f"defaults to on {itype}'s GPUs when none is set: vLLM refuses at start-up a "
+        "max_num_seqs greater than max_num_batched_tokens",
+        f"{seqs.set_to(budget)}, or set --max-num-batched-tokens to {seqs.value} or more in "
+        f"{entry.config_key(role, 'args')}",
     )]  # fmt: skip
 
 

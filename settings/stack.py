@@ -28,6 +28,7 @@ from settings.cluster import (
     EksConfig,
     InferenceOperatorConfig,
     InstanceGroupConfig,
+    InstanceGroups,
     check_access_entries,
     check_groups,
     check_kubernetes,
@@ -53,6 +54,8 @@ from settings.network import NetworkConfig, check_flow_logs, check_vpc, check_zo
 from settings.number_checks import check_numbers
 from settings.observability import ObservabilityConfig
 from settings.policy import PolicyConfig, check_policy_names
+from settings.pool_capacity import check_pool_capacity
+from settings.pools import check_placed, check_pool_types
 from settings.traffic import (
     TARGET_GROUP_NAME_MAX,
     TRAFFIC_KEY_MAX,
@@ -197,29 +200,45 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *check_kubernetes(s.eks),
         *check_access_entries(s.eks),
         *check_groups(groups, mode),
-        *check_gpu_group_types(groups, listed),
         *check_checkpoint(s.checkpoint),
-        *_each(listed, lambda x: check_sizing_inputs(x, groups)),
         *check_policy_names(s.policy),
         *check_operator(
             s.inference_operator,
             mode,
             tuple(x.config_key("mode") for x in listed if x.config.mode == "dpd"),
         ),
-        *_each(listed, lambda x: _check_model_matches_checkpoint(x, s.checkpoint)),
+        *(matched := _each(listed, lambda x: _check_model_matches_checkpoint(x, s.checkpoint))),
+        *_check_one_model(listed, {p.key for p in matched}),
         *_each(listed, lambda x: check_derived_names(x.config, x.path)),
         *_each(listed, lambda x: check_colocated(x.config, x.path)),
         *_each(listed, lambda x: check_worker_inputs(x.config, x.path)),
-        *_each(listed, lambda x: check_numbers(x, groups, alone=len(listed) == 1)),
-        *_each(listed, lambda x: check_step_budget(x, groups, alone=len(listed) == 1)),
+        *_placed_checks(listed, groups),
         # Pulumi.yaml declares endpoint's defaults: the single endpoint counts as given when it
         # differs from them.
-        *check_endpoints(s.endpoint, s.endpoint != EndpointConfig(), s.endpoints, groups),
+        *check_endpoints(s.endpoint, s.endpoint != EndpointConfig(), s.endpoints),
         *check_traffic(s.traffic, listed),
         *check_traffic_listener(s.traffic_listener, s.traffic, s.region),
         *check_aws_limits(groups, s.eks, s.region),
         *(check_system_fits_jobs(groups) if s.checkpoint.staging == "job" else []),
         *_check_scaling_has_metrics(listed, s.observability.enabled),
+    ]
+
+
+def _placed_checks(listed: list[EndpointEntry], groups: InstanceGroups) -> list[ConfigProblem]:
+    """Where each pool runs (settings/pools.py), then, when every pool has groups to run on, the
+    checks that read them: GPU types, sizing, numbers, step budget, one type per DPD pool, room
+    at maximum replicas."""
+    placed = check_placed(listed, groups)
+    if placed:
+        return placed
+    alone = len(listed) == 1
+    return [
+        *check_gpu_group_types(groups, listed),
+        *_each(listed, lambda x: check_sizing_inputs(x, groups)),
+        *_each(listed, lambda x: check_numbers(x, groups, alone=alone)),
+        *_each(listed, lambda x: check_step_budget(x, groups, alone=alone)),
+        *check_pool_types(listed, groups),
+        *check_pool_capacity(listed, groups),
     ]
 
 
@@ -292,6 +311,31 @@ def _check_model_matches_checkpoint(
                     max_len.set_to(min(DOCS_MAX_MODEL_LEN, model.context_length)),
                 )
             )
+    return problems
+
+
+def _check_one_model(listed: list[EndpointEntry], reported: set[str]) -> list[ConfigProblem]:
+    """One staged checkpoint, one model: every endpoint loads the stack's one modelLocation
+    (specs/endpoint.py, checkpoint.effective_prefix), so endpoints sized for another model than
+    the first's would run the first's weights with numbers (heads, layers, KV cache) that are
+    not theirs. Each one that differs names the first's key (unless the checkpoint check has
+    named its model key already: `reported`)."""
+    first, *rest = listed
+    problems = []
+    for entry in rest:
+        key, theirs = entry.config_key("model"), first.config_key("model")
+        if entry.config.model == first.config.model or key in reported:
+            continue
+        problems.append(
+            ConfigProblem(
+                key,
+                entry.config.model,
+                f"the model of {theirs} ({first.config.model}): the stack stages one checkpoint "
+                "(hyperpod-dpd:checkpoint.source) and every endpoint loads it from the same "
+                "modelLocation",
+                f"{set_fix(key, first.config.model)} (another model needs a stack of its own)",
+            )
+        )
     return problems
 
 

@@ -170,8 +170,8 @@ BROKEN: dict[str, tuple[dict, int, str]] = {
     ),
     "more decoders than decode nodes": (
         {"endpoint.decode.replicas": 3},
-        1,
-        "hyperpod-dpd-role-capacity",
+        2,
+        f"{NS}:instanceGroups.decode.instanceCount",
     ),
     "AZ of another Region": ({"availabilityZoneId": "usw2-az1"}, 2, f"{NS}:availabilityZoneId"),
     "Kubernetes 1.34": ({"eks.kubernetesVersion": "1.34"}, 2, f"{NS}:eks.kubernetesVersion"),

@@ -55,3 +55,18 @@ def test_what_each_flag_takes_follows_vllms_argparse_setup():
 def test_vllm_reads_underscores_as_dashes_up_to_a_dotted_sub_key():
     assert canonical("--tensor_parallel_size") == "--tensor-parallel-size"
     assert canonical("--compilation_config.cudagraph_mode") == "--compilation-config"
+
+
+def test_the_default_step_budget_is_the_pinned_vllm_s_for_the_gpu():
+    """vllm serve's default --max-num-batched-tokens (EngineArgs.get_batch_defaults, extracted
+    from the recorded source): 8192 on a GPU of 70 GiB or more, except A100s; else 2048."""
+    from core.gpu_types import gpu_spec
+    from core.vllm_flags import default_batched_tokens
+
+    def on(instance_type: str) -> int:
+        spec = gpu_spec(instance_type)
+        return default_batched_tokens(spec.gpu_memory_mib, spec.gpu_model)
+
+    assert on("ml.p5.48xlarge") == on("ml.p5e.48xlarge") == 8192  # H100 80 GiB, H200
+    assert on("ml.p4de.24xlarge") == 2048  # A100 80 GiB: vllm-project/vllm#17885
+    assert on("ml.g6e.12xlarge") == 2048  # L40S 48 GiB

@@ -37,7 +37,9 @@ def test_an_instance_type_hyperpod_does_not_offer(dev_raw):
 def test_one_role_on_groups_of_two_instance_types(dev_raw):
     edit(dev_raw, f"{NS}:instanceGroups.decode2", {"instanceType": "ml.p5e.48xlarge",
          "instanceCount": 1, "role": "decode"})  # fmt: skip
-    assert "one instance type for role decode" in only_problem(dev_raw)
+    message = only_problem(dev_raw)
+    assert message.startswith('hyperpod-dpd:instanceGroups: got {"decode": "ml.p5.48xlarge"')
+    assert "one instance type over the decode groups llama-3-3-70b's decode pool" in message
 
 
 def test_more_public_cidrs_than_eks_takes(dev_raw):

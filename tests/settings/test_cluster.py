@@ -24,6 +24,7 @@ def test_dpd_needs_every_role(dev_raw, role):
 
 def test_colocated_needs_only_a_gpu_group_and_system(dev_raw):
     edit(dev_raw, f"{NS}:endpoint.mode", "colocated")
+    edit(dev_raw, f"{NS}:endpoint.replicas", 1)  # the one decode node
     edit(dev_raw, f"{NS}:instanceGroups.prefill")
     assert parse_settings(dev_raw).endpoint.mode == "colocated"
     edit(dev_raw, f"{NS}:instanceGroups.decode")

@@ -73,10 +73,13 @@ def test_endpoints_that_can_claim_more_gpus_than_a_group_has_are_refused():
     raw[f"{NS}:traffic"] = {"baseline": 90, "candidate": 5, "second": 5}
     problems = problems_of(raw)
     assert len(problems) == 2  # the prefill group and the decode group
-    decode = next(p for p in problems if "groups decode " in p)
-    assert decode.startswith('hyperpod-dpd:instanceGroups: got {"decode": 1}')
-    assert "have 8 GPUs (1 nodes), the endpoints can claim 16" in decode
-    assert "candidate decode 1 x 8 GPUs, second decode 1 x 8 GPUs" in decode
+    decode = next(p for p in problems if "group decode " in p)
+    assert decode.startswith("hyperpod-dpd:instanceGroups.decode.instanceCount: got 1")
+    assert "group decode has 1 node, the pools want 2" in decode
+    assert (
+        "candidate decode 1 (hyperpod-dpd:endpoints.candidate.decode.replicas); "
+        "second decode 1 (hyperpod-dpd:endpoints.second.decode.replicas)"
+    ) in decode
 
 
 def test_the_budget_counts_each_pool_at_its_autoscaling_maximum():
@@ -86,7 +89,8 @@ def test_the_budget_counts_each_pool_at_its_autoscaling_maximum():
                    "target": 16},
     })  # fmt: skip
     message = only_problem(raw)
-    assert "groups decode have 8 GPUs (1 nodes), the endpoints can claim 24" in message
+    assert "group decode has 1 node, the pools want 3 (candidate decode 3 (" in message
+    assert "endpoints.candidate.autoscaling.decode.maxReplicas)); 2 replicas would stay" in message
     edit(raw, f"{NS}:instanceGroups.decode.instanceCount", 3)
     assert parse_settings(raw).endpoints["candidate"].autoscaling.decode.max_replicas == 3
 
