@@ -207,6 +207,11 @@ RULE_NAMES: tuple[str, ...] = (
     "hyperpod-dpd-hf-token",
 )
 
+# Rules only `hyperpod-dpd diff` can judge (they compare two plans: hyperpod_dpd/offline/
+# coherent.py), levelled by hyperpod-dpd:policy as the rules above are.
+COHERENT_CHANGE_RULE = "hyperpod-dpd-coherent-change"
+DIFF_RULE_NAMES: tuple[str, ...] = (COHERENT_CHANGE_RULE,)
+
 
 def urn(stack: str, project: str, types: tuple[str, ...], name: str) -> str:
     """The URN the engine gives resource `name` of type `types[-1]` inside components of

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from core.exits import EXIT_FAILED, EXIT_OK
+from core.vocabulary import DIFF_RULE_NAMES
 from hyperpod_dpd.offline.endpoint_summary import endpoint_rows
 from hyperpod_dpd.offline.engine import ProgramRun, run_program
 from hyperpod_dpd.offline.summary import render_summary
@@ -190,6 +191,8 @@ def plan_facts(plan: Plan) -> dict[str, Any]:
         "endpoints": endpoint_rows(plan.settings),
         # Each endpoint's numbers per pool, with where each came from (settings/numbers.py).
         "numbers": {entry.label: entry.numbers.to_json() for entry in plan.settings.entries()},
+        # The levels of the rules `diff` judges against the base plan (this stack's policy).
+        "diffRules": {name: plan.settings.policy.diff_rule_level(name) for name in DIFF_RULE_NAMES},
         "costPerHour": {
             "total": total(lines),
             "lines": [
