@@ -31,6 +31,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.catalog import SizingError, load_model
+from core.gpu_memory import weights_bytes_per_rank
+
 GB = 10**9
 IMAGE_BYTES = int(17.7 * GB)  # the vLLM server image, compressed (AWS container caching blog)
 IMAGE_PULL_BYTES_PER_S = IMAGE_BYTES / (525 - 258)  # 267 s saved by caching it
@@ -39,6 +42,15 @@ NVME_READ_BYTES_PER_S = 26.4 * GB / 7.5  # fastsafetensors' NVMe peak / its best
 PCIE_BYTES_PER_S = 64 * GB  # PCIe Gen5 x16, one way
 WARM_UP_SECONDS = 23 - 4.88  # runai-model-streamer: vLLM ready 23 s, of which 4.88 s loading
 PHASES = ("image pull", "weights read", "load to GPU", "warm-up")
+
+
+def checkpoint_bytes(model_name: str) -> int | None:
+    """The staged weights of the endpoint's model (every rank's share: the whole checkpoint);
+    None when the model is unknown (check_sizing_inputs reports it)."""
+    try:
+        return weights_bytes_per_rank(load_model(model_name), 1)
+    except SizingError:
+        return None
 
 
 @dataclass(frozen=True)

@@ -205,6 +205,7 @@ RULE_NAMES: tuple[str, ...] = (
     "hyperpod-dpd-public-ingress",
     "hyperpod-dpd-eks-endpoint",
     "hyperpod-dpd-hf-token",
+    "hyperpod-dpd-cold-start",
 )
 
 # Rules only `hyperpod-dpd diff` can judge (they compare two plans: hyperpod_dpd/offline/

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.cold_start import ColdStart, cold_start
+from core.cold_start import ColdStart, checkpoint_bytes, cold_start
 from core.ec2_instances import INSTANCE_FACTS
 from settings.cluster import InstanceGroups
 from settings.endpoints import EndpointEntry, placement, scaling_of
-from settings.model_cache import checkpoint_bytes
 
 
 @dataclass(frozen=True)

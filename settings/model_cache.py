@@ -14,9 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from core.catalog import SizingError, load_model
+from core.cold_start import checkpoint_bytes
 from core.ec2_instances import INSTANCE_FACTS
-from core.gpu_memory import weights_bytes_per_rank
 from core.instance_facts import InstanceFacts
 from core.versions import MODEL_CACHE_MINIMUM_OPERATOR
 from settings.cluster import InferenceOperatorConfig, InstanceGroups
@@ -24,15 +23,6 @@ from settings.endpoints import EndpointEntry, placement
 from settings.errors import ConfigProblem, full_key, set_fix
 
 GB = 10**9  # EC2's TotalSizeInGB is decimal
-
-
-def checkpoint_bytes(model_name: str) -> int | None:
-    """The staged weights of the endpoint's model (every rank's share: the whole checkpoint);
-    None when the model is unknown (check_sizing_inputs reports it)."""
-    try:
-        return weights_bytes_per_rank(load_model(model_name), 1)
-    except SizingError:
-        return None
 
 
 def _version(text: str) -> tuple[int, ...]:
