@@ -14,7 +14,7 @@ An estimate from published figures, each cited, scaled by the node's own EC2 num
 - Weights read. With an S3 model source the operator mounts the bucket through the Mountpoint
   S3 CSI driver and vLLM reads the safetensors through it. A 70B model (141 GB) takes 5-10
   minutes from a cold S3 fetch (AWS DPD troubleshooting, "Pod startup issues",
-  https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-dpd-troubleshooting.html):
+  https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-ts-dpd.html):
   141 GB in 600 s, the slow end, is 235 MB/s; never faster than the node's network. With the
   weights cache the node's NVMe instance store serves them: the safetensors loader reads
   26.4 GB/s / 7.5 = 3.5 GB/s from NVMe (fastsafetensors, arXiv 2505.23072: up to 26.4 GB/s,
