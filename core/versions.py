@@ -55,6 +55,9 @@ HYPERPOD_DEPENDENCIES_CHART = GitHubChart(
 # version that carries each (AWS docs: DPD page "--addon-version v1.3.0-eksbuild.1" for 3.2;
 # release notes for 3.3 and 3.4). DPD (pdSpec) needs 3.2 or newer.
 DPD_MINIMUM_OPERATOR = (3, 2)
+# spec.modelCacheConfig (weightsCache, imageCache) arrived with 3.3 (its CRD, specs/schema/
+# inferenceendpointconfig-v3.3.json; AWS docs, sagemaker-hyperpod-model-deployment-model-caching).
+MODEL_CACHE_MINIMUM_OPERATOR = (3, 3)
 OPERATOR_ADDON_VERSIONS: dict[str, str] = {
     # 3.1: colocated endpoints only (caching and routing docs: add-on v1.2.1 for >= 3.1.3).
     "3.1": "v1.2.1-eksbuild.1",

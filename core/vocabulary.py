@@ -221,8 +221,14 @@ RULE_NAMES: tuple[str, ...] = (
     "hyperpod-dpd-public-ingress",
     "hyperpod-dpd-eks-endpoint",
     "hyperpod-dpd-hf-token",
+    "hyperpod-dpd-cold-start",
     "hyperpod-dpd-traffic-tls",
 )
+
+# Rules only `hyperpod-dpd diff` can judge (they compare two plans: hyperpod_dpd/offline/
+# coherent.py), levelled by hyperpod-dpd:policy as the rules above are.
+COHERENT_CHANGE_RULE = "hyperpod-dpd-coherent-change"
+DIFF_RULE_NAMES: tuple[str, ...] = (COHERENT_CHANGE_RULE,)
 
 
 def urn(stack: str, project: str, types: tuple[str, ...], name: str) -> str:

@@ -11,7 +11,8 @@ name beyond IAM's rules. The facts come from botocore's own service models and e
 read once here so the settings import no botocore (core stays standard library only).
 
 The EC2 numbers of each of those instance types (vCPUs, memory, network interfaces, IPv4
-addresses per interface, EFA interfaces, architecture, and the count, memory and name of its
+addresses per interface, EFA interfaces, architecture, the primary interface's baseline
+bandwidth, the instance store's size and NVMe support, and the count, memory and name of its
 NVIDIA GPUs) come from moto's bundled copy of EC2's DescribeInstanceTypes
 (moto/ec2/resources/instance_types.json.gz, keyed by the EC2 name, without `ml.`): the settings
 check with them that a system node holds the staging Job and that the subnets hold the nodes'
@@ -55,6 +56,7 @@ def instance_facts(info: dict[str, Any]) -> InstanceFacts:
     cards = {c["NetworkCardIndex"]: c for c in network.get("NetworkCards", [])}
     default_card = cards.get(network.get("DefaultNetworkCardIndex", 0))
     # Only NVIDIA GPUs count: the workers request nvidia.com/gpu (NVIDIA's device plugin).
+    storage = info.get("InstanceStorageInfo", {})
     gpus = [g for g in info.get("GpuInfo", {}).get("Gpus", []) if g["Manufacturer"] == "NVIDIA"]
     if len({(g["Name"], g["MemoryInfo"]["SizeInMiB"]) for g in gpus}) > 1:
         # One kind per type in every type moto knows; a mixed one would need a per-GPU table.
@@ -71,6 +73,9 @@ def instance_facts(info: dict[str, Any]) -> InstanceFacts:
         ipv4_per_eni=network["Ipv4AddressesPerInterface"],
         efa_interfaces=network.get("EfaInfo", {}).get("MaximumEfaInterfaces", 0),
         x86_64="x86_64" in info["ProcessorInfo"]["SupportedArchitectures"],
+        network_gbps=(default_card or network["NetworkCards"][0])["BaselineBandwidthInGbps"],
+        instance_store_gb=storage.get("TotalSizeInGB", 0),
+        instance_store_nvme=storage.get("NvmeSupport", "unsupported") in ("required", "supported"),
         gpu_count=sum(g["Count"] for g in gpus),
         gpu_memory_mib=gpus[0]["MemoryInfo"]["SizeInMiB"] if gpus else 0,
         gpu_model=gpus[0]["Name"] if gpus else "",
@@ -145,7 +150,8 @@ def render() -> dict[Path, str]:
         "",
         f"MOTO_VERSION = {moto.__version__!r}",
         "# EC2 DescribeInstanceTypes (moto's copy), per HyperPod instance type: I(vcpus,",
-        "# memory_mib, max_enis, default_card_enis, ipv4_per_eni, efa_interfaces, x86_64), and for",
+        "# memory_mib, max_enis, default_card_enis, ipv4_per_eni, efa_interfaces, x86_64,",
+        "# network_gbps, instance_store_gb, instance_store_nvme), and for",
         "# a type with NVIDIA GPUs (gpu_count, gpu_memory_mib per GPU, gpu_model) after them.",
         "INSTANCE_FACTS = {",
         *(f"    {t!r}: {_facts_text(f)}," for t, f in sorted(facts.items())),

@@ -160,6 +160,24 @@ class AutoscalingConfig(ScalingConfig):
     decode: ScalingConfig | None = Field(None, description="DPD: the decode pool's.")
 
 
+class CacheConfig(SettingsModel):
+    """The operator's model caches (spec.modelCacheConfig, operator 3.3 and newer: AWS model
+    caching page, sagemaker-hyperpod-model-deployment-model-caching)."""
+
+    weights: bool = Field(
+        False,
+        description="Operator >= 3.3: keep the staged weights on the nodes' instance-store NVMe "
+        "(modelCacheConfig.weightsCache, at /opt/dlami/nvme): a new pod on a warm node reads "
+        "them locally instead of from S3. Needs an instance type with NVMe instance store, big "
+        "enough for every cached endpoint that may run on it (each keeps its own directory).",
+    )
+    image: bool = Field(
+        False,
+        description="Operator >= 3.3: pre-pull the worker image on the pools' nodes "
+        "(modelCacheConfig.imageCache), so a new pod skips the image pull.",
+    )
+
+
 class EndpointConfig(SettingsModel):
     name: DnsLabel = Field(
         "llama-3-3-70b", description="InferenceEndpointConfig name (a DNS-1123 label)."
@@ -260,6 +278,11 @@ class EndpointConfig(SettingsModel):
         None,
         description="Colocated: minReplicas, maxReplicas, metric or query, target. DPD: the same "
         "per role under prefill and decode. Unset: fixed replicas.",
+    )
+    cache: CacheConfig = Field(
+        default_factory=CacheConfig,
+        description="The operator's caches (3.3 and newer), for a faster pod start: weights "
+        "(on the nodes' NVMe) and image (pre-pulled). Default: both off.",
     )
 
 

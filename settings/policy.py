@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from core.problems import ConfigProblem
-from core.vocabulary import RULE_NAMES
+from core.vocabulary import DIFF_RULE_NAMES, RULE_NAMES
 from settings.errors import full_key
 from settings.fields import SettingsModel
 
@@ -17,22 +17,37 @@ PolicyLevel = Literal["mandatory", "advisory", "disabled"]
 class PolicyConfig(SettingsModel):
     enforcement: dict[str, PolicyLevel] = Field(
         default_factory=dict,
-        description="Per-rule enforcement override, e.g. {hyperpod-dpd-shm-volume: mandatory}.",
+        description="Per-rule enforcement override, e.g. {hyperpod-dpd-shm-volume: mandatory}. "
+        "Also hyperpod-dpd-coherent-change, which `hyperpod-dpd diff` judges (an in-place change "
+        "of a DPD endpoint that its two pools roll separately): mandatory makes diff exit 1.",
     )
     advisories_mandatory: bool = Field(
-        False, description="Treat every advisory rule as mandatory (stricter stacks, e.g. prod)."
+        False,
+        description="Treat every advisory rule as mandatory (stricter stacks, e.g. prod), "
+        "hyperpod-dpd-coherent-change of `hyperpod-dpd diff` included.",
     )
+
+    def diff_rule_level(self, name: str) -> PolicyLevel:
+        """The level of a rule `hyperpod-dpd diff` judges (core/vocabulary.py DIFF_RULE_NAMES):
+        its own override, else mandatory with advisoriesMandatory, else advisory."""
+        own = self.enforcement.get(name)
+        if own is not None:
+            return own
+        return "mandatory" if self.advisories_mandatory else "advisory"
 
 
 def check_policy_names(policy: PolicyConfig) -> list[ConfigProblem]:
     """Enforcement overrides name rules that exist."""
     problems = []
     for name in policy.enforcement:
-        if name not in RULE_NAMES:
+        if name not in RULE_NAMES and name not in DIFF_RULE_NAMES:
             key = full_key(("policy", "enforcement", name))
             problems.append(
                 ConfigProblem(
-                    key, name, "a rule name: " + ", ".join(sorted(RULE_NAMES)), "fix the rule name"
+                    key,
+                    name,
+                    "a rule name: " + ", ".join(sorted({*RULE_NAMES, *DIFF_RULE_NAMES})),
+                    "fix the rule name",
                 )
             )
     return problems

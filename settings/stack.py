@@ -50,6 +50,7 @@ from settings.errors import full_key, set_fix
 from settings.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
 from settings.gpu_groups import check_gpu_group_types
 from settings.jobs import JobsConfig
+from settings.model_cache import check_model_cache
 from settings.network import NetworkConfig, check_flow_logs, check_vpc, check_zones
 from settings.number_checks import check_numbers
 from settings.observability import ObservabilityConfig
@@ -209,6 +210,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         ),
         *(matched := _each(listed, lambda x: _check_model_matches_checkpoint(x, s.checkpoint))),
         *_check_one_model(listed, {p.key for p in matched}),
+        *check_model_cache(listed, s.inference_operator, groups),
         *_each(listed, lambda x: check_derived_names(x.config, x.path)),
         *_each(listed, lambda x: check_colocated(x.config, x.path)),
         *_each(listed, lambda x: check_worker_inputs(x.config, x.path)),

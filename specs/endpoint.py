@@ -28,6 +28,7 @@ from specs.iec import (
     EnvVar,
     HttpProbe,
     InferenceEndpointConfig,
+    ModelCacheConfig,
     PdSpec,
     Probes,
     Resources,
@@ -196,6 +197,8 @@ def build_endpoint(
         if spec_has_field(s.inference_operator.version, "loadBalancer", "idleTimeoutSeconds")
         else None,
         node_affinity=where.affinity,
+        # The settings refuse a cache on an operator without the field (settings/model_cache.py).
+        model_cache=ModelCacheConfig(weights=e.cache.weights, image=e.cache.image),
         volumes=volumes,
         tags=dict(tags or {}),
         labels={MODE_LABEL: e.mode},

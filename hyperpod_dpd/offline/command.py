@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from core.collector import collector_paused
-from core.exits import EXIT_OK
+from core.exits import EXIT_FAILED, EXIT_OK
 
 
 def plan(args: argparse.Namespace, project_dir: Path) -> int:
@@ -39,4 +39,5 @@ def diff(args: argparse.Namespace, project_dir: Path) -> int:
     print(text)
     if args.out:
         args.out.write_text(text if text.endswith("\n") else text + "\n")
-    return EXIT_OK
+    # A mandatory finding (the head stack's hyperpod-dpd:policy) fails the pull request's check.
+    return EXIT_FAILED if d.mandatory_failures else EXIT_OK

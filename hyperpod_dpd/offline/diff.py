@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.vocabulary import COHERENT_CHANGE_RULE
+from hyperpod_dpd.offline.coherent import CoherentChange, coherent_changes
 from hyperpod_dpd.offline.iteration import Advisory, advisories
 from settings import ConfigError, ConfigProblem
 
@@ -70,6 +72,13 @@ class PlanDiff:
     fixed_violations: list[dict[str, str]]
     # One variable per iteration (iteration.py): DPD endpoints changing several at once.
     advisories: list[Advisory] = field(default_factory=list)
+    # In-place changes of what a DPD endpoint's two pools must agree on (coherent.py).
+    coherent: list[CoherentChange] = field(default_factory=list)
+
+    @property
+    def mandatory_failures(self) -> list[CoherentChange]:
+        """What the head stack's policy makes mandatory: `diff` exits 1 on any."""
+        return [c for c in self.coherent if c.level == "mandatory"]
 
     @property
     def empty(self) -> bool:
@@ -257,4 +266,11 @@ def diff_plans(base: PlanData, head: PlanData) -> PlanDiff:
         new_violations=[head_v[k] for k in sorted(head_v.keys() - base_v.keys())],
         fixed_violations=[base_v[k] for k in sorted(base_v.keys() - head_v.keys())],
         advisories=advisories(base.resources, head.resources),
+        coherent=coherent_changes(base.resources, head.resources, _level(head)),
     )
+
+
+def _level(plan: PlanData) -> str:
+    """The head stack's level of the coherent-change rule (advisory for a plan written before
+    plan.json had it; disabled: no findings)."""
+    return (plan.facts.get("diffRules") or {}).get(COHERENT_CHANGE_RULE, "advisory")

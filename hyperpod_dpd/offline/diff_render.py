@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from core.vocabulary import COHERENT_CHANGE_RULE
 from hyperpod_dpd.offline.diff import PlanDiff, plan_cost
 from hyperpod_dpd.offline.endpoint_summary import endpoint_table
 
@@ -31,6 +32,14 @@ def render_markdown(d: PlanDiff) -> str:
     if replacing:
         lines += ["", "> [!WARNING]", "> These changes **replace** resources (delete and create):"]
         lines += [f"> - `{_short(c.urn)}` ({c.type}): {', '.join(c.replace)}" for c in replacing]
+    for change in d.coherent:
+        mandatory = change.level == "mandatory"
+        lines += [
+            "",
+            "> [!CAUTION]" if mandatory else "> [!IMPORTANT]",
+            f"> **{'Mandatory' if mandatory else 'Advisory'}, coherent change "
+            f"(`{COHERENT_CHANGE_RULE}`):** {change.message}",
+        ]
     for advisory in d.advisories:
         lines += [
             "",
@@ -103,6 +112,7 @@ def render_text(d: PlanDiff) -> str:
         f"  number {k}: {a} -> {b}" + (f" ({w})" if w else "")
         for k, (a, b, w) in d.number_changes.items()
     ]
+    out += [f"  {c.level.upper()} coherent change: {c.message}" for c in d.coherent]
     out += [f"  ADVISORY one variable per iteration: {a.message}" for a in d.advisories]
     out.append(
         f"  cost per hour: {plan_cost(d.base):.2f} -> {plan_cost(d.head):.2f} ({d.cost_delta:+.2f})"
@@ -125,6 +135,7 @@ def render_json(d: PlanDiff) -> str:
                 k: {"base": a, "head": b, "from": w} for k, (a, b, w) in d.number_changes.items()
             },
             "advisories": [a.to_json() for a in d.advisories],
+            "coherentChanges": [c.to_json() for c in d.coherent],
             "costPerHour": {
                 "base": plan_cost(d.base),
                 "head": plan_cost(d.head),

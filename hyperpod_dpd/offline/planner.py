@@ -20,9 +20,10 @@ from typing import Any
 import yaml
 
 from core.exits import EXIT_FAILED, EXIT_OK
+from core.vocabulary import DIFF_RULE_NAMES
 from hyperpod_dpd.offline.endpoint_summary import endpoint_rows
 from hyperpod_dpd.offline.engine import ProgramRun, run_program
-from hyperpod_dpd.offline.summary import render_summary
+from hyperpod_dpd.offline.summary import cold_start_json, render_summary
 from hyperpod_dpd.shared.cost import hourly_cost, total
 from hyperpod_dpd.shared.output_dirs import claim, clear
 from infra.stack_config import HANDED_SETTINGS
@@ -190,6 +191,10 @@ def plan_facts(plan: Plan) -> dict[str, Any]:
         "endpoints": endpoint_rows(plan.settings),
         # Each endpoint's numbers per pool, with where each came from (settings/numbers.py).
         "numbers": {entry.label: entry.numbers.to_json() for entry in plan.settings.entries()},
+        # A new worker's start per endpoint and pool, by phase, caches off and on.
+        "coldStart": cold_start_json(plan.settings),
+        # The levels of the rules `diff` judges against the base plan (this stack's policy).
+        "diffRules": {name: plan.settings.policy.diff_rule_level(name) for name in DIFF_RULE_NAMES},
         "costPerHour": {
             "total": total(lines),
             "lines": [

@@ -13,6 +13,7 @@ from core.units import format_gib
 from hyperpod_dpd.offline.endpoint_summary import headline, render_endpoints
 from hyperpod_dpd.shared.cost import hourly_cost, total
 from settings import StackSettings
+from settings.cold_starts import pool_cold_starts
 from settings.endpoints import EndpointEntry
 from settings.numbers import EffectiveNumbers, Given
 from settings.stack import endpoint_sizing
@@ -115,6 +116,57 @@ def render_sizing(settings: StackSettings, entry: EndpointEntry, level: str = "#
     return lines
 
 
+def cold_start_json(settings: StackSettings) -> dict[str, dict[str, dict]]:
+    """plan.json's coldStart: per endpoint and pool, seconds per phase, caches off, on and as
+    configured (settings/cold_starts.py)."""
+    listed = settings.entries()
+    alone = len(listed) == 1
+    return {
+        entry.label: {
+            c.pool: c.to_json() for c in pool_cold_starts(entry, settings.instance_groups, alone)
+        }
+        for entry in listed
+    }
+
+
+def render_cold_start(settings: StackSettings) -> list[str]:
+    """summary.md's estimate of a new worker's start, scheduled to ready, per endpoint and pool:
+    caches off / caches on (a warm node), by phase (core/cold_start.py cites each figure)."""
+    listed = settings.entries()
+    rows = [
+        (entry, c)
+        for entry in listed
+        for c in pool_cold_starts(entry, settings.instance_groups, len(listed) == 1)
+    ]
+    if not rows:
+        return []
+    out = [
+        "",
+        "## Cold start, scheduled to ready (estimate: caches off / on)",
+        "",
+        "| endpoint | pool | instance | image pull | weights read | load to GPU | warm-up | "
+        "total | caches | autoscaled |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for entry, c in rows:
+        off, on = c.off.to_json(), c.on.to_json()
+        phases = " | ".join(
+            f"{off[k]} s / {on[k]} s" for k in ("imagePull", "weightsRead", "loadToGpu", "warmUp")
+        )
+        cache = entry.config.cache
+        caches = ", ".join(n for n in ("weights", "image") if getattr(cache, n)) or "off"
+        out.append(
+            f"| {entry.label} | {c.pool} | {c.instance_type} | {phases} | "
+            f"{off['total']} s / {on['total']} s | {caches} | {'yes' if c.autoscaled else 'no'} |"
+        )
+    out += [
+        "",
+        "Figures and their sources: core/cold_start.py. The weights cache helps a node that "
+        "already holds the files; a new node reads from S3 first.",
+    ]
+    return out
+
+
 def render_cost(settings: StackSettings) -> list[str]:
     lines = hourly_cost(settings)
     out = ["", f"## Cost per hour: ${total(lines):,.2f} (estimate)", ""]
@@ -139,6 +191,7 @@ def render_summary(plan: Any) -> str:
             lines += ["", f"### Endpoint `{entry.key}`", "", "| | |", "|---|---|"]
             lines += [f"| {k} | {v} |" for k, v in endpoint_facts(s, entry)]
             lines += render_sizing(s, entry, level="####")
+    lines += render_cold_start(s)
     lines += ["", f"## Resources ({len(plan.run.resources)})", "", "| type | count |", "|---|---|"]
     lines += [f"| `{t}` | {n} |" for t, n in resource_counts(plan.run.resources)]
     if plan.stopped:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from policies.rules import (
+    cold_start,
     efa,
     eks_endpoint,
     gpu_memory,
@@ -55,6 +56,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         public_ingress,
         eks_endpoint,
         hf_token,
+        cold_start,
         traffic_tls,
     )
 )

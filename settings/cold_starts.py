@@ -1,0 +1,64 @@
+"""Each pool's cold start, caches off and on (core/cold_start.py), on the slowest node it may
+land on: what the plan shows per endpoint and pool (summary.md, plan.json)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.cold_start import ColdStart, checkpoint_bytes, cold_start
+from core.ec2_instances import INSTANCE_FACTS
+from settings.cluster import InstanceGroups
+from settings.endpoints import EndpointEntry, placement, scaling_of
+
+
+@dataclass(frozen=True)
+class PoolColdStart:
+    pool: str
+    instance_type: str
+    off: ColdStart  # both caches off
+    on: ColdStart  # both caches on (on a warm node)
+    current: ColdStart  # as the endpoint's cache settings have it
+    autoscaled: bool
+
+    def to_json(self) -> dict:
+        return {
+            "instanceType": self.instance_type,
+            "autoscaled": self.autoscaled,
+            "cachesOff": self.off.to_json(),
+            "cachesOn": self.on.to_json(),
+            "asConfigured": self.current.to_json(),
+        }
+
+
+def pool_cold_starts(
+    entry: EndpointEntry, groups: InstanceGroups, alone: bool
+) -> list[PoolColdStart]:
+    """One per pool of `entry` whose model and instance type have numbers (none otherwise)."""
+    size = checkpoint_bytes(entry.config.model)
+    if size is None:
+        return []
+    cache = entry.config.cache
+    out = []
+    for pool in entry.pools():
+        kinds = {groups[g].instance_type for g in placement(entry, pool, groups, alone)}
+        known = [k for k in sorted(kinds) if k in INSTANCE_FACTS]
+        if not known:
+            continue
+        kind = min(known, key=lambda k: INSTANCE_FACTS[k].network_gbps)  # the slowest
+        tp = entry.numbers.pools[pool].tensor_parallel_size.value
+        gbps = INSTANCE_FACTS[kind].network_gbps
+
+        def start(weights: bool, image: bool, tp: int = tp, gbps: float = gbps) -> ColdStart:
+            return cold_start(size, tp, gbps, weights_cached=weights, image_cached=image)
+
+        out.append(
+            PoolColdStart(
+                pool,
+                kind,
+                off=start(False, False),
+                on=start(True, True),
+                current=start(cache.weights, cache.image),
+                autoscaled=scaling_of(entry.config, pool) is not None,
+            )
+        )
+    return out
