@@ -27,6 +27,7 @@ from settings.fields import (
     Namespace,
     SettingsModel,
 )
+from settings.slo import OptionalSlo
 
 DEFAULT_IMAGE = DLC_VLLM_IMAGE
 
@@ -259,6 +260,12 @@ class EndpointConfig(SettingsModel):
         None,
         description="Colocated: minReplicas, maxReplicas, metric or query, target. DPD: the same "
         "per role under prefill and decode. Unset: fixed replicas.",
+    )
+    slo: OptionalSlo = Field(
+        None,
+        description="Service level objectives (ttftP50Ms, ttftP99Ms, itlP99Ms, errorRate, "
+        "minRequests, baselineMargin): the endpoint's alert rules and `hyperpod-dpd canary` "
+        "judge by them. Unset: hyperpod-dpd:slo, the stack's default.",
     )
 
 

@@ -29,6 +29,8 @@ BUCKET_PATTERN = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
 SEMVER_PATTERN = r"^[0-9]+\.[0-9]+\.[0-9]+$"
 # An image reference: [registry/]repository[:tag][@sha256:digest], lowercase, no spaces.
 IMAGE_PATTERN = r"^[a-z0-9][a-z0-9._/:@-]*[a-z0-9]$"
+# Where SNS delivers an alert: an email address (protocol email) or an HTTPS URL (https).
+ALERT_TARGET_PATTERN = r"^(https://[^\s]+|[^@\s]+@[^@\s]+\.[^@\s]+)$"
 
 
 def repair_pattern(pattern: str, text: str) -> str | None:
@@ -56,6 +58,7 @@ PATTERN_HINTS = {
     TRAINING_PLAN_PATTERN: "a training plan ARN such as arn:aws:sagemaker:...:training-plan/x",
     BUCKET_PATTERN: "an S3 bucket name such as my-models (lowercase, digits, '.', '-')",
     SEMVER_PATTERN: "a version MAJOR.MINOR.PATCH such as 1.2.3",
+    ALERT_TARGET_PATTERN: "an email address (oncall@example.com) or an HTTPS URL (https://...)",
     IMAGE_PATTERN: "an image reference such as public.ecr.aws/docker/library/python:3.11-slim",
 }
 
