@@ -30,7 +30,7 @@ BURN_RATES = ((14.4, "1h", "5m", PAGE), (6, "6h", "30m", PAGE), (3, "1d", "2h", 
 RECEIVED_AT_LEAST = 0.1  # a DPD decoder's prompt tokens that arrive as KV, at the least
 FOUND_AT_LEAST = 0.5  # of the KV its connector looks up
 KV_CACHE_FULL = 0.95
-TROUBLESHOOTING = "docs/troubleshooting.md"
+ALERTS_DOC = "docs/alerts.md"
 
 
 def _alert(
@@ -72,7 +72,7 @@ def burn_alerts(j: Judged, traffic: Mapping[str, int]) -> list[dict[str, Any]]:
             f"{j.label} fails {{{{ $value | humanizePercentage }}}} of requests: its "
             f"{budget:g} error budget burns too fast",
             _way_back(j, traffic, "read the failing pods' logs (kubectl logs) for the engine's "
-                      f"error; {TROUBLESHOOTING}, 'Alerts'"),
+                      f"error; {ALERTS_DOC}"),
             "2m" if severity == PAGE else "15m",
         ))  # fmt: skip
     return out
@@ -97,7 +97,7 @@ def latency_alerts(j: Judged, traffic: Mapping[str, int]) -> list[dict[str, Any]
                 j,
                 traffic,
                 "scale the pool out or lower the load (hyperpod-dpd advise "
-                f"sizes it); {TROUBLESHOOTING}, 'Alerts'",
+                f"sizes it); {ALERTS_DOC}",
             ),
         )
         for name, series, ms, what in checks
@@ -110,7 +110,7 @@ def dpd_alerts(j: Judged, traffic: Mapping[str, int]) -> list[dict[str, Any]]:
     long_prompts = f"{record('long_prompts:rate5m')}{decode} > 0"
     prefill_computes = f"{record('prompt_tokens:rate5m')}{prefill}"
     fix = (f"check the KV path: hyperpod-dpd verify, the pods' LMCache/NIXL logs, EFA "
-           f"({TROUBLESHOOTING}, 'Alerts')")  # fmt: skip
+           f"({ALERTS_DOC})")  # fmt: skip
     return [
         _alert(
             "HyperpodDpdDecodeComputesPrompts",
@@ -154,21 +154,21 @@ def capacity_alerts(j: Judged, traffic: Mapping[str, int]) -> list[dict[str, Any
             f"{record('kv_cache_usage:avg')}{sel} > {KV_CACHE_FULL:g}",
             j, served, TICKET,
             f"{j.label}'s {served} KV cache is {{{{ $value | humanizePercentage }}}} full",
-            _way_back(j, traffic, f"{scale}; {TROUBLESHOOTING}, 'Alerts'"),
+            _way_back(j, traffic, f"{scale}; {ALERTS_DOC}"),
         ),
         _alert(
             "HyperpodDpdPreempting",
             f"{record('preemptions:rate5m')}{sel} > 0",
             j, served, TICKET,
             f"{j.label}'s {served} pool preempts {{{{ $value }}}} requests/s (KV cache short)",
-            _way_back(j, traffic, f"{scale}; {TROUBLESHOOTING}, 'Alerts'"),
+            _way_back(j, traffic, f"{scale}; {ALERTS_DOC}"),
         ),
         _alert(
             "HyperpodDpdPrefillQueueGrowing",
             f"{queue} > 0 and deriv({queue}[10m]) > 0",
             j, queue_pool, TICKET,
             f"{j.label}'s {queue_pool} queue grows ({{{{ $value }}}} waiting)",
-            _way_back(j, traffic, f"scale the {queue_pool} pool out; {TROUBLESHOOTING}, 'Alerts'"),
+            _way_back(j, traffic, f"scale the {queue_pool} pool out; {ALERTS_DOC}"),
         ),
     ]  # fmt: skip
 
