@@ -11,14 +11,14 @@ from policies.rules import ALL_RULES, evaluate
 from tests.policies.conftest import gpu_group, iec_spec, recorded
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", ["dev", "prod", "canary"])
 def test_repo_stacks_have_no_violations(stack):
     assert evaluate(recorded(stack)) == []
 
 
 def test_every_rule_is_registered_once_with_a_kebab_name():
     names = [r.name for r in ALL_RULES]
-    assert len(names) == len(set(names)) == 21
+    assert len(names) == len(set(names)) == 22
     assert all(n.startswith("hyperpod-dpd-") and n == n.lower() for n in names)
 
 
