@@ -82,9 +82,10 @@ def alerting(
             {"Sid": "AccountAdministers", "Effect": "Allow",
              "Principal": {"AWS": f"arn:{partition}:iam::{account_id}:root"},
              "Action": "kms:*", "Resource": "*"},
+            # As the AMP page above writes it: no condition, since the key is used through SNS
+            # on AMP's behalf (the topic policy is what narrows who may publish).
             {"Sid": "AmpEncryptsAlerts", "Effect": "Allow", "Principal": {"Service": AMP},
-             "Action": ["kms:GenerateDataKey*", "kms:Decrypt"], "Resource": "*",
-             "Condition": from_workspace},
+             "Action": ["kms:GenerateDataKey*", "kms:Decrypt"], "Resource": "*"},
         ),
         "tags": tags,
     })  # fmt: skip

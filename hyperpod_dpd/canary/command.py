@@ -18,13 +18,13 @@ WINDOW = re.compile(r"^[1-9][0-9]*[smhd]$")
 
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
-    from hyperpod_dpd.loadtest.run import endpoint_facts, stack_settings
-    from hyperpod_dpd.shared.endpoints import choose_endpoint
+    from hyperpod_dpd.shared.endpoints import choose_endpoint, gpus_and_hourly_cost
     from settings.slo import effective_slo
+    from settings.stack_file import read_stack
 
     if not WINDOW.match(args.window):
         raise UsageProblem(f"--window {args.window!r}: a Prometheus duration such as 30m, 2h or 1d")
-    settings = stack_settings(project_dir, args.stack)
+    settings = read_stack(project_dir, args.stack).settings
     candidate = choose_endpoint(settings, args.stack, args.endpoint)
     traffic = dict(settings.traffic)
     keys = args.baseline or [k for k in traffic if k != candidate.key]
@@ -50,9 +50,9 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
     def pools(entries) -> list[Pool]:
         out = []
         for entry in entries:
-            facts = endpoint_facts(settings, args.stack, entry)
+            gpus, cost = gpus_and_hourly_cost(settings, entry)
             c = entry.config
-            out.append(Pool(c.name, c.namespace, c.mode, facts["gpus"], facts["hourlyCostUsd"]))
+            out.append(Pool(c.name, c.namespace, c.mode, gpus, cost))
         return out
 
     mine = measure(prom, pools([candidate]), args.window)
