@@ -21,13 +21,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core import cli_inputs as inputs
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `canary` to the hyperpod-dpd command line."""
     p = subparsers.add_parser(
         "canary", help="promote, hold or roll back a candidate from live metrics"
     )
-    p.add_argument("--stack", required=True, help="the stack (Pulumi.<stack>.yaml)")
+    p.add_argument(
+        "--stack", required=True, type=inputs.stack_name, help="the stack (Pulumi.<stack>.yaml)"
+    )
     p.add_argument("--endpoint", help="the candidate: a key of hyperpod-dpd:endpoints")
     p.add_argument(
         "--baseline",
@@ -38,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--window", default="30m", help="how far back to compare (30m, 2h, 1d)")
     p.add_argument(
         "--prometheus-url",
+        type=inputs.http_url,
         help="a Prometheus HTTP API base URL; default: the stack's AMP workspace (SigV4)",
     )
     p.add_argument("--format", choices=["text", "json"], default="text")
