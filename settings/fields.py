@@ -39,6 +39,8 @@ def repair_pattern(pattern: str, text: str) -> str | None:
     candidates = [text.strip(), text.strip().lower()]
     if pattern == INSTANCE_TYPE_PATTERN:
         candidates += ["ml." + c for c in candidates]
+    if pattern == ALERT_TARGET_PATTERN:  # SNS delivers over HTTPS only
+        candidates += [re.sub(r"^http://", "https://", c) for c in candidates]
     candidates += [re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")]
     return next((c for c in candidates if c != text and re.fullmatch(pattern, c)), None)
 

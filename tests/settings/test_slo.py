@@ -51,3 +51,5 @@ def test_alerts_go_to_an_email_or_https_address():
     message = only_problem(raw)
     assert "hyperpod-dpd:observability.alertSubscriptions[0]" in message
     assert "an email address" in message
+    fixed = parse_settings(followed(raw, message))
+    assert fixed.observability.alert_subscriptions == ["https://hooks.example.com/x"]
