@@ -127,6 +127,7 @@ if desired.collector_policy is not None:
             partition=partition,
             tags=tags,
             depends_on=[hyperpod.cluster, eks.addons["eks-pod-identity-agent"]],
+            alerting=desired.alerting,
         ),
     )
 operator = InferenceOperator(
@@ -234,6 +235,8 @@ pulumi.export("inferenceOperatorAddonVersion", s.inference_operator.addon_versio
 if observability:
     pulumi.export("grafanaUrl", observability.grafana_url)
     pulumi.export("prometheusEndpoint", observability.prometheus_endpoint)
+    if observability.alerts_topic is not None:
+        pulumi.export("alertsTopicArn", observability.alerts_topic.arn)
 if len(desired.endpoints) == 1 and s.entries()[0].key is None:
     pulumi.export("endpointName", s.endpoint.name)
     pulumi.export("endpointMode", s.endpoint.mode)

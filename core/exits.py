@@ -4,6 +4,7 @@
   1    a check, a policy or a transfer failed (the input was fine: rerun, or fix what it names)
   2    bad input: a flag, a stack file, a config key; the message names it, what is allowed, the fix
   3    an internal error (a bug of ours: rerun with --debug for the traceback)
+  4    not yet: `hyperpod-dpd canary` holds (too few requests to judge); ask again later
   130  interrupted (Ctrl-C), as a shell reports a program stopped by SIGINT
   141  the reader of the output went away (`| head`), as a shell reports a program SIGPIPE ends;
        quietly: that is the reader's choice, not an error
@@ -20,6 +21,7 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
+EXIT_HOLD = 4
 
 
 class UsageProblem(Exception):

@@ -217,6 +217,7 @@ RULE_NAMES: tuple[str, ...] = (
     "hyperpod-dpd-model-size",
     "hyperpod-dpd-shm-volume",
     "hyperpod-dpd-s3-buckets",
+    "hyperpod-dpd-sns-topics",
     "hyperpod-dpd-iam-wildcards",
     "hyperpod-dpd-public-ingress",
     "hyperpod-dpd-eks-endpoint",

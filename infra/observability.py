@@ -15,6 +15,7 @@ from core.versions import OBSERVABILITY_ADDON_VERSION
 from core.vocabulary import OBSERVABILITY, OBSERVABILITY_NAMESPACE
 from infra.iam import inline_policy, pod_identity_trust, role_with_policies, service_trust
 from infra.outputs import Outputs
+from specs.alerting import AlertingSpec
 from specs.base import Desired
 from specs.iam import managed_policy
 
@@ -46,6 +47,7 @@ class ObservabilityArgs:
     stack: str
     partition: str = "aws"
     tags: dict[str, str] = field(default_factory=dict)
+    alerting: AlertingSpec | None = None  # an SLO set: rules, alert manager, SNS topic
     # The HyperPod cluster (the collector runs on its nodes) and the pod identity agent add-on.
     depends_on: list[pulumi.Resource] = field(default_factory=list)
 
@@ -85,11 +87,38 @@ class Observability(pulumi.ComponentResource):
             tags=args.tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, *self._grants]),
         )
+        self.alerts_topic = self._create_alerting()
         self.grafana_url = pulumi.Output.concat("https://", self.grafana.endpoint)
         self.prometheus_endpoint = self.prometheus.prometheus_endpoint
         self.register_outputs(
             {"grafanaUrl": self.grafana_url, "prometheusEndpoint": self.prometheus_endpoint}
         )
+
+    def _create_alerting(self) -> aws.sns.Topic | None:
+        """The SLO rules in the workspace, its alert manager, and the topic it sends to."""
+        spec, out = self._args.alerting, self._args.outputs
+        if spec is None:
+            return None
+        child = pulumi.ResourceOptions(parent=self)
+        key = aws.kms.Key(spec.key.name, **out.resolve(spec.key.kwargs()), opts=child)
+        out.publish(spec.key.name, arn=key.arn)
+        topic = aws.sns.Topic(spec.topic.name, **out.resolve(spec.topic.kwargs()), opts=child)
+        out.publish(spec.topic.name, arn=topic.arn)
+        policy = aws.sns.TopicPolicy(
+            spec.topic_policy.name, **out.resolve(spec.topic_policy.kwargs()), opts=child
+        )
+        for sub in spec.subscriptions:
+            aws.sns.TopicSubscription(sub.name, **out.resolve(sub.kwargs()), opts=child)
+        rules = aws.amp.RuleGroupNamespace(
+            spec.rules.name, **out.resolve(spec.rules.kwargs()), opts=child
+        )
+        # Alerts start flowing once AMP may publish (the topic policy) to an existing topic.
+        aws.amp.AlertManagerDefinition(
+            spec.alert_manager.name,
+            **out.resolve(spec.alert_manager.kwargs()),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy, rules]),
+        )
+        return topic
 
     def _create_grafana(self) -> aws.grafana.Workspace:
         a = self._args

@@ -7,7 +7,8 @@ and the Pulumi Cloud console show them; a test keeps the file equal to what this
 from __future__ import annotations
 
 import json
-from typing import Any, get_args, get_origin
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
@@ -29,11 +30,19 @@ SECRET_KEYS_HELP = {
 }
 
 
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The model of a model field, or of an optional one (`SloConfig | None`)."""
+    if get_origin(annotation) in (UnionType, Union):
+        models = [a for a in get_args(annotation) if _model_of(a)]
+        return models[0] if len(models) == 1 else None
+    return (
+        annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+    )
+
+
 def _pulumi_type(field: FieldInfo) -> str:
     annotation = field.annotation
-    if get_origin(annotation) is dict or (
-        isinstance(annotation, type) and issubclass(annotation, BaseModel)
-    ):
+    if get_origin(annotation) is dict or _model_of(annotation):
         return "object"
     return {bool: "boolean", int: "integer"}.get(annotation, "string")
 
@@ -49,11 +58,11 @@ def project_config_block() -> dict[str, Any]:
         }
         if not field.is_required():
             default = field.get_default(call_default_factory=True)
-            entry["default"] = (
-                default.model_dump(by_alias=True, mode="json", exclude_none=True)
-                if isinstance(default, BaseModel)
-                else default
-            )
+            if isinstance(default, BaseModel):
+                default = default.model_dump(by_alias=True, mode="json", exclude_none=True)
+            elif default is None and entry["type"] == "object":
+                default = {}  # an optional model: {} reads as unset (settings/slo.py OptionalSlo)
+            entry["default"] = default
         block[field.alias or name] = entry
     return block
 
@@ -87,6 +96,10 @@ def _rows(prefix: str, model: type[BaseModel]) -> list[str]:
         annotation = f.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             rows += _rows(f"{key}.", annotation)
+            continue
+        if (optional := _model_of(annotation)) is not None:
+            rows.append(f"| `{key}` | (none) | {f.description} |")
+            rows += _rows(f"{key}.", optional)
             continue
         if get_origin(annotation) is dict:
             value_type = get_args(annotation)[1]

@@ -28,6 +28,7 @@ from settings.fields import (
     Namespace,
     SettingsModel,
 )
+from settings.slo import OptionalSlo
 
 DEFAULT_IMAGE = DLC_VLLM_IMAGE
 
@@ -283,6 +284,12 @@ class EndpointConfig(SettingsModel):
         default_factory=CacheConfig,
         description="The operator's caches (3.3 and newer), for a faster pod start: weights "
         "(on the nodes' NVMe) and image (pre-pulled). Default: both off.",
+    )
+    slo: OptionalSlo = Field(
+        None,
+        description="Service level objectives (ttftP50Ms, ttftP99Ms, itlP99Ms, errorRate, "
+        "minRequests, baselineMargin): the endpoint's alert rules and `hyperpod-dpd canary` "
+        "judge by them. Unset: hyperpod-dpd:slo, the stack's default.",
     )
 
 

@@ -29,6 +29,8 @@ BUCKET_PATTERN = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
 SEMVER_PATTERN = r"^[0-9]+\.[0-9]+\.[0-9]+$"
 # An image reference: [registry/]repository[:tag][@sha256:digest], lowercase, no spaces.
 IMAGE_PATTERN = r"^[a-z0-9][a-z0-9._/:@-]*[a-z0-9]$"
+# Where SNS delivers an alert: an email address (protocol email) or an HTTPS URL (https).
+ALERT_TARGET_PATTERN = r"^(https://[^\s]+|[^@\s]+@[^@\s]+\.[^@\s]+)$"
 
 
 def repair_pattern(pattern: str, text: str) -> str | None:
@@ -37,6 +39,8 @@ def repair_pattern(pattern: str, text: str) -> str | None:
     candidates = [text.strip(), text.strip().lower()]
     if pattern == INSTANCE_TYPE_PATTERN:
         candidates += ["ml." + c for c in candidates]
+    if pattern == ALERT_TARGET_PATTERN:  # SNS delivers over HTTPS only
+        candidates += [re.sub(r"^http://", "https://", c) for c in candidates]
     candidates += [re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")]
     return next((c for c in candidates if c != text and re.fullmatch(pattern, c)), None)
 
@@ -56,6 +60,7 @@ PATTERN_HINTS = {
     TRAINING_PLAN_PATTERN: "a training plan ARN such as arn:aws:sagemaker:...:training-plan/x",
     BUCKET_PATTERN: "an S3 bucket name such as my-models (lowercase, digits, '.', '-')",
     SEMVER_PATTERN: "a version MAJOR.MINOR.PATCH such as 1.2.3",
+    ALERT_TARGET_PATTERN: "an email address (oncall@example.com) or an HTTPS URL (https://...)",
     IMAGE_PATTERN: "an image reference such as public.ecr.aws/docker/library/python:3.11-slim",
 }
 

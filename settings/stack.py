@@ -11,7 +11,8 @@ and the CrossGuard pack.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, get_origin
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -57,6 +58,7 @@ from settings.observability import ObservabilityConfig
 from settings.policy import PolicyConfig, check_policy_names
 from settings.pool_capacity import check_pool_capacity
 from settings.pools import check_placed, check_pool_types
+from settings.slo import OptionalSlo, check_slo
 from settings.traffic import (
     TARGET_GROUP_NAME_MAX,
     TRAFFIC_KEY_MAX,
@@ -127,6 +129,13 @@ class StackSettings(SettingsModel):
         "endpoint-<key>. No two may share a name in one namespace, nor a router Service name "
         "(<name>-<namespace>-routing-service).",
     )
+    slo: OptionalSlo = Field(
+        None,
+        description="The default service level objectives of every endpoint without its own "
+        "slo (ttftP50Ms, ttftP99Ms, itlP99Ms, errorRate, minRequests, baselineMargin). Set: the "
+        "stack's Prometheus workspace gets recording and alerting rules per endpoint, its alert "
+        "manager sends to an SNS topic. {} (unset) and no endpoint's slo: no rules.",
+    )
     traffic: dict[str, int] = Field(
         default_factory=dict,
         description="One stable URL in front of the endpoints named here, with a weighted split: "
@@ -172,6 +181,9 @@ class StackSettings(SettingsModel):
 
 
 def _is_object(annotation: Any) -> bool:
+    """A map or a model, or an optional one (`SloConfig | None`)."""
+    if get_origin(annotation) in (UnionType, Union):
+        return any(_is_object(a) for a in get_args(annotation) if a is not type(None))
     return get_origin(annotation) is dict or (
         isinstance(annotation, type) and issubclass(annotation, BaseModel)
     )
@@ -222,7 +234,9 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *check_traffic_listener(s.traffic_listener, s.traffic, s.region),
         *check_aws_limits(groups, s.eks, s.region),
         *(check_system_fits_jobs(groups) if s.checkpoint.staging == "job" else []),
-        *_check_scaling_has_metrics(listed, s.observability.enabled),
+        *check_slo(s.slo, ("slo",)),
+        *_each(listed, lambda x: check_slo(x.config.slo, (*x.path, "slo"))),
+        *_check_needs_prometheus(s, listed),
     ]
 
 
@@ -251,19 +265,27 @@ def _each(
     return [problem for entry in listed for problem in check(entry)]
 
 
-def _check_scaling_has_metrics(listed: list[EndpointEntry], observed: bool) -> list[ConfigProblem]:
-    """Autoscaling queries the stack's Prometheus workspace, which observability creates."""
-    scaled = [x for x in listed if x.config.autoscaling is not None]
-    if observed or not scaled:
+def _check_needs_prometheus(s: StackSettings, listed: list[EndpointEntry]) -> list[ConfigProblem]:
+    """Autoscaling queries the stack's Prometheus workspace, which observability creates, and the
+    SLOs' rules and alerts live in it."""
+    scaled = [x.config_key("autoscaling") for x in listed if x.config.autoscaling is not None]
+    slos = [full_key(("slo",))] * (s.slo is not None)
+    slos += [x.config_key("slo") for x in listed if x.config.slo is not None]
+    if s.observability.enabled or not (scaled or slos):
         return []
     key = full_key(("observability", "enabled"))
+    uses = [("the scaler queries", scaled), ("the SLO rules and alerts live in", slos)]
     return [
         ConfigProblem(
             key,
             False,
-            f"true while {', '.join(x.config_key('autoscaling') for x in scaled)} is set (the "
-            "scaler queries the stack's Amazon Managed Prometheus workspace)",
-            f"{set_fix(key, 'true')}, or remove the autoscaling",
+            f"true while {', '.join(scaled + slos)} is set ("
+            + " and ".join(u for u, keys in uses if keys)
+            + " the stack's Amazon Managed Prometheus workspace)",
+            f"{set_fix(key, 'true')}, or remove "
+            + " and ".join(
+                w for w, keys in (("the autoscaling", scaled), ("the slo", slos)) if keys
+            ),
         )
     ]
 

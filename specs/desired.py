@@ -15,6 +15,7 @@ from core.regions import partition_of
 from core.vocabulary import ENDPOINT_NAMESPACES, TRAFFIC_SPLIT_NAME
 from core.vocabulary import cluster_name as stack_cluster_name
 from settings.stack import StackSettings
+from specs.alerting import AlertingSpec, alerting
 from specs.base import Desired
 from specs.buckets import BucketSpec, secure_bucket
 from specs.eks import eks_cluster
@@ -69,6 +70,7 @@ class DesiredState:
     hyperpod: HyperPodSpec
     operator: OperatorSpec
     collector_policy: Desired | None  # observability enabled
+    alerting: AlertingSpec | None  # an SLO set (observability enabled)
     staging: StagingSpec | None  # checkpoint.staging: job
     endpoints: tuple[EndpointSpec, ...]  # by key; the single endpoint: one, named "endpoint"
     namespaces: tuple[Desired, ...]  # several endpoints: the namespaces they share
@@ -94,6 +96,8 @@ class DesiredState:
         out += [op.s3_csi_policy, op.execution_policy, op.keda_policy]
         if self.collector_policy:
             out.append(self.collector_policy)
+        if self.alerting:
+            out += self.alerting.resources()
         if self.staging:
             st = self.staging
             out += [st.policy, st.code, *([st.token] if st.token else []), st.job]
@@ -194,6 +198,7 @@ def desired_state(
         hyperpod=hyperpod,
         operator=op,
         collector_policy=collector,
+        alerting=alerting(OBSERVABILITY, s, ACCOUNT_ID, partition, tags),
         staging=staged,
         endpoints=iecs,
         namespaces=namespaces,

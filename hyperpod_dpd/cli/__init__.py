@@ -31,6 +31,7 @@ from core.exits import (
 from hyperpod_dpd.cli import (
     advise,
     benchmark,
+    canary,
     checkpoint,
     diff,
     fetch,
@@ -55,6 +56,7 @@ COMMANDS = (
     diff,
     verify,
     benchmark,
+    canary,
     advise,
     pulumi_yaml,
 )

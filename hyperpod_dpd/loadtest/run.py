@@ -95,8 +95,8 @@ def stack_settings(project_dir: Path, stack_name: str) -> Any:
 def endpoint_facts(settings: Any, stack_name: str, entry: Any = None) -> dict[str, Any]:
     """The endpoint fields a comparison needs, from the stack's settings: `entry` (one of
     `settings.entries()`; None: the stack's only endpoint), its GPUs and what they cost."""
-    from hyperpod_dpd.shared.cost import hourly_cost, price_table, total
-    from hyperpod_dpd.shared.endpoints import pool_nodes
+    from hyperpod_dpd.shared.cost import hourly_cost, total
+    from hyperpod_dpd.shared.endpoints import gpus_and_hourly_cost, pool_nodes
 
     entry = entry or settings.entries()[0]
     e = entry.config
@@ -116,13 +116,8 @@ def endpoint_facts(settings: Any, stack_name: str, entry: Any = None) -> dict[st
         "gpusPerPool": {n.pool: n.gpus for n in nodes},
     }
     if entry.key is not None:
-        # Several endpoints share the stack: the price of these tokens is this endpoint's nodes
-        # (the shared cluster, NAT and system nodes would be counted once per endpoint).
-        table = price_table(settings)
-        prices = [(table.get(n.instance_type or "") or {}).get("hourly") for n in nodes]
-        own = None
-        if all(p is not None for p in prices):
-            own = round(sum(p * n.replicas for p, n in zip(prices, nodes, strict=True)), 2)
+        # Several endpoints share the stack: the price of these tokens is this endpoint's nodes.
+        own = gpus_and_hourly_cost(settings, entry)[1]
         facts |= {"endpoint": entry.key, "hourlyCostUsd": own,
                   "stackHourlyCostUsd": facts["hourlyCostUsd"]}  # fmt: skip
     if e.mode == "dpd":

@@ -85,3 +85,20 @@ def pool_nodes(settings: Any, entry: EndpointEntry, at: str = "fixed") -> list[P
     # The instance type each pool is sized for, as the endpoint's IEC is built.
     kinds = placement_of(settings, entry).pool_types
     return [PoolNodes(pool, entry.replicas(pool, at), kinds.get(pool)) for pool in entry.pools()]
+
+
+def gpus_and_hourly_cost(settings: Any, entry: EndpointEntry) -> tuple[int, float | None]:
+    """The GPUs `entry` runs on at fixed replicas and what its tokens cost per hour: the whole
+    stack's estimate for a stack's only endpoint; with several, its own nodes' (the shared
+    cluster, NAT and system nodes would be counted once per endpoint). None: a price unknown."""
+    from hyperpod_dpd.shared.cost import hourly_cost, price_table, total
+
+    nodes = pool_nodes(settings, entry)
+    gpus = sum(n.gpus for n in nodes)
+    if entry.key is None:
+        return gpus, round(total(hourly_cost(settings)), 2)
+    table = price_table(settings)
+    prices = [(table.get(n.instance_type or "") or {}).get("hourly") for n in nodes]
+    if any(p is None for p in prices):
+        return gpus, None
+    return gpus, round(sum(p * n.replicas for p, n in zip(prices, nodes, strict=True)), 2)

@@ -27,6 +27,7 @@ from policies.rules import (
     s3_buckets,
     shm_volume,
     single_az,
+    sns_topics,
     tensor_parallel,
     traffic_tls,
 )
@@ -52,6 +53,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         model_size,
         shm_volume,
         s3_buckets,
+        sns_topics,
         iam_wildcards,
         public_ingress,
         eks_endpoint,

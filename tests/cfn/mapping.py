@@ -55,6 +55,10 @@ def _policy(text: str) -> Any:
     return json.loads(text)
 
 
+def _workspace_arn(workspace_id: Any) -> str:
+    return f"arn:aws:aps:us-east-1:111122223333:workspace/{workspace_id}"
+
+
 def _one_attribute(key: str) -> Callable[[Any], list[dict[str, str]]]:
     """A boolean input that is one load balancer attribute (`Key`/`Value`, the value as text)."""
     return lambda value: [{"Key": key, "Value": json.dumps(value)}]
@@ -322,6 +326,35 @@ MAPPED: dict[str, Mapped] = {
     # --- Observability -------------------------------------------------------------------------
     "aws:amp/workspace:Workspace": Mapped("AWS::APS::Workspace"),
     "aws:grafana/workspace:Workspace": Mapped("AWS::Grafana::Workspace"),
+    "aws:amp/ruleGroupNamespace:RuleGroupNamespace": Mapped(
+        "AWS::APS::RuleGroupsNamespace",
+        # CloudFormation names the workspace by its ARN, the API by its ID (the ARN's last part):
+        # the ID judged inside an ARN of the schema's shape (Region and account do not matter).
+        inputs={"workspaceId": To("Workspace", _workspace_arn)},
+    ),
+    # CloudFormation sets the alert manager definition as a property of the workspace.
+    "aws:amp/alertManagerDefinition:AlertManagerDefinition": Mapped(
+        "AWS::APS::Workspace",
+        inputs={"definition": "AlertManagerDefinition"},
+        provider_only={
+            "workspaceId": "the workspace whose definition this is (in CloudFormation: its own)"
+        },
+    ),
+    # --- Alerts: the SNS topic AMP's alert manager sends to ------------------------------------
+    "aws:sns/topic:Topic": Mapped(
+        "AWS::SNS::Topic",
+        inputs={"name": "TopicName"},
+    ),
+    "aws:sns/topicPolicy:TopicPolicy": Mapped(
+        "AWS::SNS::TopicPolicy",
+        inputs={
+            "arn": To("Topics", lambda arn: [arn]),
+            "policy": To("PolicyDocument", _policy),
+        },
+    ),
+    "aws:sns/topicSubscription:TopicSubscription": Mapped(
+        "AWS::SNS::Subscription", inputs={"topic": "TopicArn"}
+    ),
 }
 
 EXEMPT: dict[str, Exempt] = {

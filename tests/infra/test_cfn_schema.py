@@ -31,7 +31,8 @@ def _region(raw) -> str:
 
 
 def _variants() -> dict[str, tuple[str, dict]]:
-    """Stacks that register what the shipped ones do not (a placement group), or differently (a
+    """Stacks that register what the shipped ones do not (a placement group, alert
+    subscriptions), or differently (a
     stack without observability, checkpoints staged by hand), and the split at the ends of what
     the settings take: 5 endpoints, weights 100 and 0, the longest key (its target group's
     auto-name of 32 characters)."""
@@ -44,6 +45,8 @@ def _variants() -> dict[str, tuple[str, dict]]:
     key = "c" * TRAFFIC_KEY_MAX
     longest[f"{NS}:endpoints"][key] = longest[f"{NS}:endpoints"].pop("candidate")
     longest[f"{NS}:traffic"] = {"baseline": 95, key: 5}
+    alerted = edit(canary_raw(), f"{NS}:observability.alertSubscriptions",
+                   ["oncall@example.com", "https://hooks.example.com/alerts"])  # fmt: skip
     return {
         "placement group": ("dev", placement),
         "no observability": ("prod", bare),
@@ -51,6 +54,7 @@ def _variants() -> dict[str, tuple[str, dict]]:
         "five endpoints": ("canary", split_of(ALB_FORWARD_TARGET_GROUPS_MAX)),
         "weights 0 and 100": ("canary", all_in),
         "the longest traffic key": ("canary", longest),
+        "alert subscriptions": ("canary", alerted),
     }
 
 

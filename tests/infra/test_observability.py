@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
-from tests.conftest import edit, run_stack, stack_raw
+from tests.conftest import canary_raw, edit, run_stack, stack_raw
 
 
 @pytest.fixture(scope="module")
@@ -81,3 +82,31 @@ def test_disabled_observability_creates_none_of_it():
     assert "grafanaUrl" not in run.outputs
     keda = json.loads(run.named("inference-operator-keda-policy").inputs["policy"])["Statement"]
     assert keda[1]["Resource"] == ["arn:aws:aps:us-east-2:123456789012:workspace/*"]
+
+
+def test_the_slo_rules_and_alerts_reach_an_encrypted_topic_only_the_workspace_publishes_to():
+    run = run_stack(canary_raw(), stack="canary")
+    by_type = {}
+    for r in run.resources:
+        by_type.setdefault(r.type, []).append(r)
+    (rules,) = by_type["aws:amp/ruleGroupNamespace:RuleGroupNamespace"]
+    groups = yaml.safe_load(rules.inputs["data"])["groups"]
+    assert [g["name"] for g in groups] == ["hyperpod-dpd-baseline", "hyperpod-dpd-candidate"]
+    (topic,) = by_type["aws:sns/topic:Topic"]
+    assert topic.inputs["kmsMasterKeyId"]  # its own key, which AMP may use
+    (policy,) = by_type["aws:sns/topicPolicy:TopicPolicy"]
+    (statement,) = json.loads(policy.inputs["policy"])["Statement"]
+    assert statement["Principal"] == {"Service": "aps.amazonaws.com"}
+    assert set(statement["Condition"]) == {"StringEquals", "ArnEquals"}
+    (manager,) = by_type["aws:amp/alertManagerDefinition:AlertManagerDefinition"]
+    config = yaml.safe_load(yaml.safe_load(manager.inputs["definition"])["alertmanager_config"])
+    (receiver,) = config["receivers"]
+    assert receiver["sns_configs"][0]["sigv4"] == {"region": "us-east-2"}
+    assert "alertsTopicArn" in run.outputs
+
+
+def test_no_slo_no_alerting():
+    run = run_stack(edit(canary_raw(), "hyperpod-dpd:slo", {}), stack="canary")
+    types = {r.type for r in run.resources}
+    assert not types & {"aws:sns/topic:Topic", "aws:amp/ruleGroupNamespace:RuleGroupNamespace"}
+    assert "alertsTopicArn" not in run.outputs

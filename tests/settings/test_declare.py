@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import yaml
 from pydantic import TypeAdapter
 
@@ -43,7 +45,13 @@ def test_declared_defaults_validate_against_the_model():
     for key, decl in declared.items():
         if "default" in decl and decl["type"] == "object":
             field = next(f for f in StackSettings.model_fields.values() if f.alias == key)
-            declared_default = TypeAdapter(field.annotation).validate_python(decl["default"])
+            # With the field's validators (an optional model reads {} as unset).
+            annotated = (
+                Annotated[(field.annotation, *field.metadata)]
+                if field.metadata
+                else field.annotation
+            )
+            declared_default = TypeAdapter(annotated).validate_python(decl["default"])
             assert declared_default == field.get_default(call_default_factory=True)
 
 

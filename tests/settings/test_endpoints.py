@@ -161,7 +161,9 @@ def test_autoscaling_needs_the_prometheus_workspace_of_observability():
     })  # fmt: skip
     message = only_problem(raw)
     assert message.startswith("hyperpod-dpd:observability.enabled: got false")
-    assert "hyperpod-dpd:endpoints.candidate.autoscaling is set" in message
+    # The canary stack's SLOs need it too: one problem names every key that does.
+    assert "hyperpod-dpd:endpoints.candidate.autoscaling, hyperpod-dpd:slo is set" in message
+    assert "the scaler queries and the SLO rules and alerts live in" in message
 
 
 def test_a_split_takes_at_most_the_target_groups_one_alb_forward_action_takes():

@@ -129,3 +129,46 @@ def start(
             server.stop()
             raise RuntimeError(f"prometheus did not scrape every target: {log.read_text()}")
         time.sleep(0.2)
+
+
+def serve_backfill(directory: Path, openmetrics_text: str) -> Prometheus:
+    """Prometheus serving the samples of `openmetrics_text` (with their timestamps), backfilled
+    into blocks by `promtool tsdb create-blocks-from openmetrics`; it scrapes nothing."""
+    binary, promtool = shutil.which("prometheus"), shutil.which("promtool")
+    if binary is None or promtool is None:
+        raise RuntimeError(f"these tests run a real Prometheus and promtool: {INSTALL_HINT}")
+    source, data = directory / "series.om", directory / "data"
+    source.write_text(openmetrics_text)
+    created = subprocess.run(
+        [promtool, "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if created.returncode != 0:
+        raise RuntimeError(f"promtool backfill: {created.stdout}{created.stderr}")
+    (directory / "prometheus.yml").write_text(yaml.safe_dump({"global": {}}))
+    port = free_port()
+    log = directory / "prometheus.log"
+    process = subprocess.Popen(
+        [
+            binary,
+            f"--config.file={directory / 'prometheus.yml'}",
+            f"--storage.tsdb.path={data}",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("w"),
+    )
+    server = Prometheus(process, f"http://127.0.0.1:{port}", log)
+    deadline = time.monotonic() + 60
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"prometheus exited ({process.returncode}): {log.read_text()}")
+        try:
+            if server.query("count({__name__=~'.+'})")["result"]:
+                return server
+        except (OSError, AssertionError):
+            pass
+        if time.monotonic() > deadline:
+            server.stop()
+            raise RuntimeError(f"prometheus served no backfilled series: {log.read_text()}")
+        time.sleep(0.2)

@@ -11,7 +11,7 @@ from policies.rules import ALL_RULES, evaluate
 from tests.policies.conftest import gpu_group, iec_spec, recorded
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", ["dev", "prod", "canary"])
 def test_repo_stacks_have_no_violations(stack):
     assert evaluate(recorded(stack)) == []
 

@@ -1,0 +1,100 @@
+"""`hyperpod-dpd canary`: read both sides over the window, judge, print, exit by the verdict."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+from core.exits import EXIT_FAILED, EXIT_HOLD, EXIT_OK, UsageProblem
+from core.vocabulary import PROJECT
+from hyperpod_dpd.canary.measures import Pool, measure
+from hyperpod_dpd.canary.prometheus import Prometheus, stack_workspace
+from hyperpod_dpd.canary.verdict import judge
+
+EXIT_CODES = {"promote": EXIT_OK, "rollback": EXIT_FAILED, "hold": EXIT_HOLD}
+WINDOW = re.compile(r"^[1-9][0-9]*[smhd]$")
+
+
+def run(args: argparse.Namespace, project_dir: Path) -> int:
+    from hyperpod_dpd.shared.endpoints import choose_endpoint, gpus_and_hourly_cost
+    from settings.slo import effective_slo
+    from settings.stack_file import read_stack
+
+    if not WINDOW.match(args.window):
+        raise UsageProblem(f"--window {args.window!r}: a Prometheus duration such as 30m, 2h or 1d")
+    settings = read_stack(project_dir, args.stack).settings
+    candidate = choose_endpoint(settings, args.stack, args.endpoint)
+    traffic = dict(settings.traffic)
+    keys = args.baseline or [k for k in traffic if k != candidate.key]
+    if not keys:
+        raise UsageProblem(
+            f"--baseline: stack {args.stack} splits no traffic between {candidate.label} and "
+            f"another endpoint ({PROJECT}:traffic); name the endpoint to compare with, e.g. "
+            "--baseline baseline"
+        )
+    baselines = [choose_endpoint(settings, args.stack, key) for key in keys]
+    slo = effective_slo(settings.slo, candidate.config.slo)
+    if slo is None:
+        key = candidate.config_key("slo")
+        raise UsageProblem(
+            f"{key}: not set, nor {PROJECT}:slo; the canary judges by an SLO: pulumi config set "
+            f"--path '{PROJECT}:slo.minRequests' 1000 (the other objectives at their defaults)"
+        )
+    if args.prometheus_url:
+        prom = Prometheus(args.prometheus_url, "--prometheus-url")
+    else:
+        prom = stack_workspace(settings.region, args.stack)
+
+    def pools(entries) -> list[Pool]:
+        out = []
+        for entry in entries:
+            gpus, cost = gpus_and_hourly_cost(settings, entry)
+            c = entry.config
+            out.append(Pool(c.name, c.namespace, c.mode, gpus, cost))
+        return out
+
+    mine = measure(prom, pools([candidate]), args.window)
+    theirs = measure(prom, pools(baselines), args.window)
+    verdict = judge(candidate.label, mine, theirs, slo, traffic)
+    report = {
+        "verdict": verdict.verdict,
+        "window": args.window,
+        "baseline": {"endpoints": [b.label for b in baselines], **theirs.report()},
+        "candidate": {"endpoints": [candidate.label], **mine.report()},
+        "reasons": verdict.reasons,
+        "next": verdict.next,
+    }
+    if args.format == "json":
+        print(json.dumps(report, indent=2))
+    else:
+        print(_text(report))
+    return EXIT_CODES[verdict.verdict]
+
+
+def _text(r: dict) -> str:
+    rows = [
+        ("requests", "requests", "{:d}"),
+        ("errors", "errors", "{:d}"),
+        ("error rate", "errorRate", "{:.2%}"),
+        ("TTFT p50 ms", "ttft_p50_ms", "{:.0f}"),
+        ("TTFT p99 ms", "ttft_p99_ms", "{:.0f}"),
+        ("ITL p50 ms", "itl_p50_ms", "{:.1f}"),
+        ("ITL p99 ms", "itl_p99_ms", "{:.1f}"),
+        ("output tok/s per GPU", "outputTokensPerSecondPerGpu", "{:.1f}"),
+        ("USD per 1M output tok", "usdPerMillionOutputTokens", "{:.2f}"),
+    ]
+    b, c = r["baseline"], r["candidate"]
+    lines = [
+        f"canary over {r['window']}: {', '.join(c['endpoints'])} against "
+        f"{', '.join(b['endpoints'])}",
+        f"  {'':22} {'baseline':>12} {'candidate':>12}",
+    ]
+    for label, key, fmt in rows:
+        cells = ["n/a" if side[key] is None else fmt.format(side[key]) for side in (b, c)]
+        lines.append(f"  {label:22} {cells[0]:>12} {cells[1]:>12}")
+    lines.append(f"verdict: {r['verdict']}")
+    lines += [f"  - {reason}" for reason in r["reasons"]]
+    lines.append(f"next: {r['next']}")
+    return "\n".join(lines)

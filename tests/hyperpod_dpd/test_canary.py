@@ -1,0 +1,136 @@
+"""`hyperpod-dpd canary` against a real Prometheus: synthetic series of the pinned vLLM for the
+canary stack's baseline and candidate pods (named as the operator's Deployments name them, labelled
+namespace and pod as the observability add-on's scrape labels them), backfilled with promtool.
+Each scenario lives in a namespace of its own (the stack file's endpoints moved there), so one
+server answers them all."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import yaml
+
+from core.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_HOLD, EXIT_OK
+from hyperpod_dpd.cli import main
+from tests.conftest import ROOT
+from tests.specs.prometheus_server import serve_backfill
+from tests.specs.vllm_traffic import Minute, decode_minute, openmetrics, pod, prefill_minute
+
+MINUTES = 40
+
+# scenario -> (baseline minute, candidate prefill minute, candidate decode minute)
+SCENARIOS = {
+    "healthy": (Minute(), prefill_minute(), decode_minute()),
+    "more-errors": (Minute(errors=1), prefill_minute(), decode_minute(errors=12)),
+    "slow-p99": (Minute(), prefill_minute(), decode_minute(ttft_le=5.0)),
+    "worse-than-baseline": (Minute(), prefill_minute(), decode_minute(itl_le=0.05)),
+    "few-requests": (Minute(), prefill_minute(requests=20), decode_minute(requests=20)),
+}
+
+
+@pytest.fixture(scope="module")
+def prometheus(tmp_path_factory):
+    start = int(time.time()) - MINUTES * 60
+    pods = []
+    for scenario, (base, prefill, decode) in SCENARIOS.items():
+        pods += [
+            pod("baseline", "colocated", base, namespace=scenario),
+            pod("candidate", "prefill", prefill, namespace=scenario),
+            pod("candidate", "decode", decode, namespace=scenario),
+        ]
+    server = serve_backfill(tmp_path_factory.mktemp("prom"), openmetrics(pods, start, MINUTES))
+    yield server
+    server.stop()
+
+
+def _project(tmp_path, namespace: str):
+    """The project with the canary stack's endpoints in `namespace`."""
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    raw = yaml.safe_load((ROOT / "Pulumi.canary.yaml").read_text())
+    for e in raw["config"]["hyperpod-dpd:endpoints"].values():
+        e["namespace"] = namespace
+    (tmp_path / "Pulumi.canary.yaml").write_text(yaml.safe_dump(raw))
+    return tmp_path
+
+
+def _canary(tmp_path, monkeypatch, capsys, scenario, url, *more):
+    monkeypatch.chdir(_project(tmp_path, scenario))
+    code = main(["canary", "--stack", "canary", "--endpoint", "candidate",
+                 "--prometheus-url", url, "--window", "30m", "--format", "json", *more])  # fmt: skip
+    out = capsys.readouterr()
+    return code, (json.loads(out.out) if out.out else None), out.err
+
+
+def test_a_healthy_candidate_is_promoted_to_the_next_step(
+    prometheus, tmp_path, monkeypatch, capsys
+):
+    code, report, _ = _canary(tmp_path, monkeypatch, capsys, "healthy", prometheus.url)
+    assert (code, report["verdict"]) == (EXIT_OK, "promote")
+    assert report["candidate"]["requests"] == pytest.approx(18000, rel=0.02)
+    assert report["candidate"]["errors"] == 0
+    assert report["candidate"]["ttft_p99_ms"] < 250  # every TTFT under 0.25 s
+    assert report["baseline"]["endpoints"] == ["baseline"]
+    assert report["next"] == (
+        "pulumi config set --path 'hyperpod-dpd:traffic.baseline' 75 && "
+        "pulumi config set --path 'hyperpod-dpd:traffic.candidate' 25 && pulumi up"
+    )
+    # The decoders' 1000 output tokens/s on the endpoint's 16 GPUs (a prefill and a decode node
+    # of 8), at the plan's prices.
+    assert report["candidate"]["outputTokensPerSecondPerGpu"] == pytest.approx(1000 / 16, rel=0.02)
+    assert report["candidate"]["usdPerMillionOutputTokens"] > 0
+
+
+def test_more_errors_than_the_baseline_roll_back(prometheus, tmp_path, monkeypatch, capsys):
+    code, report, _ = _canary(tmp_path, monkeypatch, capsys, "more-errors", prometheus.url)
+    assert (code, report["verdict"]) == (EXIT_FAILED, "rollback")
+    assert any("Fisher's exact test" in r for r in report["reasons"])
+    assert report["next"].startswith("pulumi config set --path 'hyperpod-dpd:traffic.baseline' 100")
+
+
+def test_a_p99_above_the_slo_rolls_back(prometheus, tmp_path, monkeypatch, capsys):
+    code, report, _ = _canary(tmp_path, monkeypatch, capsys, "slow-p99", prometheus.url)
+    assert (code, report["verdict"]) == (EXIT_FAILED, "rollback")
+    assert any(
+        r.startswith("TTFT p99") and "above the SLO's 3000 ms" in r for r in report["reasons"]
+    )
+
+
+def test_worse_than_the_baseline_beyond_the_margin_rolls_back(
+    prometheus, tmp_path, monkeypatch, capsys
+):
+    # ITL p99 ~50 ms: within the SLO's 80 ms, twice the baseline's ~25 ms.
+    code, report, _ = _canary(tmp_path, monkeypatch, capsys, "worse-than-baseline", prometheus.url)
+    assert (code, report["verdict"]) == (EXIT_FAILED, "rollback")
+    assert any("above the baseline's" in r for r in report["reasons"])
+
+
+def test_too_few_requests_hold_saying_how_many_more(prometheus, tmp_path, monkeypatch, capsys):
+    code, report, _ = _canary(tmp_path, monkeypatch, capsys, "few-requests", prometheus.url)
+    assert (code, report["verdict"]) == (EXIT_HOLD, "hold")
+    (reason,) = report["reasons"]
+    assert reason.startswith("candidate served 600 requests")  # 20 a minute for 30 minutes
+    assert "short of slo.minRequests 1000" in reason
+
+
+def test_text_output_tabulates_both_sides(prometheus, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(_project(tmp_path, "healthy"))
+    code = main(["canary", "--stack", "canary", "--endpoint", "candidate",
+                 "--prometheus-url", prometheus.url])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == EXIT_OK
+    assert "verdict: promote" in out and "TTFT p99 ms" in out and "next: pulumi config set" in out
+
+
+def test_an_unreachable_prometheus_is_bad_input_naming_the_flag(tmp_path, monkeypatch, capsys):
+    code, report, err = _canary(tmp_path, monkeypatch, capsys, "healthy", "http://127.0.0.1:9")
+    assert (code, report) == (EXIT_BAD_INPUT, None)
+    assert err.startswith(
+        "error: --prometheus-url: cannot query a Prometheus at http://127.0.0.1:9"
+    )
+
+
+def test_a_bad_window_is_bad_input(tmp_path, monkeypatch, capsys):
+    code, _, err = _canary(tmp_path, monkeypatch, capsys, "healthy", "http://x", "--window", "soon")
+    assert code == EXIT_BAD_INPUT and "--window 'soon'" in err
