@@ -226,10 +226,19 @@ def _check_inputs(
         )
 
 
+def _size(n: int, sep: str = " ") -> str:
+    """Bytes as the largest binary unit that divides them: 8190MiB, 8GiB (parse_byte_size's)."""
+    for unit, scale in (("GiB", GIB), ("MiB", MIB), ("KiB", 1024)):
+        if n % scale == 0:
+            return f"{n // scale}{sep}{unit}"
+    return str(n)
+
+
 def _warnings(r: SizingReport, model: ModelSpec) -> list[str]:
-    """Field problems the numbers predict: a full PD buffer (LMCache/LMCache #1030, #1337, #1990,
-    #2365; docs/troubleshooting.md#pd-buffer-full), a buffer not in whole chunks (LMCache #1909,
-    PR #2104, PR #2694), and GPU memory the buffer and vLLM's share overrun."""
+    """Field problems the numbers predict: a full PD buffer (LMCache/LMCache#1030, #1337, #1990,
+    #2365; docs/troubleshooting.md#pd-buffer-full), a buffer not in whole chunks
+    (LMCache/LMCache#1909, LMCache/LMCache#2104, LMCache/LMCache#2694), and GPU memory the buffer
+    and vLLM's share overrun."""
     out = []
     if r.pd_buffer_chunks < r.max_model_len_chunks:
         out.append(
@@ -251,9 +260,13 @@ def _warnings(r: SizingReport, model: ModelSpec) -> list[str]:
             "--gpu-memory-utilization or add decode replicas."
         )
     if not r.pd_buffer_is_chunk_multiple:
+        whole = r.pd_buffer_chunks * r.chunk_bytes
         out.append(
-            f"PD_BUFFER_SIZE is not a multiple of the {r.chunk_bytes // MIB} MiB chunk: LMCache "
-            f"rounds it down to {r.pd_buffer_chunks} chunks (before PR #2694 it refused to start)."
+            f"PD_BUFFER_SIZE {_size(r.pd_buffer_bytes)} is not a whole number of "
+            f"{_size(r.chunk_bytes)} chunks: LMCache uses {r.pd_buffer_chunks} chunks "
+            f"({_size(whole)}) and leaves the rest idle (releases before LMCache/LMCache#2694 "
+            f"refused to start). To run what you set, set pdBufferSize: {_size(whole, '')} "
+            f"(size: --pd-buffer {_size(whole, '')})."
         )
     for b in (r.prefill, r.decode):
         if b.kv_cache_bytes <= 0:
