@@ -10,7 +10,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from core.catalog import GIB, MIB, InstanceSpec, ModelSpec, SizingError
+from core.catalog import GIB, InstanceSpec, ModelSpec, SizingError
 from core.gpu_memory import ACTIVATION_RESERVE_BYTES, OVERHEAD_BYTES, RoleBudget, role_budget
 from core.kv_cache import (
     CHUNK_TOKENS,
@@ -28,6 +28,7 @@ from core.kv_cache import (
     transfers_that_fit,
     transfers_unchunked,
 )
+from core.units import format_bytes
 from core.vocabulary import DPD_ROLES
 
 
@@ -226,14 +227,6 @@ def _check_inputs(
         )
 
 
-def _size(n: int, sep: str = " ") -> str:
-    """Bytes as the largest binary unit that divides them: 8190MiB, 8GiB (parse_byte_size's)."""
-    for unit, scale in (("GiB", GIB), ("MiB", MIB), ("KiB", 1024)):
-        if n % scale == 0:
-            return f"{n // scale}{sep}{unit}"
-    return str(n)
-
-
 def _warnings(r: SizingReport, model: ModelSpec) -> list[str]:
     """Field problems the numbers predict: a full PD buffer (LMCache/LMCache#1030, #1337, #1990,
     #2365; docs/troubleshooting.md#pd-buffer-full), a buffer not in whole chunks
@@ -262,11 +255,11 @@ def _warnings(r: SizingReport, model: ModelSpec) -> list[str]:
     if not r.pd_buffer_is_chunk_multiple:
         whole = r.pd_buffer_chunks * r.chunk_bytes
         out.append(
-            f"PD_BUFFER_SIZE {_size(r.pd_buffer_bytes)} is not a whole number of "
-            f"{_size(r.chunk_bytes)} chunks: LMCache uses {r.pd_buffer_chunks} chunks "
-            f"({_size(whole)}) and leaves the rest idle (releases before LMCache/LMCache#2694 "
-            f"refused to start). To run what you set, set pdBufferSize: {_size(whole, '')} "
-            f"(size: --pd-buffer {_size(whole, '')})."
+            f"PD_BUFFER_SIZE {format_bytes(r.pd_buffer_bytes)} is not a whole number of "
+            f"{format_bytes(r.chunk_bytes)} chunks: LMCache uses {r.pd_buffer_chunks} chunks "
+            f"({format_bytes(whole)}) and leaves the rest idle (releases before LMCache/LMCache#2694 "
+            f"refused to start). To run what you set, set pdBufferSize: {format_bytes(whole, '')} "
+            f"(size: --pd-buffer {format_bytes(whole, '')})."
         )
     for b in (r.prefill, r.decode):
         if b.kv_cache_bytes <= 0:

@@ -205,8 +205,7 @@ def render_text(plan: Any) -> str:
             "A first `pulumi up` of this stack would create (+) each of these, by component:",
             "",
             *render_tree(plan.run.resources),
-            f"Cost: {per_hour_and_month(total(hourly_cost(s)))} (estimate; summary.md itemizes "
-            "it)",
+            f"Cost: {per_hour_and_month(total(hourly_cost(s)))} (estimate; summary.md itemizes it)",
             "",
         ]
     if plan.violations:
