@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 from dataclasses import dataclass
@@ -44,6 +45,19 @@ class ConfigError(UsageProblem):
         lines = [f"Invalid {source} ({len(problems)} problem{'s' * (len(problems) != 1)}):"]
         lines += [f"  - {p.render()}" for p in problems]
         super().__init__("\n".join(lines))
+
+
+STACK_FILE = "Pulumi.<stack>.yaml"
+
+
+def for_stack(problems: list[ConfigProblem], stack: str) -> list[ConfigProblem]:
+    """The problems with their fixes naming the stack's own file (Pulumi.dev.yaml), not the
+    placeholder the checks write, which know no stack."""
+    named = f"Pulumi.{stack}.yaml"
+    return [
+        dataclasses.replace(p, fix=p.fix.replace(STACK_FILE, named)) if STACK_FILE in p.fix else p
+        for p in problems
+    ]
 
 
 def _show(value: Any) -> str:
