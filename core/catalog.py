@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.problems import ConfigError, ConfigProblem
+
 GIB = 2**30
 MIB = 2**20
 
@@ -29,8 +31,10 @@ FIELDS = {
 }
 
 
-class SizingError(ValueError):
-    """Bad sizing input. `key`/`flag` name the stack-config key and the CLI flag at fault."""
+class SizingError(ConfigError):
+    """Bad sizing input: one ConfigProblem keyed by the `size` command's flag (what that command
+    prints); `key`/`flag` name the stack-config key and the flag at fault, for the settings to
+    key the same problem by the stack's own key (settings/endpoint_sizing.py)."""
 
     def __init__(
         self, field: str, value: Any, problem: str, fix: str, suggestion: Any = None
@@ -39,7 +43,7 @@ class SizingError(ValueError):
         self.key, self.flag = FIELDS[field]
         self.value, self.problem, self.fix = value, problem, fix
         self.suggestion = suggestion  # a value that passes, for a fix that names one
-        super().__init__(f"{self.key} ({self.flag}) = {value!r}: {problem}. {fix}")
+        super().__init__([ConfigProblem(self.flag, value, problem, fix)], "sizing input")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from core.problems import ConfigProblem
 from core.regions import REGION_PATTERN
 
 # Pulumi's rule for stack names (pulumi/pkg/backend: "stack names may only contain
@@ -25,8 +26,8 @@ _SYSTEM = ("/proc", "/sys", "/dev")  # kernel files: never a project, an input o
 
 
 def _bad(value: str, allowed: str, fix: str) -> argparse.ArgumentTypeError:
-    shown = value if len(value) <= 120 else value[:117] + "..."
-    return argparse.ArgumentTypeError(f"got {shown!r}; allowed: {allowed}. Fix: {fix}")
+    # argparse names the flag itself ("argument --out: ..."): the problem's sentence follows.
+    return argparse.ArgumentTypeError(ConfigProblem("", value, allowed, fix).sentence())
 
 
 def _path(value: str, what: str) -> Path:

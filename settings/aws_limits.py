@@ -17,10 +17,11 @@ from core.aws_facts import (
     ROLE_NAME_PATTERN,
 )
 from core.catalog import INSTANCES
+from core.problems import ConfigProblem
 from core.regions import partition_of
 from core.vocabulary import GPU_ROLES
 from settings.cluster import EksConfig, InstanceGroups, groups_with_role
-from settings.errors import ConfigProblem, full_key, set_fix
+from settings.errors import full_key, set_fix
 
 # EKS: at most 40 CIDR blocks in publicAccessCidrs (EKS User Guide, "Cluster API server endpoint").
 MAX_PUBLIC_ACCESS_CIDRS = 40

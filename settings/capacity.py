@@ -21,10 +21,11 @@ from core.node_capacity import (
     smallest_x86_holding,
     usable_addresses,
 )
+from core.problems import ConfigProblem
 from core.subnets import SubnetPlan, plan_subnets
 from core.vocabulary import GPU_ROLES
 from settings.cluster import InstanceGroups, groups_with_role
-from settings.errors import ConfigProblem, full_key, set_fix
+from settings.errors import full_key, set_fix
 from settings.network import MIN_VPC_PREFIX, NetworkConfig, check_vpc
 
 STAGING_JOB = "the checkpoint staging Job"  # `pulumi up` waits for it: Pending is forever

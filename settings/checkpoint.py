@@ -7,7 +7,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from settings.errors import MISSING, ConfigProblem, full_key, set_fix
+from core.problems import MISSING, ConfigProblem
+from settings.errors import full_key, set_fix
 from settings.fields import BucketName, KeyPrefix, SettingsModel, bucket_rules, key_prefix_rules
 
 HF_SOURCE = re.compile(r"^hf://[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")

@@ -8,13 +8,14 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from core.problems import ConfigProblem
 from core.versions import (
     DPD_MINIMUM_OPERATOR,
     OPERATOR_ADDON_VERSIONS,
     SUPPORTED_KUBERNETES_VERSIONS,
 )
 from core.vocabulary import GPU_ROLES, Role
-from settings.errors import ConfigProblem, full_key, set_fix
+from settings.errors import full_key, set_fix
 from settings.fields import (
     ADDON_VERSION_PATTERN,
     K8S_VERSION_PATTERN,

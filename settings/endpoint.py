@@ -13,10 +13,11 @@ from core.kv_cache import (
     DOCS_PD_BUFFER_BYTES,
     DOCS_PROMPT_TOKENS,
 )
+from core.problems import ConfigProblem
 from core.units import INT32_MAX
 from core.versions import DLC_VLLM_IMAGE
 from core.vocabulary import ALB_IDLE_TIMEOUT_MAX, ROUTER_SERVICE
-from settings.errors import ConfigProblem, full_key, set_fix
+from settings.errors import full_key, set_fix
 from settings.fields import (
     ByteSize,
     Decimal,

@@ -20,9 +20,10 @@ import re
 from collections.abc import Mapping
 
 from core.pod_names import worker_deployment
+from core.problems import ConfigProblem
 from core.vocabulary import DPD_ROLES, OPERATOR_NAMESPACE, ROUTER_SERVICE, RouterService
 from settings.endpoint import EndpointConfig
-from settings.errors import ConfigProblem, full_key, set_fix
+from settings.errors import full_key, set_fix
 from settings.fields import DNS_LABEL_PATTERN
 
 # A Service name is a DNS-1035 label: at most 63 characters (check_derived_names holds every

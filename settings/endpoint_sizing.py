@@ -9,12 +9,13 @@ from core.catalog import GIB, INSTANCES, SizingError, load_model
 from core.gpu_memory import StepBudget, step_budget
 from core.gpu_types import gpu_spec
 from core.kv_cache import DOCS_PROMPT_TOKENS
+from core.problems import ConfigProblem
 from core.sizing import SizingReport, size
 from core.vocabulary import PROJECT
 from settings.cluster import InstanceGroups, gpu_groups, groups_with_role, instance_type_for
 from settings.endpoint import EndpointConfig
 from settings.endpoints import EndpointEntry, placement
-from settings.errors import ConfigProblem, set_fix
+from settings.errors import set_fix
 from settings.numbers import Given
 
 

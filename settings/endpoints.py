@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from core.gpu_types import gpus_per_node
+from core.problems import ConfigProblem
 from core.vocabulary import DPD_ROLES, endpoint_config_path, endpoint_resource_name
 from settings.cluster import InstanceGroups, gpu_groups, groups_with_role
 from settings.endpoint import AutoscalingConfig, EndpointConfig, ScalingConfig
 from settings.endpoint_names import check_unique_deployments, check_unique_names
-from settings.errors import ConfigProblem, full_key, set_fix
+from settings.errors import full_key, set_fix
 from settings.numbers import EffectiveNumbers, effective_numbers
 from settings.scaling_signal import check_signal
 

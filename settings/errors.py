@@ -1,51 +1,20 @@
-"""Configuration errors that name the key, the value received, what is allowed and the fix."""
+"""The stack configuration's problems (core/problems.py ConfigProblem, the one type every refusal
+uses) in config keys: pydantic's errors turned into them, keys written as `pulumi config set
+--path` reads them, and the fix lines that set a key."""
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from core.exits import UsageProblem
+from core.problems import MISSING, ConfigProblem
 from core.vocabulary import PROJECT
 from settings.fields import PATTERN_HINTS
 from settings.fix_values import example_for, field_example, model_at, nearest_name
-
-
-@dataclass(frozen=True)
-class ConfigProblem:
-    key: str  # full key with path: "hyperpod-dpd:endpoint.routingStrategy"
-    value: Any  # what was received; MISSING when absent
-    allowed: str
-    fix: str
-
-    def render(self) -> str:
-        got = "not set" if self.value is MISSING else f"got {_show(self.value)}"
-        return f"{self.key}: {got}; allowed: {self.allowed}.\n    Fix: {self.fix}"
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Any = _Missing()
-
-
-class ConfigError(UsageProblem):
-    """Bad stack configuration: every problem at once. The program raises it as a RunError
-    (infra/stack_config.py), so `pulumi up` prints the message without a traceback."""
-
-    def __init__(self, problems: list[ConfigProblem], source: str = "stack configuration"):
-        self.problems, self.source = problems, source
-        lines = [f"Invalid {source} ({len(problems)} problem{'s' * (len(problems) != 1)}):"]
-        lines += [f"  - {p.render()}" for p in problems]
-        super().__init__("\n".join(lines))
-
 
 STACK_FILE = "Pulumi.<stack>.yaml"
 
@@ -58,11 +27,6 @@ def for_stack(problems: list[ConfigProblem], stack: str) -> list[ConfigProblem]:
         dataclasses.replace(p, fix=p.fix.replace(STACK_FILE, named)) if STACK_FILE in p.fix else p
         for p in problems
     ]
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def full_key(loc: tuple[Any, ...]) -> str:

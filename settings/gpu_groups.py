@@ -25,11 +25,12 @@ from core.ec2_instances import MOTO_VERSION
 from core.gpu_memory import worker_fit
 from core.gpu_types import EFA_GPU_TYPES, MAX_GPUS_PER_NODE, compact, gpu_spec, nearest
 from core.node_capacity import facts_of
+from core.problems import ConfigProblem
 from core.sizing import tp_choices
 from core.vocabulary import DPD_ROLES
 from settings.cluster import InstanceGroups, gpu_groups
 from settings.endpoints import EndpointEntry, placement
-from settings.errors import ConfigProblem, full_key, set_fix
+from settings.errors import full_key, set_fix
 from settings.numbers import Given
 
 

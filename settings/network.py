@@ -7,8 +7,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from core.problems import ConfigProblem
 from core.regions import EKS_UNSUPPORTED_AZ_IDS, az_id_in_region, az_id_prefix
-from settings.errors import ConfigProblem, full_key, set_fix
+from settings.errors import full_key, set_fix
 from settings.fields import AzId, Cidr, SettingsModel
 
 MIN_VPC_PREFIX, MAX_VPC_PREFIX = 16, 20

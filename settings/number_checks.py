@@ -8,10 +8,11 @@ from __future__ import annotations
 import math
 
 from core.gpu_types import gpu_spec
+from core.problems import ConfigProblem
 from core.vocabulary import PROJECT
 from settings.cluster import InstanceGroups
 from settings.endpoints import EndpointEntry, placement
-from settings.errors import ConfigProblem, set_fix
+from settings.errors import set_fix
 from settings.numbers import Given, PoolNumbers
 
 PARALLEL = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size")

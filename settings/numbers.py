@@ -26,10 +26,11 @@ from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from core.catalog import GIB
+from core.problems import ConfigProblem
 from core.vocabulary import DPD_ROLES
 from core.worker_facts import NUMBER_FLAGS, RoleNumbers, WorkerFacts
 from settings.endpoint import ColocatedConfig, EndpointConfig, RoleConfig
-from settings.errors import ConfigProblem, full_key, set_fix
+from settings.errors import full_key, set_fix
 from settings.vllm_args import read_args
 
 

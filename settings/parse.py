@@ -14,8 +14,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from core.problems import ConfigError, ConfigProblem
 from core.vocabulary import PROJECT
-from settings.errors import ConfigError, ConfigProblem, problems_from_validation, set_fix
+from settings.errors import problems_from_validation, set_fix
 from settings.stack import BOOL_KEYS, OBJECT_KEYS, SECRET_KEYS, StackSettings, check_settings
 
 _FIELD_KEYS = frozenset(f.alias for f in StackSettings.model_fields.values()) - {"region"}

@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from core.problems import ConfigProblem
 from core.vocabulary import RULE_NAMES
-from settings.errors import ConfigProblem, full_key
+from settings.errors import full_key
 from settings.fields import SettingsModel
 
 PolicyLevel = Literal["mandatory", "advisory", "disabled"]

@@ -18,7 +18,7 @@ import json
 
 import promql_parser as pq
 
-from settings.errors import ConfigProblem
+from core.problems import ConfigProblem
 
 ONE, SEVERAL, SCALAR, STRING, RANGE = "one", "several", "scalar", "string", "range"
 # Aggregations whose result keeps some of their input's series rather than one per group.

@@ -5,9 +5,10 @@ query of the user's that parses and returns one series (settings/promql.py)."""
 from __future__ import annotations
 
 from core.pod_names import DEPLOYMENT_NAME_MAX, worker_deployment
+from core.problems import ConfigProblem
 from core.scaling_signals import SIGNALS
 from settings.endpoint import EndpointConfig, ScalingConfig
-from settings.errors import ConfigProblem, set_fix
+from settings.errors import set_fix
 from settings.promql import check_query
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, model_validator
 from core.aws_rules import ALB_FORWARD_TARGET_GROUPS_MAX
 from core.catalog import MODELS, SizingError, load_model
 from core.kv_cache import DOCS_MAX_MODEL_LEN
+from core.problems import ConfigProblem
 from core.regions import REGION_PATTERN
 from core.sizing import SizingReport
 from settings.aws_limits import check_aws_limits
@@ -44,7 +45,7 @@ from settings.endpoint import (
 )
 from settings.endpoint_sizing import check_sizing_inputs, check_step_budget, size_endpoint
 from settings.endpoints import EndpointEntry, check_endpoints, entries
-from settings.errors import ConfigProblem, full_key, set_fix
+from settings.errors import full_key, set_fix
 from settings.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
 from settings.gpu_groups import check_gpu_group_types
 from settings.jobs import JobsConfig

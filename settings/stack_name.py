@@ -17,8 +17,8 @@ from core.aws_facts import (
     HYPERPOD_CLUSTER_NAME_MAX,
     HYPERPOD_CLUSTER_NAME_PATTERN,
 )
+from core.problems import ConfigProblem
 from core.vocabulary import cluster_name
-from settings.errors import ConfigProblem
 
 KEY = "stack name"  # not a config key: the name given to `pulumi stack init` / --stack
 _RULES = (

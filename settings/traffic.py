@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from core.aws_rules import ALB_FORWARD_TARGET_GROUPS_MAX, ALB_QUOTAS_URL
+from core.problems import ConfigProblem
 from core.vocabulary import (
     AUTONAME_SUFFIX,
     ELB_NAME_MAX,
@@ -19,7 +20,7 @@ from core.vocabulary import (
 )
 from settings.endpoint_names import router_service
 from settings.endpoints import EndpointEntry, scaling_of
-from settings.errors import ConfigProblem, full_key, set_fix
+from settings.errors import full_key, set_fix
 
 # A target group's auto-name fails every `pulumi preview` and `up` of the stack when it is
 # longer than ELB_NAME_MAX: "name '...-' plus 7 random chars is longer than maximum length 32"

@@ -44,6 +44,7 @@ CODE_FILES = (
     "core/cli_inputs.py",
     "core/exits.py",
     "core/job_pods.py",
+    "core/problems.py",
     "core/regions.py",
     "hyperpod_dpd/__init__.py",
     "hyperpod_dpd/shared/__init__.py",

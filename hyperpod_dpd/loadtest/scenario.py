@@ -12,16 +12,18 @@ import re
 from dataclasses import dataclass
 
 from core import cli_inputs as inputs
+from core.problems import ConfigError, ConfigProblem
 
 _SCENARIO = re.compile(r"^D\((\d+),\s*(\d+)\)$")
 MAX_TOKENS = 1_000_000
 
 
-class BenchmarkArgError(ValueError):
-    """A bad benchmark flag: names the flag, the value, what is allowed and how to fix it."""
+class BenchmarkArgError(ConfigError):
+    """A bad benchmark flag: one ConfigProblem naming the flag, the value, what is allowed and
+    how to fix it."""
 
     def __init__(self, flag: str, value: object, allowed: str, fix: str):
-        super().__init__(f"{flag} {value!r}: {allowed}; {fix}")
+        super().__init__([ConfigProblem(flag, value, allowed, fix)], "benchmark flags")
 
 
 @dataclass(frozen=True)

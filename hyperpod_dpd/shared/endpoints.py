@@ -2,17 +2,17 @@
 
 A stack has one `hyperpod-dpd:endpoint` or several `hyperpod-dpd:endpoints` keyed by name
 (settings/endpoints.py). `verify` and `benchmark run` take `--endpoint KEY`: needed with
-several, optional with one (then only its name is accepted). Every refusal is a UsageProblem
+several, optional with one (then only its name is accepted). Every refusal is a ConfigError
 (exit 2) naming `--endpoint`, the value, the keys allowed and the fix.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
-from core.exits import UsageProblem
 from core.gpu_types import gpus_per_node
+from core.problems import MISSING, ConfigError, ConfigProblem
 from settings.endpoints import EndpointEntry
 from specs.placement import placement_of
 
@@ -26,24 +26,32 @@ def choose_endpoint(settings: Any, stack: str, key: str | None) -> EndpointEntry
         (entry,) = entries
         if key is None or key == entry.config.name:
             return entry
-        raise UsageProblem(
-            f"{FLAG} {key!r}: stack {stack} has one endpoint (hyperpod-dpd:endpoint), named "
-            f"{entry.config.name}; give {FLAG} {entry.config.name} or leave {FLAG} out"
+        _refuse(
+            key,
+            f"the name of stack {stack}'s one endpoint (hyperpod-dpd:endpoint), "
+            f"{entry.config.name}, or no {FLAG} at all",
+            f"give {FLAG} {entry.config.name} or leave {FLAG} out",
         )
     keys = [e.key for e in entries]
     listed = ", ".join(str(k) for k in keys)
     if key is None:
-        raise UsageProblem(
-            f"{FLAG}: stack {stack} has several endpoints (hyperpod-dpd:endpoints: {listed}); "
-            f"say which one, e.g. {FLAG} {keys[0]}"
+        _refuse(
+            MISSING,
+            f"one of the keys of stack {stack}'s endpoints (hyperpod-dpd:endpoints: {listed})",
+            f"say which one, e.g. {FLAG} {keys[0]}",
         )
     for entry in entries:
         if entry.key == key:
             return entry
-    raise UsageProblem(
-        f"{FLAG} {key!r}: one of the endpoints of stack {stack} ({listed}); "
-        f"give one of those keys of hyperpod-dpd:endpoints"
+    _refuse(
+        key,
+        f"one of the keys of stack {stack}'s endpoints (hyperpod-dpd:endpoints: {listed})",
+        f"give one of those keys, e.g. {FLAG} {keys[0]}",
     )
+
+
+def _refuse(value: Any, allowed: str, fix: str) -> NoReturn:
+    raise ConfigError([ConfigProblem(FLAG, value, allowed, fix)], f"{FLAG}")
 
 
 def single_view(settings: Any, entry: EndpointEntry) -> Any:

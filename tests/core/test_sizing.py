@@ -8,6 +8,7 @@ import pytest
 
 from core.catalog import GIB, MIB, ModelSpec, SizingError, instance_spec, load_model
 from core.gpu_memory import ACTIVATION_RESERVE_BYTES, OVERHEAD_BYTES
+from core.problems import show
 from core.sizing import size, validate_tp
 
 LLAMA = load_model("llama-3.3-70b")
@@ -73,14 +74,19 @@ def test_warnings_predict_buffer_exhaustion_and_oom():
 def test_tp_not_dividing_heads_names_the_key_and_flag(tp):
     with pytest.raises(SizingError) as exc:
         validate_tp(LLAMA, P5, tp)
-    message = str(exc.value)
-    assert message.startswith(f"endpoint.tensorParallelSize (--tp) = {tp}:")
-    assert "64 attention heads" in message and "1, 2, 4, 8" in message
+    (problem,) = exc.value.problems  # the one problem type, keyed by the flag; the key beside it
+    assert (problem.key, problem.value, exc.value.key) == (
+        "--tp",
+        tp,
+        "endpoint.tensorParallelSize",
+    )
+    assert "64 attention heads" in problem.allowed and "1, 2, 4, 8" in problem.fix
+    assert str(exc.value).endswith(problem.render())
 
 
 @pytest.mark.parametrize("tp", [0, 16, -1])
 def test_tp_outside_one_node(tp):
-    with pytest.raises(SizingError, match=r"--tp\) = .*between 1 and the 8 GPUs"):
+    with pytest.raises(SizingError, match=r"--tp: got .*between 1 and the 8 GPUs"):
         size(LLAMA, P5, tp=tp)
 
 
@@ -108,4 +114,4 @@ def test_bad_inputs_name_their_flag(kwargs, flag):
     with pytest.raises(SizingError) as exc:
         size(LLAMA, P5, **kwargs)
     assert exc.value.flag == flag
-    assert f"({flag}) = {next(iter(kwargs.values()))!r}" in str(exc.value)
+    assert f"{flag}: got {show(next(iter(kwargs.values())))};" in str(exc.value)

@@ -29,13 +29,13 @@ def _run(tmp_path, *extra: str, tokenizer=None) -> list[str]:
 @pytest.mark.parametrize(
     ("extra", "names"),
     [
-        (["--target", "localhost:8000"], "--target 'localhost:8000'"),
-        (["--target", "http://x", "--scenario", "4096,256"], "--scenario '4096,256'"),
+        (["--target", "localhost:8000"], "--target: got 'localhost:8000'"),
+        (["--target", "http://x", "--scenario", "4096,256"], "--scenario: got '4096,256'"),
         (["--target", "http://x", "--scenario", "D(0,256)"], "input tokens between 1"),
-        (["--target", "http://x", "--concurrency", "8,x"], "--concurrency '8,x'"),
+        (["--target", "http://x", "--concurrency", "8,x"], "--concurrency: got '8,x'"),
         (["--target", "http://x", "--concurrency", "8,8"], "drop the second 8"),
-        (["--target", "http://x", "--requests", "0"], "--requests 0"),
-        (["--target", "http://x", "--duration", "-1"], "--duration -1"),
+        (["--target", "http://x", "--requests", "0"], "--requests: got 0"),
+        (["--target", "http://x", "--duration", "-1"], "--duration: got -1"),
         # In the cluster, the Job reads the staged checkpoint's tokenizer: a local one is a mistake.
         (["--stack", "dev"], "--tokenizer"),
         ([], "--target: say where the endpoint is"),
@@ -112,15 +112,15 @@ def test_a_stack_records_the_endpoint_a_comparison_needs(tmp_path):
 
 def test_a_cost_that_is_not_one_is_refused(tmp_path, tk, capsys):
     assert main(_run(tmp_path, "--target", "http://x", "--hourly-cost", "0", tokenizer=tk)) == 2
-    assert "--hourly-cost 0.0" in capsys.readouterr().err
+    assert "--hourly-cost: got 0.0" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
     ("extra", "names"),
     [
-        (["--timeout", "0.5"], "--timeout 0.5: minutes >= 1"),
-        (["--poll-interval", "-1"], "--poll-interval -1.0: seconds > 0"),
-        (["--concurrency", "0"], "--concurrency '0'"),
+        (["--timeout", "0.5"], "--timeout: got 0.5; allowed: minutes >= 1"),
+        (["--poll-interval", "-1"], "--poll-interval: got -1.0; allowed: seconds > 0"),
+        (["--concurrency", "0"], "--concurrency: got '0'"),
     ],
 )
 def test_bad_in_cluster_flags_exit_2_before_the_cluster_is_asked(tmp_path, capsys, extra, names):

@@ -32,7 +32,9 @@ def test_several_endpoints_need_a_known_key(canary):
     assert "--endpoint" in str(err.value) and "baseline, candidate" in str(err.value)
     with pytest.raises(UsageProblem) as err:
         choose_endpoint(canary, "canary", "canddiate")
-    assert "--endpoint 'canddiate'" in str(err.value) and "baseline, candidate" in str(err.value)
+    assert "--endpoint: got 'canddiate'" in str(err.value) and "baseline, candidate" in str(
+        err.value
+    )
 
 
 def test_a_single_endpoint_takes_no_key_or_its_name(dev):
@@ -40,7 +42,7 @@ def test_a_single_endpoint_takes_no_key_or_its_name(dev):
     assert choose_endpoint(dev, "dev", "llama-3-3-70b").config.name == "llama-3-3-70b"
     with pytest.raises(UsageProblem) as err:
         choose_endpoint(dev, "dev", "candidate")
-    assert "--endpoint 'candidate'" in str(err.value) and "--endpoint llama-3-3-70b" in str(
+    assert "--endpoint: got 'candidate'" in str(err.value) and "--endpoint llama-3-3-70b" in str(
         err.value
     )
 
@@ -88,8 +90,12 @@ def test_verify_of_several_endpoints_without_a_key_is_exit_2(capsys):
 @pytest.mark.parametrize(
     ("extra", "names"),
     [
-        ([], "several endpoints (hyperpod-dpd:endpoints: baseline, candidate)"),
-        (["--endpoint", "nope"], "--endpoint 'nope'"),
+        (
+            [],
+            "--endpoint: not set; allowed: one of the keys of stack canary's endpoints "
+            "(hyperpod-dpd:endpoints: baseline, candidate)",
+        ),
+        (["--endpoint", "nope"], "--endpoint: got 'nope'"),
     ],
 )
 def test_benchmark_run_of_several_endpoints_needs_a_key(tmp_path, capsys, extra, names):
@@ -111,9 +117,9 @@ def test_benchmark_run_endpoint_without_stack_and_bad_gpus_are_exit_2(tmp_path, 
     base = ["benchmark", "run", "--target", "http://x", "--tokenizer", str(tk),
             "--out", str(tmp_path / "out")]  # fmt: skip
     assert main([*base, "--endpoint", "candidate"]) == 2
-    assert "--endpoint 'candidate'" in capsys.readouterr().err
+    assert "--endpoint: got 'candidate'" in capsys.readouterr().err
     assert main([*base, "--gpus", "0"]) == 2
-    assert "--gpus 0" in capsys.readouterr().err
+    assert "--gpus: got 0" in capsys.readouterr().err
 
 
 def _dry_run(tmp_path, monkeypatch, capsys, cluster, endpoint: str):

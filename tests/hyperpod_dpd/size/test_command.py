@@ -63,13 +63,13 @@ def test_model_from_a_config_json(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["--tp", "3"], "endpoint.tensorParallelSize (--tp) = 3: does not divide"),
-        (["--tp", "16"], "(--tp) = 16: must be between 1 and the 8 GPUs"),
-        (["--model", "gpt-5"], "(--model) = 'gpt-5': not a catalog model"),
-        (["--instance-type", "ml.g6e.48xlarge"], "(--instance-type) = 'ml.g6e.48xlarge'"),
-        (["--pd-buffer", "8 gigs"], "(--pd-buffer) = '8 gigs': not a valid byte size"),
-        (["--gpu-memory-utilization", "1.2"], "(--gpu-memory-utilization) = 1.2"),
-        (["--prompt-tokens", "20000"], "(--prompt-tokens) = 20000: must be between 1 and"),
+        (["--tp", "3"], "--tp: got 3; allowed: does not divide"),
+        (["--tp", "16"], "--tp: got 16; allowed: must be between 1 and the 8 GPUs"),
+        (["--model", "gpt-5"], "--model: got 'gpt-5'; allowed: not a catalog model"),
+        (["--instance-type", "ml.g6e.48xlarge"], "--instance-type: got 'ml.g6e.48xlarge'"),
+        (["--pd-buffer", "8 gigs"], "--pd-buffer: got '8 gigs'; allowed: not a valid byte size"),
+        (["--gpu-memory-utilization", "1.2"], "--gpu-memory-utilization: got 1.2;"),
+        (["--prompt-tokens", "20000"], "--prompt-tokens: got 20000; allowed: must be between 1"),
     ],
 )
 def test_bad_input_exits_2_naming_the_flag(capsys, argv, expected):
