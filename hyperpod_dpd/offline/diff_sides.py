@@ -154,8 +154,11 @@ def _is_ref(repo: Path, side: str) -> bool:
 
 def _neither(side: str, repo: Path, stack: str | None) -> ConfigProblem:
     """A side that is no plan directory and no commit: a path is to be planned first."""
-    where = Path(side)
-    got = "a file, not a plan directory" if where.is_file() else "no such directory or git ref"
+    try:
+        is_file = Path(side).is_file()
+    except (OSError, ValueError):  # a name the file system refuses (too long, NUL)
+        is_file = False
+    got = "a file, not a plan directory" if is_file else "no such directory or git ref"
     return ConfigProblem(
         side,
         got,
