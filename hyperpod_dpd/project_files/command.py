@@ -14,7 +14,10 @@ from settings.declare import render_pulumi_yaml, render_readme
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
     stale = []
-    for name, render in (("Pulumi.yaml", render_pulumi_yaml), ("docs/configuration.md", render_readme)):
+    for name, render in (
+        ("Pulumi.yaml", render_pulumi_yaml),
+        ("docs/configuration.md", render_readme),
+    ):
         path = project_dir / name
         current = path.read_text()
         wanted = render(current)
