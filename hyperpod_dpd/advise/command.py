@@ -188,7 +188,10 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
     document = render.contract(answer["engine"], load, candidates, rec, config)
     chart_path = None
     if args.chart is not None and candidates:
-        title = f"{where.target.model.name} on {where.target.instance_type}: {load.describe()}"
+        title = (
+            f"{where.target.model.name} on {where.target.instance_type}: {load.describe()} "
+            f"(predicted by {answer['engine']['name']}, p50)"
+        )
         data = chart.chart_data(title, load, candidates, rec.layout.label if rec else None)
         chart_path = str(chart.draw(data, args.chart))
     if args.write and rec is not None and config is not None and where.stack_path is not None:
