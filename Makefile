@@ -104,7 +104,7 @@ bench: $(STAMP) advise-venv
 	$(BIN)/python -m bench.advise $(ADVISE_BENCH_ARGS)
 	$(BIN)/python -m bench.install $(INSTALL_BENCH_ARGS)
 
-# Regenerate Pulumi.yaml's config block and README's config table after changing the model.
+# Regenerate Pulumi.yaml's config block and docs/configuration.md's config table after changing the model.
 pulumi-yaml: $(STAMP)
 	$(BIN)/hyperpod-dpd pulumi-yaml
 

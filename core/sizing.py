@@ -10,7 +10,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from core.catalog import GIB, MIB, InstanceSpec, ModelSpec, SizingError
+from core.catalog import GIB, InstanceSpec, ModelSpec, SizingError
 from core.gpu_memory import ACTIVATION_RESERVE_BYTES, OVERHEAD_BYTES, RoleBudget, role_budget
 from core.kv_cache import (
     CHUNK_TOKENS,
@@ -28,6 +28,7 @@ from core.kv_cache import (
     transfers_that_fit,
     transfers_unchunked,
 )
+from core.units import format_bytes
 from core.vocabulary import DPD_ROLES
 
 
@@ -227,9 +228,10 @@ def _check_inputs(
 
 
 def _warnings(r: SizingReport, model: ModelSpec) -> list[str]:
-    """Field problems the numbers predict: a full PD buffer (LMCache/LMCache #1030, #1337, #1990,
-    #2365; docs/troubleshooting.md#pd-buffer-full), a buffer not in whole chunks (LMCache #1909,
-    PR #2104, PR #2694), and GPU memory the buffer and vLLM's share overrun."""
+    """Field problems the numbers predict: a full PD buffer (LMCache/LMCache#1030, #1337, #1990,
+    #2365; docs/troubleshooting.md#pd-buffer-full), a buffer not in whole chunks
+    (LMCache/LMCache#1909, LMCache/LMCache#2104, LMCache/LMCache#2694), and GPU memory the buffer
+    and vLLM's share overrun."""
     out = []
     if r.pd_buffer_chunks < r.max_model_len_chunks:
         out.append(
@@ -251,9 +253,13 @@ def _warnings(r: SizingReport, model: ModelSpec) -> list[str]:
             "--gpu-memory-utilization or add decode replicas."
         )
     if not r.pd_buffer_is_chunk_multiple:
+        whole = r.pd_buffer_chunks * r.chunk_bytes
         out.append(
-            f"PD_BUFFER_SIZE is not a multiple of the {r.chunk_bytes // MIB} MiB chunk: LMCache "
-            f"rounds it down to {r.pd_buffer_chunks} chunks (before PR #2694 it refused to start)."
+            f"PD_BUFFER_SIZE {format_bytes(r.pd_buffer_bytes)} is not a whole number of "
+            f"{format_bytes(r.chunk_bytes)} chunks: LMCache uses {r.pd_buffer_chunks} chunks "
+            f"({format_bytes(whole)}) and leaves the rest idle (releases before LMCache/LMCache#2694 "
+            f"refused to start). To run what you set, set pdBufferSize: {format_bytes(whole, '')} "
+            f"(size: --pd-buffer {format_bytes(whole, '')})."
         )
     for b in (r.prefill, r.decode):
         if b.kv_cache_bytes <= 0:

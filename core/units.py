@@ -52,3 +52,13 @@ def format_gib(size: int) -> str:
     """8589934592 -> '8 GiB'; sizes that are not whole GiB keep two decimals."""
     gib = size / 2**30
     return f"{gib:g} GiB" if gib == int(gib) else f"{gib:.2f} GiB"
+
+
+def format_bytes(size: int, sep: str = " ") -> str:
+    """Bytes in the largest binary unit that holds them whole, as parse_byte_size reads them
+    back (sep ""): 8589934592 -> '8 GiB', 8587837440 -> '8190 MiB'; a size no KiB divides stays
+    in bytes."""
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size and size % scale == 0:
+            return f"{size // scale}{sep}{unit}"
+    return f"{size}{sep}B" if sep else str(size)

@@ -15,6 +15,7 @@ from pulumi.runtime import config as runtime_config
 
 from core.vocabulary import PROJECT
 from settings import ConfigError, ConfigProblem, StackSettings
+from settings.errors import for_stack
 from settings.parse import parse_settings
 from settings.stack_name import check_stack_name
 
@@ -52,7 +53,8 @@ def load_stack_config() -> StackConfig:
             secret = {k for k in keys if runtime_config.is_config_secret(k)}
             settings = parse_settings(raw, secret)
         except ConfigError as exc:
-            raise StackConfigError([*named, *exc.problems], exc.source) from None
+            problems = for_stack([*named, *exc.problems], pulumi.get_stack())
+            raise StackConfigError(problems, exc.source) from None
     if named:
         raise StackConfigError(named, "stack selection")
     has_token = runtime_config.get_config(f"{PROJECT}:hfToken")

@@ -79,7 +79,7 @@ def render_pulumi_yaml(current: str) -> str:
 
 
 def config_reference() -> str:
-    """The README's configuration table: every key and sub-key, its default and meaning."""
+    """docs/configuration.md's table: every key and sub-key, its default and meaning."""
     rows = ["| key | default | meaning |", "|---|---|---|"]
     rows.append("| `aws:region` | (required) | Region of the cluster and the model bucket. |")
     rows += _rows("", StackSettings)
@@ -122,9 +122,9 @@ README_END = "<!-- config-reference:end -->"
 
 
 def render_readme(current: str) -> str:
-    """`current` (README.md) with the table between the markers regenerated."""
+    """`current` (docs/configuration.md) with the table between the markers regenerated."""
     head, start, rest = current.partition(README_START)
     _, end, tail = rest.partition(README_END)
     if not (start and end):
-        raise ValueError("README.md lacks the config-reference markers")
+        raise ValueError("docs/configuration.md lacks the config-reference markers")
     return f"{head}{README_START}\n{config_reference()}{README_END}{tail}"

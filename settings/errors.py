@@ -4,6 +4,7 @@ uses) in config keys: pydantic's errors turned into them, keys written as `pulum
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 from typing import Any
@@ -14,6 +15,18 @@ from core.problems import MISSING, ConfigProblem
 from core.vocabulary import PROJECT
 from settings.fields import PATTERN_HINTS
 from settings.fix_values import example_for, field_example, model_at, nearest_name
+
+STACK_FILE = "Pulumi.<stack>.yaml"
+
+
+def for_stack(problems: list[ConfigProblem], stack: str) -> list[ConfigProblem]:
+    """The problems with their fixes naming the stack's own file (Pulumi.dev.yaml), not the
+    placeholder the checks write, which know no stack."""
+    named = f"Pulumi.{stack}.yaml"
+    return [
+        dataclasses.replace(p, fix=p.fix.replace(STACK_FILE, named)) if STACK_FILE in p.fix else p
+        for p in problems
+    ]
 
 
 def full_key(loc: tuple[Any, ...]) -> str:

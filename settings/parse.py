@@ -20,6 +20,10 @@ from settings.errors import problems_from_validation, set_fix
 from settings.stack import BOOL_KEYS, OBJECT_KEYS, SECRET_KEYS, StackSettings, check_settings
 
 _FIELD_KEYS = frozenset(f.alias for f in StackSettings.model_fields.values()) - {"region"}
+# The keys the stack reads outside its own namespace. Those namespaces belong to the providers
+# and Pulumi, whose other keys (aws:profile, kubernetes:context...) a stack may set: a key there
+# is refused only when it is a near miss of one of these (aws:regon), never for being unknown.
+READ_ELSEWHERE = ("aws:region",)
 
 
 def parse_settings(raw: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> StackSettings:
@@ -37,7 +41,8 @@ def parse_settings(raw: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> S
     for key, value in raw.items():
         namespace, _, name = key.partition(":")
         if namespace != PROJECT:
-            continue  # aws:, kubernetes:, pulumi: ... belong to providers
+            problems += _near_miss(key, value)  # aws:, kubernetes:, pulumi:: the providers'
+            continue
         if name in SECRET_KEYS:
             # Pulumi.yaml declares an empty default: "" means "not set".
             if value not in ("", None) and key not in set(secret_keys):
@@ -63,6 +68,24 @@ def parse_settings(raw: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> S
     if problems:
         raise ConfigError(problems)
     return settings
+
+
+def _near_miss(key: str, value: Any) -> list[ConfigProblem]:
+    """A provider key that is a typo of one the stack reads: the key it meant, by name."""
+    if key in READ_ELSEWHERE:
+        return []
+    close = difflib.get_close_matches(key, READ_ELSEWHERE, n=1, cutoff=0.8)
+    if not close:
+        return []
+    return [
+        ConfigProblem(
+            key,
+            value,
+            f"{close[0]}, the key this stack reads",
+            f"did you mean '{close[0]}'? rename {key} to {close[0]} (pulumi config rm {key}, "
+            f"then pulumi config set {close[0]} {value if isinstance(value, str) else '<value>'})",
+        )
+    ]
 
 
 def _unknown_key(key: str, name: str, value: Any) -> ConfigProblem:

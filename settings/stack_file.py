@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from settings import PROJECT, ConfigError, ConfigProblem, StackSettings, parse_settings
+from settings.errors import for_stack
 from settings.stack_name import check_stack_name
 from settings.yaml_files import SafeLoader
 
@@ -57,7 +58,7 @@ def read_stack(project_dir: Path, stack: str) -> Stack:
     try:
         settings = parse_settings(file.config, file.secret_keys)
     except ConfigError as exc:  # every problem at once, the stack's name among them
-        raise ConfigError([*named, *exc.problems], exc.source) from None
+        raise ConfigError(for_stack([*named, *exc.problems], stack), exc.source) from None
     if named:
         raise ConfigError(named, source="stack selection")
     return Stack(file, settings)

@@ -176,8 +176,8 @@ def _check_weights(traffic: Mapping[str, int], listed: list[EndpointEntry]) -> l
                 key,
                 dict(traffic),
                 f"weights summing to 100 (these sum to {total})",
-                f"{set_fix(key, _to_100(traffic))} (the same shares, in whole percents); 100 "
-                "and 0 promote or roll back",
+                f"{set_fix(key, _to_100(traffic))} (the other weights kept, the largest taking "
+                "the rest); 100 and 0 promote or roll back",
             )
         )
     problems += _check_key_lengths(traffic, listed)
@@ -305,11 +305,17 @@ def _no_way_back(
 
 
 def _to_100(traffic: Mapping[str, int]) -> dict[str, int]:
-    """Weights scaled to sum to 100 in whole percents (largest remainders round up); all to the
-    first endpoint when every weight is 0."""
+    """Weights that sum to 100 keeping what the user set: every weight but the largest (the
+    baseline's) as it is, the largest taking the rest (85/5 -> 95/5: the canary stays at 5%).
+    When the others alone pass 100, the shares scaled to whole percents (largest remainders
+    round up); all to the first endpoint when every weight is 0."""
     total = sum(traffic.values())
     if total <= 0:
         return {name: 100 if i == 0 else 0 for i, name in enumerate(traffic)}
+    largest = max(traffic, key=lambda n: traffic[n])
+    rest = total - traffic[largest]
+    if rest <= 100:
+        return {name: 100 - rest if name == largest else w for name, w in traffic.items()}
     exact = {name: weight * 100 / total for name, weight in traffic.items()}
     out = {name: int(share) for name, share in exact.items()}
     for name in sorted(exact, key=lambda n: exact[n] - out[n], reverse=True)[

@@ -1,4 +1,4 @@
-"""Every fix hint the project prints works (issue 26, section 4): applied to the stack it was
+"""Every fix hint the project prints works: applied to the stack it was
 shown for, the stack is judged again as the plan judges it before it creates anything (the config
 checks, then the policy gate) and that problem is gone.
 

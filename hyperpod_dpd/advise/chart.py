@@ -24,6 +24,7 @@ def chart_data(
         "title": title,
         "load": "concurrency" if workload.load == "concurrency" else "requests/s",
         "tpotSloMs": workload.tpot_ms,
+        "ttftSloMs": workload.ttft_ms,
         "recommended": recommended,
         "points": [
             {
@@ -33,6 +34,7 @@ def chart_data(
                 "tpotMs": c.tpot_ms,
                 "tokensPerGpu": c.tokens_per_s_per_gpu,
                 "meetsSlo": c.meets_slo,
+                "misses": [metric for metric, _, _ in c.misses],
             }
             for c in candidates
         ],

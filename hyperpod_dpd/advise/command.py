@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.exits import EXIT_OK, UsageProblem
+from core.exits import EXIT_FAILED, EXIT_OK, UsageProblem
 from core.kv_cache import DOCS_GPU_MEMORY_UTILIZATION, DOCS_MAX_MODEL_LEN, DOCS_PD_BUFFER_BYTES
 from hyperpod_dpd.advise import chart, engine, measured, patch, render
 from hyperpod_dpd.advise.recommend import recommend
@@ -178,14 +178,20 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
                                     load, where.hourly))  # fmt: skip
     rec = recommend(candidates, load)
     config = None
-    if rec is not None:
-        config = patch.config_patch(
-            rec.layout, where.target.instance_type, where.groups, where.endpoint_key
+    if rec is not None and rec.meets:  # a layout that misses the SLOs gets no patch
+        config = patch.changes(
+            patch.config_patch(
+                rec.layout, where.target.instance_type, where.groups, where.endpoint_key
+            ),
+            _config_block(where.stack_path),
         )
     document = render.contract(answer["engine"], load, candidates, rec, config)
     chart_path = None
     if args.chart is not None and candidates:
-        title = f"{where.target.model.name} on {where.target.instance_type}: {load.describe()}"
+        title = (
+            f"{where.target.model.name} on {where.target.instance_type}: {load.describe()} "
+            f"(predicted by {answer['engine']['name']}, p50)"
+        )
         data = chart.chart_data(title, load, candidates, rec.layout.label if rec else None)
         chart_path = str(chart.draw(data, args.chart))
     if args.write and rec is not None and config is not None and where.stack_path is not None:
@@ -195,7 +201,20 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
         print(render.as_json(document))
     else:
         print(render.text(document, load, candidates, refused, chart_path))
+    if rec is None or not rec.meets:
+        if args.write:
+            print("advise: wrote nothing: no layout meets the SLOs", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK
+
+
+def _config_block(stack_path: Path | None) -> dict[str, Any]:
+    """The stack file's `config:` block as written (nothing: no stack)."""
+    if stack_path is None:
+        return {}
+    from settings.yaml_files import safe_load
+
+    return (safe_load(stack_path.read_text()) or {}).get("config") or {}
 
 
 __all__ = ["Workload", "run"]

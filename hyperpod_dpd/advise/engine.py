@@ -5,11 +5,14 @@ No module of the project imports aisimulate; only simulate.py runs beside it."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
+from hyperpod_dpd.shared.progress import Progress
 from hyperpod_dpd.shared.venvs import foreign_env, venv_from
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,23 +32,39 @@ def advise_venv(venv: Path = VENV, requirements: Path = REQUIREMENTS) -> Path:
     return venv_from(requirements, venv)
 
 
+PROGRESS = re.compile(r"^advise: \[(\d+)/(\d+)\] (.*)$")
+
+
 def simulate(configs: list[dict[str, Any]], venv: Path | None = None) -> dict[str, Any]:
     """aisimulate's answer for `configs` ([{"id", "label", "config"}]): {"engine", "results"}.
-    Its progress lines pass through to our stderr."""
+    Its progress lines become one live line on our stderr (hyperpod_dpd/shared/progress.py);
+    anything else it says passes through."""
     python = (venv or advise_venv()) / "bin" / "python"
-    done = subprocess.run(
-        [str(python), str(PROGRAM)],
-        input=json.dumps({"configs": configs}),
-        stdout=subprocess.PIPE,
-        stderr=None,  # progress, straight to the user
-        text=True,
-        env=foreign_env(PYTHONDONTWRITEBYTECODE="1"),
-        check=False,
-    )
-    if done.returncode != 0:
-        raise EngineError(
-            f"the simulator ({PROGRAM.name} in {python.parents[1]}) exited {done.returncode}; "
-            f"its messages are above. Rebuild the venv with `rm -r {python.parents[1]}` if it "
-            "is damaged."
+    progress = Progress("advise: simulating")
+    with tempfile.TemporaryFile("w+") as request, tempfile.TemporaryFile("w+") as answer:
+        json.dump({"configs": configs}, request)
+        request.seek(0)
+        proc = subprocess.Popen(
+            [str(python), str(PROGRAM)],
+            stdin=request,
+            stdout=answer,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=foreign_env(PYTHONDONTWRITEBYTECODE="1"),
         )
-    return json.loads(done.stdout)
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            match = PROGRESS.match(line.rstrip("\n"))
+            if match:
+                progress.update(int(match[1]), int(match[2]), match[3])
+            else:
+                progress.say(line)
+        returncode = proc.wait()
+        if returncode != 0:
+            raise EngineError(
+                f"the simulator ({PROGRAM.name} in {python.parents[1]}) exited {returncode}; "
+                f"its messages are above. Rebuild the venv with `rm -r {python.parents[1]}` if "
+                "it is damaged."
+            )
+        answer.seek(0)
+        return json.load(answer)

@@ -26,6 +26,10 @@ GPU_ROLES = ("prefill", "decode", "colocated")
 
 
 def endpoint_keys(layout: Layout) -> dict[str, Any]:
+    """The endpoint's keys for `layout`: the decoder's TP is the endpoint's (the number every
+    pool reads unless a role sets its own); a prefill TP only when it differs; several prefill
+    replicas route round-robin (the routing-strategy policy's advice: prefix-aware routing
+    concentrates load on one prefiller)."""
     if layout.mode == "colocated":
         return {
             "mode": "colocated",
@@ -35,13 +39,19 @@ def endpoint_keys(layout: Layout) -> dict[str, Any]:
             "prefill": {"tensorParallelSize": None},
             "decode": {"tensorParallelSize": None},
         }
-    return {
+    keys: dict[str, Any] = {
         "mode": "dpd",
         "replicas": None,
         "tensorParallelSize": layout.decode_tp,
-        "prefill": {"replicas": layout.replicas, "tensorParallelSize": layout.tp},
-        "decode": {"replicas": layout.decode_replicas, "tensorParallelSize": layout.decode_tp},
+        "prefill": {
+            "replicas": layout.replicas,
+            "tensorParallelSize": layout.tp if layout.tp != layout.decode_tp else None,
+        },
+        "decode": {"replicas": layout.decode_replicas, "tensorParallelSize": None},
     }
+    if layout.replicas > 1:
+        keys["routingStrategy"] = "roundrobin"
+    return keys
 
 
 def group_keys(
@@ -87,6 +97,26 @@ def config_patch(
     }
 
 
+def changes(patch: Any, current: Any) -> Any:
+    """`patch` without what would not change `current` (the stack's config block): a key set to
+    the value it has, a key removed that is not there, a mapping left with nothing to change.
+    The patch then says only what the layout changes."""
+    if not isinstance(patch, dict) or not isinstance(current, dict):
+        return patch
+    out: dict[str, Any] = {}
+    for key, value in patch.items():
+        if value is None:
+            if key in current:
+                out[key] = None
+        elif isinstance(value, dict) and isinstance(current.get(key), dict):
+            inner = changes(value, current[key])
+            if inner:
+                out[key] = inner
+        elif key not in current or current[key] != value:
+            out[key] = value
+    return out
+
+
 def merge(target: Any, patch: Any) -> Any:
     """RFC 7396 merge of `patch` into `target` (a mapping changed in place, so a ruamel.yaml
     CommentedMap keeps its comments and order); returns the result."""
@@ -112,6 +142,7 @@ def write(path: Path, patch: dict[str, Any]) -> None:
     yaml = YAML()  # round-trip: comments, order and flow style survive
     yaml.preserve_quotes = True
     yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)  # the stack files' "  - item" under a key
     document = yaml.load(path.read_text())
     merge(document.setdefault("config", {}), patch)
     with path.open("w") as out:

@@ -56,16 +56,36 @@ def _summary(layout: Layout, rows: list[Candidate]) -> str:
     return f"{layout.label} ({layout.nodes} node{'s' * (layout.nodes > 1)}; worst TTFT {ttft:.0f} ms, TPOT {tpot:.1f} ms)"
 
 
+def _per_token(rows: list[Candidate]) -> float:
+    top = max(rows, key=lambda c: c.level)
+    return top.cost_per_million if top.cost_per_million is not None else float("inf")
+
+
+def _cheapest_per_token(
+    grouped: dict[Layout, list[Candidate]], workload: Workload
+) -> Recommendation:
+    """No SLO given: nothing to meet, so the layout that makes an output token cheapest at the
+    highest level asked (no price known: the fewest nodes)."""
+    best, rows = min(grouped.items(), key=lambda kv: (_per_token(kv[1]), kv[0].nodes))
+    top = max(rows, key=lambda c: c.level)
+    cost = "" if top.cost_per_million is None else f" (${top.cost_per_million:.2f} per million)"
+    return Recommendation(
+        best,
+        True,
+        f"no SLO was given (--ttft-ms, --tpot-ms), so nothing was checked against one: "
+        f"{_summary(best, rows)} makes output tokens cheapest at {_at(workload, top)}{cost}. "
+        "Give the SLOs your users need to rank by what meets them.",
+    )
+
+
 def recommend(candidates: list[Candidate], workload: Workload) -> Recommendation | None:
     grouped = by_layout(candidates)
     if not grouped:
         return None
+    if not (workload.ttft_ms or workload.tpot_ms):
+        return _cheapest_per_token(grouped, workload)
     meeting = {lay: rows for lay, rows in grouped.items() if all(r.meets_slo for r in rows)}
-    slo = (
-        "the SLOs"
-        if (workload.ttft_ms or workload.tpot_ms)
-        else "no SLO (give --ttft-ms/--tpot-ms)"
-    )
+    slo = "the SLOs"
     if not meeting:
         ranked = sorted(grouped.items(), key=lambda kv: (_worst_miss(kv[1])[0], _cost_key(kv[1])))
         layout, rows = ranked[0]

@@ -4,7 +4,8 @@ contract (--format json):
   {"engine": {"name": "aisimulate", "version"}, "workload": {...}, "candidates": [{"mode",
    "layout", "nodes", "gpus", "concurrency" (or "rps"), "ttftMs", "tpotMs", "e2eMs",
    "outputTokensPerSecondPerGpu", "costPerMillionOutputTokens", "meetsSlo"}],
-   "recommendation": {"mode", "layout", "why", "config"}}
+   "recommendation": {"mode", "layout", "why", "meetsSlo", "config"}}: with meetsSlo false, the
+   layout is the closest to the SLOs, not a recommendation, and config is null
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def contract(
             "mode": recommendation.layout.mode,
             "layout": recommendation.layout.label,
             "why": recommendation.why,
+            "meetsSlo": recommendation.meets,
             "config": config,
         }
     return {
@@ -46,20 +48,29 @@ def as_json(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2)
 
 
-def _row(c: Candidate) -> tuple[str, ...]:
+def _row(c: Candidate, slo: bool) -> tuple[str, ...]:
     cost = "-" if c.cost_per_million is None else f"{c.cost_per_million:.2f}"
     return (
         c.layout.label, str(c.layout.nodes), str(c.gpus), f"{c.ttft_ms:.0f}", f"{c.tpot_ms:.1f}",
-        f"{c.e2e_ms:.0f}", f"{c.tokens_per_s_per_gpu:.1f}", cost, "yes" if c.meets_slo else "no",
+        f"{c.e2e_ms:.0f}", f"{c.tokens_per_s_per_gpu:.1f}", cost,
+        ("yes" if c.meets_slo else "no") if slo else "-",
     )  # fmt: skip
+
+
+def _order(workload: Workload):
+    """Rows meeting the SLOs first, by nodes; without SLOs, by cost per output token."""
+    if workload.ttft_ms or workload.tpot_ms:
+        return lambda c: (not c.meets_slo, c.layout.nodes, c.tpot_ms)
+    inf = float("inf")
+    return lambda c: (inf if c.cost_per_million is None else c.cost_per_million, c.layout.nodes)
 
 
 def tables(workload: Workload, candidates: list[Candidate]) -> str:
     out = []
     for level in workload.levels:
-        rows = sorted((c for c in candidates if c.level == level),
-                      key=lambda c: (not c.meets_slo, c.layout.nodes, c.tpot_ms))  # fmt: skip
-        body = [HEADER, *(_row(c) for c in rows)]
+        rows = sorted((c for c in candidates if c.level == level), key=_order(workload))
+        slo = bool(workload.ttft_ms or workload.tpot_ms)
+        body = [HEADER, *(_row(c, slo) for c in rows)]
         widths = [max(len(r[i]) for r in body) for i in range(len(HEADER))]
         name = "concurrency" if workload.load == "concurrency" else "requests/s"
         out.append(f"\n{name} {level:g} (predicted, p50)")
@@ -77,7 +88,9 @@ def text(document: dict[str, Any], workload: Workload, candidates: list[Candidat
     if refused:
         lines.append(f"\nnot simulated ({len(refused)}): " + "; ".join(refused[:4]))
     rec = document["recommendation"]
-    if rec is not None:
+    if rec is not None and not rec["meetsSlo"]:
+        lines.append(f"\nno recommendation: {rec['why']}")
+    elif rec is not None:
         lines.append(f"\nrecommendation: {rec['mode']} {rec['layout']}\n  {rec['why']}")
         if rec["config"] is not None:
             lines.append("  stack-file patch (--write applies it):")

@@ -16,6 +16,7 @@ of the output went away, as with `| head`).
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 from pathlib import Path
@@ -79,9 +80,32 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
+def unrecognized(root: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]):
+    """Refuse flags the command does not take as the command's own usage error (not the top
+    level's), with the closest flag it does take: `size --tps 8` -> did you mean --tp?"""
+    command = root
+    while True:
+        subs = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = subs and getattr(args, subs[0].dest or "", None)
+        if not chosen or chosen not in subs[0].choices:
+            break
+        command = subs[0].choices[chosen]
+    flags = [f for a in command._actions for f in a.option_strings if f.startswith("--")]
+    hints = []
+    for word in extra:
+        if word.startswith("-"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], flags, n=1, cutoff=0.6)
+            if close:
+                hints.append(f"{word.split('=', 1)[0]}: did you mean {close[0]}?")
+    command.error(f"unrecognized arguments: {' '.join(extra)}" + "".join(f"\n  {h}" for h in hints))
+
+
 def main(argv: list[str] | None = None) -> int:
     tolerant_streams()
-    args = parser().parse_args(argv)
+    root = parser()
+    args, extra = root.parse_known_args(argv)
+    if extra:
+        unrecognized(root, args, extra)  # exits 2, as argparse does
     project_dir = getattr(args, "project_dir", None) or find_project_dir(Path.cwd())
     try:
         return args.handler(args, project_dir)

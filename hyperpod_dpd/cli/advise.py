@@ -7,7 +7,7 @@ SLOs by aisimulate (GPU-free simulation from measured kernel data, in its own ve
                       [--format text|json]
   hyperpod-dpd advise --measured RUN_DIR [--stack S | --model M --instance-type T]
 
-Exit codes: 0 advised, 2 bad input (the message names the flag). The room: hyperpod_dpd/advise.
+Exit codes: 0 advised, 1 no layout meets the SLOs (the closest named, no patch), 2 bad input (the message names the flag). The room: hyperpod_dpd/advise.
 """
 
 from __future__ import annotations
@@ -65,7 +65,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=inputs.input_path,
         help="a benchmark run's directory: its layout and workload predicted beside its numbers",
     )
-    p.add_argument("--write", action="store_true", help="apply the patch to Pulumi.<stack>.yaml")
+    p.add_argument(
+        "--write",
+        action="store_true",
+        help="apply the patch to the stack's file (Pulumi.<stack>.yaml)",
+    )
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.set_defaults(handler=run)
 

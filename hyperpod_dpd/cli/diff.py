@@ -12,8 +12,12 @@ from core import cli_inputs as inputs
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("diff", help="compare two plans (directories or git refs)")
-    parser.add_argument("base")
-    parser.add_argument("head")
+    parser.add_argument(
+        "base",
+        help="the plan before the change: a directory written by `hyperpod-dpd plan --out`, or "
+        "a git branch, tag or commit (then give --stack)",
+    )
+    parser.add_argument("head", help="the plan after the change: a directory or a git ref, alike")
     parser.add_argument(
         "--stack", type=inputs.stack_name, help="with git refs: the stack to plan at each ref"
     )

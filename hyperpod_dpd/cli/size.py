@@ -26,7 +26,14 @@ from core.kv_cache import (
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `size` to the hyperpod-dpd command line."""
-    p = subparsers.add_parser("size", help="PD buffer and GPU memory sizing (offline)")
+    p = subparsers.add_parser(
+        "size",
+        help="PD buffer and GPU memory sizing (offline)",
+        description="Size the PD buffer and each role's GPU memory, without any cloud. The "
+        "defaults are the AWS DPD documentation's example (Llama 3.3 70B on ml.p5.48xlarge, TP 8, "
+        "an 8 GiB buffer); exit 2 when the flags give a worker vLLM would not start.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     p.add_argument(
         "--model",
         default="llama-3.3-70b",
@@ -41,16 +48,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="typical prompt length in tokens",
     )
     p.add_argument(
-        "--pd-buffer", default=DOCS_PD_BUFFER_BYTES, help="PD_BUFFER_SIZE per TP rank, e.g. 16GiB"
+        "--pd-buffer",
+        default=f"{DOCS_PD_BUFFER_BYTES // 2**30}GiB",
+        help="PD_BUFFER_SIZE per TP rank, e.g. 16GiB",
     )
     p.add_argument(
-        "--gpu-memory-utilization", type=inputs.finite_float, default=DOCS_GPU_MEMORY_UTILIZATION
+        "--gpu-memory-utilization",
+        type=inputs.finite_float,
+        default=DOCS_GPU_MEMORY_UTILIZATION,
+        help="vLLM's share of each GPU (both roles)",
     )
-    p.add_argument("--max-model-len", type=int, default=DOCS_MAX_MODEL_LEN)
+    p.add_argument(
+        "--max-model-len", type=int, default=DOCS_MAX_MODEL_LEN, help="vLLM --max-model-len"
+    )
     p.add_argument(
         "--in-flight", type=int, help="KV transfers expected at once: adds a buffer size advice"
     )
-    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     p.set_defaults(handler=run)
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from core.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from core.problems import MISSING
 from core.vocabulary import BENCHMARK_LABEL
 from hyperpod_dpd.loadtest.job import (
     CONTAINER,
@@ -75,13 +76,22 @@ def model_bucket(args: argparse.Namespace, settings: Any, project_dir: Path) -> 
             ["pulumi", "stack", "output", "modelBucket", "--stack", args.stack],
             cwd=project_dir, capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
+    except FileNotFoundError:
+        raise BenchmarkArgError(
+            "--bucket",
+            MISSING,
+            "the model bucket's name: given with --bucket, or read from the stack with the "
+            "Pulumi CLI, which is not installed here (no `pulumi` on PATH)",
+            "pass --bucket NAME (the stack's modelBucket output, e.g. from the AWS console or "
+            "a machine with Pulumi), or install Pulumi (https://www.pulumi.com/docs/install/)",
+        ) from None
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise BenchmarkArgError(
-            "--bucket", None, f"the model bucket's name (pulumi: {exc})", fix
+            "--bucket", MISSING, f"the model bucket's name (pulumi: {exc})", fix
         ) from None
     if proc.returncode != 0 or not proc.stdout.strip():
         raise BenchmarkArgError(
-            "--bucket", None,
+            "--bucket", MISSING,
             f"the model bucket's name (`pulumi stack output modelBucket --stack {args.stack}` "
             f"said: {proc.stderr.strip() or 'nothing'})", fix,
         )  # fmt: skip

@@ -30,13 +30,26 @@ FLAGS = (
     ("--interference", "interference"),
     ("--transfer-ms", "transfer_ms"),
 )
+HELP = {
+    "first_token_ms": "time to the first token of an empty prompt, ms",
+    "prefill_ms_per_token": "prefill time per prompt token, ms (TTFT grows with the prompt)",
+    "tpot_ms": "time per output token after the first, ms",
+    "interference": "decode slow-down factor while a prefill runs (colocated: > 1)",
+    "transfer_ms": "KV transfer time added to the first token (disaggregated)",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on")
     for flag, field in FLAGS:
-        parser.add_argument(flag, type=inputs.finite_float, default=getattr(Timings, field))
+        default = getattr(Timings, field)
+        parser.add_argument(
+            flag,
+            type=inputs.finite_float,
+            default=default,
+            help=f"{HELP[field]} (default: {default:g})",
+        )
 
 
 def argv_of(args: argparse.Namespace) -> list[str]:

@@ -58,6 +58,7 @@ class ResourceChange:
     name: str
     paths: list[str] = field(default_factory=list)
     replace: list[str] = field(default_factory=list)
+    values: list[tuple[str, Any, Any]] = field(default_factory=list)  # (path, base, head)
 
 
 @dataclass
@@ -180,40 +181,53 @@ def load_plan(directory: Path, label: str | None = None) -> PlanData:
     )
 
 
-def changed_paths(a: Any, b: Any, prefix: str = "") -> list[str]:
-    """Dotted paths where `a` and `b` differ (lists compared by index)."""
+ABSENT = object()  # a key one side does not have
+
+
+def changed_values(
+    a: Any, b: Any, prefix: str = "", names: dict[str, str] | None = None
+) -> list[tuple[str, Any, Any]]:
+    """(dotted path, base value, head value) where `a` and `b` differ (ABSENT: not on that
+    side). Lists of named things (instance groups, env vars, target groups by the resource
+    their ARN names, via `names`) are compared by name, other lists by index."""
+    names = names or {}
     if isinstance(a, dict) and isinstance(b, dict):
-        paths = []
+        out = []
         for key in sorted(a.keys() | b.keys()):
             sep = "" if str(key).startswith("[") else "."
             where = f"{prefix}{sep}{key}" if prefix else str(key)
             if key not in a or key not in b:
-                paths.append(where)
+                out.append((where, a.get(key, ABSENT), b.get(key, ABSENT)))
             else:
-                paths += changed_paths(a[key], b[key], where)
-        return paths
-    keyed = _keyed(a), _keyed(b)
+                out += changed_values(a[key], b[key], where, names)
+        return out
+    keyed = _keyed(a, names), _keyed(b, names)
     if keyed[0] is not None and keyed[1] is not None:
-        # Lists of named things (instance groups, env vars): compare by name, not position.
-        return changed_paths(keyed[0], keyed[1], prefix)
+        return changed_values(keyed[0], keyed[1], prefix, names)
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        paths = []
+        out = []
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            paths += changed_paths(x, y, f"{prefix}[{i}]")
-        return paths
-    return [] if a == b else [prefix or "(value)"]
+            out += changed_values(x, y, f"{prefix}[{i}]", names)
+        return out
+    return [] if a == b else [(prefix or "(value)", a, b)]
 
 
-NAME_KEYS = ("instanceGroupName", "name")
+def changed_paths(a: Any, b: Any, prefix: str = "") -> list[str]:
+    """Dotted paths where `a` and `b` differ (changed_values' paths)."""
+    return [path for path, _, _ in changed_values(a, b, prefix)]
 
 
-def _keyed(value: Any) -> dict[str, Any] | None:
+NAME_KEYS = ("instanceGroupName", "name", "arn")
+
+
+def _keyed(value: Any, names: dict[str, str]) -> dict[str, Any] | None:
     if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
         return None
     for key in NAME_KEYS:
-        names = [v.get(key) for v in value]
-        if all(isinstance(n, str) for n in names) and len(set(names)) == len(names):
-            return {f"[{n}]": v for n, v in zip(names, value, strict=True)}
+        found = [v.get(key) for v in value]
+        if all(isinstance(n, str) for n in found) and len(set(found)) == len(found):
+            shown = [names.get(n, n) if key == "arn" else n for n in found]
+            return {f"[{n}]": v for n, v in zip(shown, value, strict=True)}
     return None
 
 
@@ -227,21 +241,29 @@ def diff_plans(base: PlanData, head: PlanData) -> PlanDiff:
         raise PlanDirError(
             [
                 ConfigProblem(
-                    "HEAD",
-                    f"stack {head.stack}",
-                    f"the same stack as BASE ({base.stack})",
+                    head.label,
+                    f"a plan of stack {head.stack}",
+                    f"a plan of the same stack as {base.label} ({base.stack})",
                     "compare plans of one stack: plan both with the same --stack",
                 )
             ],
             source="diff",
         )
     changed = []
+    # A reference by provider id (a target group's ARN) is shown by the resource's name.
+    names = {
+        r["id"]: r["name"]
+        for plan in (base, head)
+        for r in plan.resources.values()
+        if isinstance(r.get("id"), str)
+    }
     for urn in sorted(base.resources.keys() & head.resources.keys()):
         a, b = base.resources[urn], head.resources[urn]
-        paths = changed_paths(a.get("inputs"), b.get("inputs"))
-        if paths:
+        values = changed_values(a.get("inputs"), b.get("inputs"), names=names)
+        if values:
+            paths = [p for p, _, _ in values]
             replace = [p for p in paths if _forces_replacement(b["type"], p)]
-            changed.append(ResourceChange(urn, b["type"], b["name"], paths, replace))
+            changed.append(ResourceChange(urn, b["type"], b["name"], paths, replace, values))
     manifests = {}
     for name in sorted(base.manifests.keys() | head.manifests.keys()):
         before, after = base.manifests.get(name, ""), head.manifests.get(name, "")
@@ -250,8 +272,8 @@ def diff_plans(base: PlanData, head: PlanData) -> PlanDiff:
                 difflib.unified_diff(
                     before.splitlines(keepends=True),
                     after.splitlines(keepends=True),
-                    f"base/{name}" if before else "/dev/null",
-                    f"head/{name}" if after else "/dev/null",
+                    f"{base.label}/{name}" if before else "/dev/null",
+                    f"{head.label}/{name}" if after else "/dev/null",
                 )
             )
     key = lambda v: (v["policy"], v["urn"], v["message"])  # noqa: E731

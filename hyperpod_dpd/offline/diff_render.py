@@ -7,7 +7,9 @@ import json
 
 from core.vocabulary import COHERENT_CHANGE_RULE
 from hyperpod_dpd.offline.diff import PlanDiff, plan_cost
+from hyperpod_dpd.offline.diff_values import change, shown
 from hyperpod_dpd.offline.endpoint_summary import endpoint_table
+from hyperpod_dpd.shared.cost import monthly
 
 
 def _money(delta: float) -> str:
@@ -16,6 +18,11 @@ def _money(delta: float) -> str:
 
 def _short(urn: str) -> str:
     return urn.rsplit("::", 1)[-1]
+
+
+def _cell(text: str) -> str:
+    """A value inside a markdown table cell: code, its pipes escaped."""
+    return "`" + text.replace("|", "\\|").replace("`", "'") + "`"
 
 
 def render_markdown(d: PlanDiff) -> str:
@@ -27,18 +34,19 @@ def render_markdown(d: PlanDiff) -> str:
     lines.append(
         f"**Resources:** {len(d.added)} to add, {len(d.changed)} to change "
         f"({len(replacing)} replaced), {len(d.removed)} to delete. "
-        f"**Cost:** ${plan_cost(d.base):,.2f}/h → ${plan_cost(d.head):,.2f}/h ({_money(d.cost_delta)}/h)."
+        f"**Cost:** ${plan_cost(d.base):,.2f}/h → ${plan_cost(d.head):,.2f}/h ({_money(d.cost_delta)}/h, "
+        f"about {_money(round(monthly(d.cost_delta), -1))[:-3]}/month)."
     )
     if replacing:
         lines += ["", "> [!WARNING]", "> These changes **replace** resources (delete and create):"]
         lines += [f"> - `{_short(c.urn)}` ({c.type}): {', '.join(c.replace)}" for c in replacing]
-    for change in d.coherent:
-        mandatory = change.level == "mandatory"
+    for finding in d.coherent:
+        mandatory = finding.level == "mandatory"
         lines += [
             "",
             "> [!CAUTION]" if mandatory else "> [!IMPORTANT]",
             f"> **{'Mandatory' if mandatory else 'Advisory'}, coherent change "
-            f"(`{COHERENT_CHANGE_RULE}`):** {change.message}",
+            f"(`{COHERENT_CHANGE_RULE}`):** {finding.message}",
         ]
     for advisory in d.advisories:
         lines += [
@@ -47,13 +55,15 @@ def render_markdown(d: PlanDiff) -> str:
             f"> **Advisory, one variable per iteration:** {advisory.message}",
         ]
     if d.added or d.removed or d.changed:
-        lines += ["", "| | resource | type | changed inputs |", "|---|---|---|---|"]
+        lines += ["", "| | resource | type | changed inputs (old -> new) |", "|---|---|---|---|"]
         lines += [f"| + | `{r['name']}` | `{r['type']}` | |" for r in d.added]
         lines += [f"| - | `{r['name']}` | `{r['type']}` | |" for r in d.removed]
         for c in d.changed:
             mark = "±" if c.replace else "~"
-            shown = ", ".join(f"`{p}`" for p in c.paths[:8]) + (" …" if len(c.paths) > 8 else "")
-            lines.append(f"| {mark} | `{c.name}` | `{c.type}` | {shown} |")
+            inputs = "<br>".join(
+                _cell(change(p, a, b)) for p, a, b in c.values[:8]
+            ) + (" …" if len(c.values) > 8 else "")  # fmt: skip
+            lines.append(f"| {mark} | `{c.name}` | `{c.type}` | {inputs} |")
     if d.manifests:
         lines += ["", "#### Kubernetes manifests"]
         for name, text in d.manifests.items():
@@ -74,13 +84,15 @@ def render_markdown(d: PlanDiff) -> str:
         ]
         lines += [f"- ✅ fixed `{v['policy']}` on `{_short(v['urn'])}`" for v in d.fixed_violations]
     if d.sizing_changes:
-        lines += ["", "#### Sizing", "", "| | base | head |", "|---|---|---|"]
-        lines += [f"| {k} | {a} | {b} |" for k, (a, b) in d.sizing_changes.items()]
-    if d.number_changes:
-        lines += ["", "#### Numbers the workers run with", "", "| | base | head | from |"]
-        lines += ["|---|---|---|---|"]
+        lines += ["", "#### Sizing", "", f"| | {d.base.label} | {d.head.label} |", "|---|---|---|"]
         lines += [
-            f"| {k} | {a} | {b} | {f'`{w}`' if w else ''} |"
+            f"| {k} | {shown(k, a)} | {shown(k, b)} |" for k, (a, b) in d.sizing_changes.items()
+        ]
+    if d.number_changes:
+        lines += ["", "#### Numbers the workers run with", ""]
+        lines += [f"| | {d.base.label} | {d.head.label} | from |", "|---|---|---|---|"]
+        lines += [
+            f"| {k} | {shown(k, a)} | {shown(k, b)} | {f'`{w}`' if w else ''} |"
             for k, (a, b, w) in d.number_changes.items()
         ]
     lines += _endpoints(d)
@@ -92,7 +104,7 @@ def _endpoints(d: PlanDiff) -> list[str]:
     rows = d.head.facts.get("endpoints") or []
     if not rows:
         return []
-    return ["", "#### Endpoints (head)", "", *endpoint_table(rows)]
+    return ["", f"#### Endpoints ({d.head.label})", "", *endpoint_table(rows)]
 
 
 def render_text(d: PlanDiff) -> str:
@@ -103,19 +115,21 @@ def render_text(d: PlanDiff) -> str:
     out += [f"  - {r['type']} {r['name']}" for r in d.removed]
     for c in d.changed:
         flag = " (REPLACE: " + ", ".join(c.replace) + ")" if c.replace else ""
-        out.append(f"  ~ {c.type} {c.name}: {', '.join(c.paths)}{flag}")
+        out.append(f"  ~ {c.type} {c.name}{flag}")
+        out += [f"      {change(p, a, b)}" for p, a, b in c.values]
     out += [f"  manifest {name} changed" for name in d.manifests]
     out += [f"  NEW {v['policy']}: {_short(v['urn'])}: {v['message']}" for v in d.new_violations]
     out += [f"  FIXED {v['policy']}: {_short(v['urn'])}" for v in d.fixed_violations]
-    out += [f"  sizing {k}: {a} -> {b}" for k, (a, b) in d.sizing_changes.items()]
+    out += [f"  sizing {change(k, a, b)}" for k, (a, b) in d.sizing_changes.items()]
     out += [
-        f"  number {k}: {a} -> {b}" + (f" ({w})" if w else "")
+        f"  number {change(k, a, b)}" + (f" ({w})" if w else "")
         for k, (a, b, w) in d.number_changes.items()
     ]
     out += [f"  {c.level.upper()} coherent change: {c.message}" for c in d.coherent]
     out += [f"  ADVISORY one variable per iteration: {a.message}" for a in d.advisories]
     out.append(
-        f"  cost per hour: {plan_cost(d.base):.2f} -> {plan_cost(d.head):.2f} ({d.cost_delta:+.2f})"
+        f"  cost per hour: {plan_cost(d.base):.2f} -> {plan_cost(d.head):.2f} ({d.cost_delta:+.2f}; "
+        f"about {_money(round(monthly(d.cost_delta), -1))[:-3]}/month)"
     )
     return "\n".join(out)
 

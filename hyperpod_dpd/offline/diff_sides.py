@@ -117,14 +117,19 @@ def plan_refs(repo: Path, refs: list[str], stack: str, work: Path) -> dict[str, 
 def resolve(sides: list[str], repo: Path, stack: str | None, work: Path) -> list[PlanData]:
     """Each side as a plan: a plan directory is read, a git ref is planned (needs --stack)."""
     refs = [side for side in sides if not _is_dir(side)]
+    problems = [_neither(side, repo, stack) for side in refs if not _is_ref(repo, side)]
+    if problems:
+        raise PlanDirError(problems, source="diff")
     if refs and stack is None:
+        stacks = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in repo.glob("Pulumi.*.yaml"))
         raise PlanDirError(
             [
                 ConfigProblem(
                     side,
-                    "not a directory",
-                    "a plan directory, or a git ref with --stack",
-                    "add --stack <name>",
+                    "a git ref, and no --stack to plan at it",
+                    "a plan directory, or a git ref with --stack "
+                    f"({', '.join(stacks) or 'a stack of this project'})",
+                    f"add --stack {stacks[0] if stacks else '<stack>'}",
                 )
                 for side in refs
             ],
@@ -137,6 +142,29 @@ def resolve(sides: list[str], repo: Path, stack: str | None, work: Path) -> list
         else load_plan(planned.get(side) or Path(side), label=side)
         for side in sides
     ]
+
+
+def _is_ref(repo: Path, side: str) -> bool:
+    check = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{side}^{{commit}}"],
+        capture_output=True, check=False,
+    )  # fmt: skip
+    return check.returncode == 0
+
+
+def _neither(side: str, repo: Path, stack: str | None) -> ConfigProblem:
+    """A side that is no plan directory and no commit: a path is to be planned first."""
+    try:
+        is_file = Path(side).is_file()
+    except (OSError, ValueError):  # a name the file system refuses (too long, NUL)
+        is_file = False
+    got = "a file, not a plan directory" if is_file else "no such directory or git ref"
+    return ConfigProblem(
+        side,
+        got,
+        "a directory written by `hyperpod-dpd plan --out`, or a branch, tag or commit",
+        f"hyperpod-dpd plan --stack {stack or '<stack>'} --out {side}",
+    )
 
 
 def no_stack(label: str, stack: str) -> PlanData:

@@ -27,7 +27,7 @@ def endpoint_rows(s: StackSettings) -> list[dict[str, str]]:
                 "endpoint": entry.label,
                 "mode": entry.config.mode,
                 "groups": ", ".join(dict.fromkeys(groups)) or "none",
-                "gpus": f"{gpus_min}" if gpus_min == gpus_max else f"{gpus_min}-{gpus_max}",
+                "gpus": f"{gpus_min}-{gpus_max}",
                 "hourly": f"${hourly:,.2f}",
                 "traffic": "-" if weight is None else f"{weight}%",
             }

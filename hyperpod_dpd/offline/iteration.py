@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.units import format_bytes
 from core.vllm_args import flag_value, merge_args
 
 IEC_TYPE = "InferenceEndpointConfig"
@@ -66,7 +67,9 @@ def _env(entries: Any) -> dict[str, Any]:
     return {e.get("name"): e.get("value") for e in entries or [] if isinstance(e, dict)}
 
 
-def _text(value: Any) -> str:
+def _text(value: Any, name: str = "") -> str:
+    if name.endswith("PD_BUFFER_SIZE") and str(value).isdigit():
+        return format_bytes(int(value))  # 8 GiB, not 8589934592
     if isinstance(value, dict):
         shown = ", ".join(f"{k}={_text(v)}" for k, v in sorted(value.items()) if v is not None)
         return "{" + shown + "}"
@@ -124,7 +127,8 @@ def _changes(before: dict[str, Any], after: dict[str, Any]) -> tuple[str, str] |
     def shown(values: dict[str, Any]) -> str:
         # The fixed replica count bare ("1 -> 2"), every other key by its name.
         return ", ".join(
-            _text(values.get(k)) if k == "replicas" else f"{k} {_text(values.get(k))}" for k in keys
+            _text(values.get(k)) if k == "replicas" else f"{k} {_text(values.get(k), k)}"
+            for k in keys
         )
 
     return shown(before), shown(after)

@@ -11,7 +11,8 @@ from typing import Any
 
 from core.units import format_gib
 from hyperpod_dpd.offline.endpoint_summary import headline, render_endpoints
-from hyperpod_dpd.shared.cost import hourly_cost, total
+from hyperpod_dpd.offline.resource_tree import render_tree
+from hyperpod_dpd.shared.cost import HOURS_PER_MONTH, hourly_cost, per_hour_and_month, total
 from settings import StackSettings
 from settings.cold_starts import pool_cold_starts
 from settings.endpoints import EndpointEntry
@@ -100,7 +101,7 @@ def render_sizing(settings: StackSettings, entry: EndpointEntry, level: str = "#
         "|---|---|",
         f"| KV per token per rank | {r.kv_bytes_per_token_per_rank:,} B |",
         f"| LMCache chunk | {r.chunk_tokens} tokens = {r.chunk_bytes / 2**20:g} MiB |",
-        f"| Transfer of {r.prompt_tokens:,} tokens | {r.prompt_chunks} chunks, "
+        f"| {_transfer_label(entry, r.prompt_tokens)} | {r.prompt_chunks} chunks, "
         f"{r.transfer_gib} GiB |",
         f"| PD buffer | {format_gib(r.pd_buffer_bytes)} = {r.pd_buffer_chunks} chunks |",
         f"| Transfers in flight | {r.transfers_in_flight} |",
@@ -167,13 +168,31 @@ def render_cold_start(settings: StackSettings) -> list[str]:
     return out
 
 
+def _transfer_label(entry: EndpointEntry, tokens: int) -> str:
+    """Whose prompt the transfer row sizes: the stack's expectedPromptTokens, else the DPD
+    documentation's example prompt (core/kv_cache.py DOCS_PROMPT_TOKENS), said so."""
+    if entry.config.expected_prompt_tokens:
+        return f"Transfer of {tokens:,} tokens (expectedPromptTokens)"
+    return (
+        f"Transfer of {tokens:,} tokens (the DPD documentation's example prompt: set "
+        "expectedPromptTokens for yours)"
+    )
+
+
 def render_cost(settings: StackSettings) -> list[str]:
     lines = hourly_cost(settings)
-    out = ["", f"## Cost per hour: ${total(lines):,.2f} (estimate)", ""]
-    out += ["| item | quantity | hourly | source |", "|---|---|---|---|"]
+    out = [
+        "",
+        f"## Cost: {per_hour_and_month(total(lines))} (estimate)",
+        "",
+        f"Nodes at their instance counts, billed by the hour; a month is {HOURS_PER_MONTH} hours.",
+        "",
+    ]
+    out += ["| item | quantity | hourly | monthly | source |", "|---|---|---|---|---|"]
     for c in lines:
         price = "unknown" if c.hourly is None else f"${c.hourly:,.3f}"
-        out.append(f"| {c.item} | {c.quantity} | {price} | {c.source} |")
+        month = "unknown" if c.hourly is None else f"${c.total * HOURS_PER_MONTH:,.0f}"
+        out.append(f"| {c.item} | {c.quantity} | {price} | {month} | {c.source} |")
     return out
 
 
@@ -227,19 +246,21 @@ def plan_json(plan: Any) -> dict:
 
 def render_text(plan: Any) -> str:
     s = plan.settings
-    counts = resource_counts(plan.run.resources)
-    width = max((len(t) for t, _ in counts), default=4)
     lines = [
         f"Offline plan of stack '{plan.stack.stack}': {s.region}, GPU AZ {s.availability_zone_id}, "
         f"{headline(s)}",
         "",
-        f"  {'TYPE'.ljust(width)}  COUNT",
-        *(f"  {t.ljust(width)}  {n:>5}" for t, n in counts),
-        f"  {'total'.ljust(width)}  {len(plan.run.resources):>5}",
-        "",
     ]
     if plan.stopped:
-        lines = [lines[0], "", plan.stopped_text, ""]
+        lines += [plan.stopped_text, ""]
+    else:
+        lines += [
+            "A first `pulumi up` of this stack would create (+) each of these, by component:",
+            "",
+            *render_tree(plan.run.resources),
+            f"Cost: {per_hour_and_month(total(hourly_cost(s)))} (estimate; summary.md itemizes it)",
+            "",
+        ]
     if plan.violations:
         for level in ("mandatory", "advisory"):
             found = [v for v in plan.violations if v.enforcement == level]
@@ -249,7 +270,7 @@ def render_text(plan: Any) -> str:
     else:
         lines.append("Policy violations: none")
     lines.append(
-        f"Wrote {plan.out_dir}/: resources.json, manifests/ ({len(plan.manifests)}), "
-        "policy-report.json, summary.md"
+        f"Wrote {plan.out_dir}/: summary.md (read this first), plan.json, resources.json, "
+        f"manifests/ ({len(plan.manifests)}), policy-report.json"
     )
     return "\n".join(lines)

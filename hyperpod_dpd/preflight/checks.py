@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
 from core.versions import EKS_ADDON_VERSIONS
 from hyperpod_dpd.shared.aws import ClientFactory, client_factory
@@ -39,9 +39,21 @@ def run_checks(s: StackSettings, client: ClientFactory) -> list[Check]:
     for step, name, fix in _STEPS:
         try:
             checks += step(s, client)
+        except NoCredentialsError as exc:
+            # No credentials at all: not a permission to grant, and every later step fails alike.
+            checks.append(Check(name, FAIL, str(exc), NO_CREDENTIALS_FIX))
+            break
         except (ClientError, BotoCoreError) as exc:
             checks.append(Check(name, FAIL, _aws_error(exc), fix))
     return checks
+
+
+# How the AWS SDK finds credentials (https://docs.aws.amazon.com/sdkref/latest/guide/standardized-credentials.html).
+NO_CREDENTIALS_FIX = (
+    "no AWS credentials found: run `aws configure` or `aws sso login --profile NAME` and "
+    "export AWS_PROFILE=NAME (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), then run "
+    "preflight again; `hyperpod-dpd plan` needs no account"
+)
 
 
 def _aws_error(exc: Exception) -> str:

@@ -1,4 +1,4 @@
-"""`hyperpod-dpd pulumi-yaml`, run: Pulumi.yaml's config block and README.md's config table made
+"""`hyperpod-dpd pulumi-yaml`, run: Pulumi.yaml's config block and docs/configuration.md's config table made
 again from the settings model (settings/declare.py), written or (--check) compared. The parser is
 hyperpod_dpd/cli/pulumi_yaml.py."""
 
@@ -14,7 +14,10 @@ from settings.declare import render_pulumi_yaml, render_readme
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
     stale = []
-    for name, render in (("Pulumi.yaml", render_pulumi_yaml), ("README.md", render_readme)):
+    for name, render in (
+        ("Pulumi.yaml", render_pulumi_yaml),
+        ("docs/configuration.md", render_readme),
+    ):
         path = project_dir / name
         current = path.read_text()
         wanted = render(current)

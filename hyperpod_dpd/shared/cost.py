@@ -12,6 +12,21 @@ from settings.yaml_files import safe_load
 
 PRICE_TABLE = Path(__file__).with_name("prices.yaml")
 
+# A month of hours as AWS's estimates count it: 24 x 365 / 12 = 730 (the AWS Pricing Calculator,
+# https://calculator.aws/, prices an always-on instance at 730 hours a month; Infracost does too).
+HOURS_PER_MONTH = 730
+
+
+def monthly(hourly: float) -> float:
+    """An hourly cost run all month (HOURS_PER_MONTH)."""
+    return hourly * HOURS_PER_MONTH
+
+
+def per_hour_and_month(hourly: float) -> str:
+    """'$111.15/h, about $81,140/month': the hour a platform engineer pays, the month a budget
+    is written in (rounded to ten dollars: an estimate, not an invoice)."""
+    return f"${hourly:,.2f}/h, about ${round(monthly(hourly), -1):,.0f}/month"
+
 
 @dataclass(frozen=True)
 class CostLine:

@@ -10,9 +10,11 @@ from pathlib import Path
 
 from core.catalog import GIB, SizingError, instance_spec, load_model
 from core.exits import EXIT_BAD_INPUT, EXIT_OK
-from core.gpu_memory import RoleBudget
+from core.gpu_memory import OVERHEAD_BYTES, RoleBudget, worker_fit
 from core.sizing import SizingReport, size
 from core.units import parse_byte_size
+from core.vocabulary import DPD_ROLES
+from core.worker_advice import Names, cannot_start, unfit_advice
 
 
 def run(args: argparse.Namespace, project_dir: Path | None) -> int:
@@ -31,11 +33,58 @@ def run(args: argparse.Namespace, project_dir: Path | None) -> int:
     except SizingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    unfit = cannot_start_problems(args)
+    if unfit:
+        print("error: " + "\nerror: ".join(unfit), file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.format == "json":
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(render_text(report))
     return EXIT_OK
+
+
+FLAGS = Names(
+    "--tp",
+    "--max-model-len",
+    "--instance-type",
+    lambda size: f"--pd-buffer to {size // GIB}GiB",
+)
+
+
+def cannot_start_problems(args: argparse.Namespace) -> list[str]:
+    """Each role whose worker vLLM would refuse to start at the flags, with the advice the
+    plan's gpu-memory policy gives (core/worker_advice.py), said in flags."""
+    model, instance = load_model(args.model), instance_spec(args.instance_type)
+    buffer = _buffer(args.pd_buffer)
+    fits = {
+        role: worker_fit(role, model, instance, args.tp, args.max_model_len, buffer)
+        for role in DPD_ROLES
+    }
+    utilization = args.gpu_memory_utilization
+    if all(f.holds(utilization) for f in fits.values()):
+        return []
+    low = max(f.lowest for f in fits.values())
+    high = min(f.highest for f in fits.values())
+    out = []
+    for role, fit in fits.items():
+        if fit.holds(utilization):
+            continue
+        said = cannot_start(
+            f"{role} workers", model, instance, args.tp, args.max_model_len, utilization, fit
+        )
+        if low <= high:
+            advice = f"set --gpu-memory-utilization between {low:.2f} and {high:.2f}"
+        elif fit.possible:
+            ranges = ", ".join(f"{r} {f.lowest:.2f}-{f.highest:.2f}" for r, f in fits.items())
+            advice = f"no one --gpu-memory-utilization holds both roles ({ranges})"
+        else:
+            advice = unfit_advice(
+                role, fit, model, instance, args.tp, args.max_model_len, buffer,
+                OVERHEAD_BYTES, FLAGS,
+            )  # fmt: skip
+        out.append(said + advice)
+    return out
 
 
 def _buffer(value: str) -> int:

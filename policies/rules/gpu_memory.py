@@ -9,10 +9,9 @@ utilization range, or, when none exists, what else to change.
 
 from __future__ import annotations
 
-import dataclasses
-
-from core.catalog import GIB, INSTANCES
-from core.gpu_memory import weights_bytes_per_rank, worker_fit
+from core.catalog import GIB
+from core.gpu_memory import worker_fit
+from core.worker_advice import Names, cannot_start, unfit_advice
 from policies.rules import views
 from policies.rules.base import Finding, Rule
 
@@ -57,75 +56,13 @@ def advice(iec, resources, limits, role, fit, inputs) -> str:
             f"set --gpu-memory-utilization in {args} between {fit.lowest:.2f} and "
             f"{fit.highest:.2f} (no one {key} holds every role)"
         )
-    options = []
-    gpus = instance.gpu_count
-    if tp < gpus and worker_fit(role, model, instance, gpus, max_len, buffer, overhead).possible:
-        options.append(f"raise {views.setting(iec, 'tensor_parallel_size', role)} to {gpus}")
-    if role == "decode" and buffer:
-        room = fit.gpu_memory_bytes - fit.need_bytes - (fit.outside_bytes - buffer)
-        if room >= GIB:
-            options.append(f"shrink {views.pd_buffer_to(iec, room // GIB * GIB)}")
-    # The KV cache of one short sequence: when even that does not fit, no context length will.
-    if worker_fit(role, model, instance, tp, 1, buffer, overhead).possible:
-        longest = _longest_context(role, model, instance, tp, buffer, overhead, max_len)
-        options.append(f"lower {views.setting(iec, 'max_model_len', role)} to {longest}")
-    weights = weights_bytes_per_rank(model, tp) / GIB
-    if not options:
-        options.append(_what_would(role, model, instance, buffer, overhead, max_len))
-        return (
-            f"the weights alone do not fit: {model.name} at TP {tp} is {weights:.1f} GiB per GPU "
-            f"of {instance.gpu_model}'s {fit.gpu_memory_bytes / GIB:.1f} GiB, with "
-            f"{fit.outside_bytes / GIB:.1f} GiB beside vLLM's share; no context length or "
-            "utilization helps: " + options[0]
-        )
-    larger = [
-        i.name
-        for i in INSTANCES.values()
-        if i.gpu_memory_bytes > instance.gpu_memory_bytes
-        and worker_fit(role, model, i, i.gpu_count, max_len, buffer, overhead).possible
-    ]
-    if larger:
-        options.append(f"use a larger-GPU instance type ({', '.join(larger)})")
-    return (
-        f"no --gpu-memory-utilization works ({fit.need_bytes / GIB:.1f} GiB needed inside vLLM's "
-        f"share, {fit.outside_bytes / GIB:.1f} GiB beside it, of {fit.gpu_memory_bytes / GIB:.1f}"
-        f" GiB): " + ", or ".join(options)
+    names = Names(
+        views.setting(iec, "tensor_parallel_size", role),
+        views.setting(iec, "max_model_len", role),
+        "hyperpod-dpd:instanceGroups.<group>.instanceType",
+        lambda size: views.pd_buffer_to(iec, size),
     )
-
-
-def _longest_context(role, model, instance, tp, buffer, overhead, max_len) -> int:
-    """The longest --max-model-len below `max_len` some utilization fits, in whole 1024 tokens
-    (or the longest at all under 1024)."""
-    low, high = 1, max_len
-    while low < high:  # the largest length that fits: fitting shrinks as the length grows
-        mid = (low + high + 1) // 2
-        if worker_fit(role, model, instance, tp, mid, buffer, overhead).possible:
-            low = mid
-        else:
-            high = mid - 1
-    return low // 1024 * 1024 or low
-
-
-def _what_would(role, model, instance, buffer, overhead, max_len) -> str:
-    """The instance types (at TP = their GPUs) and the 8-bit checkpoint that would hold it."""
-    fits = [
-        f"{i.name} ({i.gpu_model}, {i.gpu_memory_bytes / GIB:.0f} GiB)"
-        for i in INSTANCES.values()
-        if i.gpu_memory_bytes > instance.gpu_memory_bytes
-        and worker_fit(role, model, i, i.gpu_count, max_len, buffer, overhead).possible
-    ]
-    ways = []
-    if fits:
-        ways.append(
-            "set hyperpod-dpd:instanceGroups.<group>.instanceType to one with more memory per "
-            f"GPU: {', '.join(fits)}"
-        )
-    if model.bytes_per_element > 1:
-        fp8 = dataclasses.replace(model, bytes_per_element=1)
-        at = instance.gpu_count
-        if worker_fit(role, fp8, instance, at, max_len, buffer, overhead).possible:
-            ways.append(f"stage an FP8 checkpoint of {model.name} (half the weights) at TP {at}")
-    return ", or ".join(ways) or "serve a smaller model: none of the catalog's GPUs holds it"
+    return unfit_advice(role, fit, model, instance, tp, max_len, buffer, overhead, names)
 
 
 def check(resources, limits):
@@ -141,15 +78,10 @@ def check(resources, limits):
             fit = worker_fit(role, model, instance, tp, max_len, buffer, overhead)
             if fit.holds(utilization):
                 continue  # pd-buffer-fits judges what is beside the share
-            share = fit.share(utilization)
             name = f"{role} workers" if dpd else "workers"
             yield Finding(
                 iec.urn,
-                f"{name} cannot start: {model.name} at TP {tp} needs {fit.need_bytes / GIB:.1f} "
-                f"GiB per GPU for weights, activations and the KV cache of one {max_len}-token "
-                f"sequence, but --gpu-memory-utilization {utilization:g} gives vLLM "
-                f"{share / GIB:.1f} GiB of each {instance.gpu_model}'s "
-                f"{fit.gpu_memory_bytes / GIB:.1f} GiB; "
+                cannot_start(name, model, instance, tp, max_len, utilization, fit)
                 + advice(iec, resources, limits, role, fit, (*inputs[:5], buffer)),
             )
 

@@ -5,7 +5,7 @@ A hint is followable when it names full config keys and a concrete value, in one
 the checks and the policies print:
 
 - `pulumi config set [--path] 'KEY' VALUE` and `pulumi config rm [--path] KEY`;
-- `in Pulumi.<stack>.yaml set KEY to JSON`;
+- `in Pulumi.<stack>.yaml set KEY to JSON` (or the stack's own file, Pulumi.dev.yaml);
 - `set|raise|lower|shrink KEY [and KEY ...] to [at most|at least] VALUE`, `set KEY between A
   and B` (both ends are tried), `rename KEY to KEY`, `remove NAME from KEY` (a map entry),
   `remove KEY`;
@@ -52,7 +52,12 @@ class Edit:
 _FORMS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"pulumi config set( --path)? '?({_KEY})'? (\S+)"), "cli"),
     (re.compile(rf"pulumi config rm( --path)? '?({_KEY})'?"), "rm"),
-    (re.compile(rf"in Pulumi\.<stack>\.yaml set ({_KEY}) to (?=[\[{{\"0-9tfn-])"), "json"),
+    (
+        re.compile(
+            rf"in Pulumi\.(?:<stack>|[a-z0-9_.-]+)\.yaml set ({_KEY}) to (?=[\[{{\"0-9tfn-])"
+        ),
+        "json",
+    ),
     (re.compile(rf"{_VERB} {_FLAG} in ({_KEY}) between {_NUMBER} and {_NUMBER}"), "flag-between"),
     (
         re.compile(rf"{_VERB} {_FLAG} in ({_KEY}) to (?:at most |at least ){{0,1}}{_VALUE}"),

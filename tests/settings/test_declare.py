@@ -61,10 +61,10 @@ def test_the_secret_token_is_not_declared():
     assert "hfToken" not in pulumi_yaml()["config"]
 
 
-def test_readme_configuration_table_is_generated_from_the_model():
+def test_the_configuration_table_is_generated_from_the_model():
     from settings.declare import config_reference, render_readme
 
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "configuration.md").read_text()
     assert config_reference() in text
     assert render_readme(text) == text
     for key in ("instanceGroups.<name>.instanceType", "endpoint.pdBufferSize", "hfToken"):

@@ -179,3 +179,10 @@ def test_a_split_takes_at_most_the_target_groups_one_alb_forward_action_takes():
     assert fixed.traffic == {"baseline": 95, "candidate": 5} | dict.fromkeys(
         ["colocated-2", "colocated-3", "colocated-4"], 0
     )
+
+
+def test_weights_short_of_100_are_fixed_keeping_the_canarys_share():
+    raw = canary_raw()
+    raw[f"{NS}:traffic"] = {"baseline": 85, "candidate": 5}
+    [problem] = [p for p in problems_of(raw) if "summing to 100" in p]
+    assert '{"baseline": 95, "candidate": 5}' in problem  # not 94/6: the canary stays at 5%

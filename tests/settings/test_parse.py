@@ -263,3 +263,20 @@ def test_a_map_key_of_digits_is_a_name_in_the_fix_not_a_list_index(dev_raw):
     assert full_key(("cost", "hourlyPrices", 'a"b\\c.d')) == (
         'hyperpod-dpd:cost.hourlyPrices["a\\"b\\c.d"]'
     )
+
+
+def test_a_misspelled_provider_key_names_the_key_the_stack_reads(dev_raw):
+    dev_raw["aws:regon"] = dev_raw.pop("aws:region")
+    problems = problems_of(dev_raw)
+    assert any(
+        p.startswith("aws:regon: got 'us-east-2'")
+        and "did you mean 'aws:region'? rename aws:regon to aws:region" in p
+        for p in problems
+    ), problems
+    assert any(p.startswith("aws:region: not set") for p in problems)
+
+
+def test_other_provider_keys_are_the_providers_own(dev_raw):
+    dev_raw["aws:profile"] = "platform"
+    dev_raw["kubernetes:context"] = "mine"
+    parse_settings(dev_raw)  # no problem: keys of the providers, not typos

@@ -142,8 +142,8 @@ def test_moving_weights_changes_the_listener_and_no_endpoint(canary, tmp_path, w
 def test_the_plan_lists_each_endpoint_with_its_gpus_cost_and_traffic(canary):
     _, out = canary
     summary = (out / "summary.md").read_text()
-    assert "| baseline | colocated | colocated | 16 | $110.08 | 95% |" in summary
-    assert "| candidate | dpd | prefill, decode | 16 | $110.08 | 5% |" in summary
+    assert "| baseline | colocated | colocated | 16-16 | $110.08 | 95% |" in summary
+    assert "| candidate | dpd | prefill, decode | 16-16 | $110.08 | 5% |" in summary
     assert "### Endpoint `candidate`" in summary
 
 
@@ -154,5 +154,5 @@ def test_the_pull_request_comment_lists_the_endpoints_and_the_split(canary, tmp_
     _, head = _plan(tmp_path, "shift", ("    baseline: 95\n    candidate: 5",
                                         "    baseline: 50\n    candidate: 50"))  # fmt: skip
     comment = render_markdown(diff_plans(load_plan(base), load_plan(head)))
-    assert "#### Endpoints (head)" in comment
-    assert "| candidate | dpd | prefill, decode | 16 | $110.08 | 50% |" in comment
+    assert "#### Endpoints (" in comment  # named by the head side's label
+    assert "| candidate | dpd | prefill, decode | 16-16 | $110.08 | 50% |" in comment

@@ -67,7 +67,7 @@ def test_a_sixth_endpoint_in_the_split_exits_2_before_anything_is_registered(tmp
     err = capsys.readouterr().err
     assert code == 2, err
     assert "hyperpod-dpd:traffic: got {" in err and "at most 5 endpoints (6 here)" in err
-    assert "Fix: in Pulumi.<stack>.yaml set hyperpod-dpd:traffic to {" in err
+    assert "Fix: in Pulumi.canary.yaml set hyperpod-dpd:traffic to {" in err  # its own file
     assert "Traceback" not in err
     assert not out.exists()
 

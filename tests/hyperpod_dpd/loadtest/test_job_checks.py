@@ -43,6 +43,22 @@ def test_the_bucket_comes_from_the_stack_outputs_or_the_error_names_bucket(
     assert not out.exists()
 
 
+def test_without_the_pulumi_cli_the_error_says_so_and_how_to_give_the_bucket(
+    tmp_path, monkeypatch, capsys
+):
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    out = tmp_path / "out"
+    argv = ["benchmark", "run", "--stack", "dev", "--project-dir", str(ROOT), "--out", str(out),
+            "--dry-run"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "the Pulumi CLI, which is not installed here (no `pulumi` on PATH)" in err
+    assert "pass --bucket NAME" in err
+    assert "Errno" not in err and "None" not in err and not out.exists()
+
+
 def test_no_kubeconfig_is_bad_input_before_anything_is_created(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
     argv = ["benchmark", "run", "--stack", "dev", "--project-dir", str(ROOT), "--bucket", "b",

@@ -82,7 +82,8 @@ def test_operator_version_change(base, tmp_path):
         ),
     )
     text = render_text(diff_plans(load_plan(base), load_plan(head)))
-    assert "~ aws:eks/addon:Addon inference-operator-addon: addonVersion" in text
+    assert "~ aws:eks/addon:Addon inference-operator-addon\n" in text
+    assert "      addonVersion: v1.4.0-eksbuild.1 -> v1.5.0-eksbuild.1\n" in text
     assert "metadata.annotations.hyperpod-dpd/operator-version" in text
 
 
@@ -150,12 +151,38 @@ def plans_started(monkeypatch):
     return started
 
 
+def test_a_weight_change_reads_old_to_new_by_target_group(tmp_path):
+    base, head = tmp_path / "base", tmp_path / "head"
+    make_plan(ROOT, "canary", base)
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("Pulumi.yaml", "__main__.py", "Pulumi.canary.yaml"):
+        shutil.copy(ROOT / name, project / name)
+    stack = project / "Pulumi.canary.yaml"
+    text = stack.read_text()
+    assert "    baseline: 95\n    candidate: 5\n" in text
+    stack.write_text(text.replace("    baseline: 95\n    candidate: 5\n",
+                                  "    baseline: 50\n    candidate: 50\n")
+                     .replace("pdBufferSize: 8GiB", "pdBufferSize: 16GiB", 1))  # fmt: skip
+    make_plan(project, "canary", head)
+    out = render_text(diff_plans(load_plan(base), load_plan(head)))
+    assert "defaultActions[0].forward.targetGroups[traffic-baseline].weight: 95 -> 50" in out
+    assert "defaultActions[0].forward.targetGroups[traffic-candidate].weight: 5 -> 50" in out
+    assert "environmentVariables[PD_BUFFER_SIZE].value: 8 GiB -> 16 GiB" in out
+    assert "8589934592" not in out
+
+
 def test_bad_inputs_exit_2(base, tmp_path, capsys, plans_started):
     prod = tmp_path / "prod"
     make_plan(ROOT, "prod", prod)
     assert main(["diff", str(base), str(prod)]) == 2
-    assert "the same stack as BASE (dev)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"{prod}: got 'a plan of stack prod'" in err and f"the same stack as {base} (dev)" in err
     assert main(["diff", str(base), str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'nope'}: got 'no such directory or git ref'" in err
+    assert f"Fix: hyperpod-dpd plan --stack <stack> --out {tmp_path / 'nope'}" in err
+    assert "add --stack" not in err
     broken = tmp_path / "broken"
     shutil.copytree(base, broken)
     (broken / "resources.json").write_text("{not json")

@@ -57,7 +57,7 @@ def test_a_pd_buffer_size_in_environment_variables_is_the_one_the_plan_shows(
     capsys.readouterr()
     assert main(["diff", str(base), str(out), "--format", "text"]) == 0
     text = capsys.readouterr().out
-    assert f"number llama-3-3-70b pdBufferSize: 8589934592 -> 4294967296 ({ENV_KEY})" in text
+    assert f"number llama-3-3-70b pdBufferSize: 8 GiB -> 4 GiB ({ENV_KEY})" in text
     assert "sizing pdBufferChunks: 819 -> 409" in text
 
 

@@ -200,3 +200,15 @@ def test_command_prints_table_and_exits_1_on_failure(aws, capsys, monkeypatch):
     assert {"name": "offering ml.p5.48xlarge in use2-az2", "result": "FAIL"}.items() <= rows[
         0
     ].items()
+
+
+def test_no_credentials_is_said_once_as_what_it_is():
+    from botocore.exceptions import NoCredentialsError
+
+    def client(name):
+        raise NoCredentialsError()
+
+    checks = run_checks(parse_settings(stack_raw("dev")), client)
+    assert len(checks) == 1 and checks[0].result == FAIL
+    assert "Unable to locate credentials" in checks[0].detail
+    assert "aws sso login" in checks[0].fix and "need ec2:" not in checks[0].fix

@@ -84,3 +84,39 @@ def test_a_non_number_is_refused_by_argparse_with_exit_2(capsys):
         cli.main(["size", "--tp", "eight"])
     assert exc.value.code == 2
     assert "--tp: invalid int value: 'eight'" in capsys.readouterr().err
+
+
+def test_a_worker_that_cannot_start_is_an_error_with_the_plans_advice(capsys):
+    assert cli.main(["size", "--tp", "1"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "decode workers cannot start: llama-3.3-70b at TP 1 needs" in captured.err
+    assert "raise --tp to 8" in captured.err
+    # The advice works: at TP 8 the same flags size.
+    assert cli.main(["size", "--tp", "8"]) == 0
+
+
+def test_weights_that_fit_no_share_get_no_utilization_advice(capsys):
+    assert cli.main(["size", "--model", "llama-3.1-405b"]) == 2
+    err = capsys.readouterr().err
+    assert "the weights alone do not fit: llama-3.1-405b at TP 8 is 94.5 GiB per GPU" in err
+    assert "raise --gpu-memory-utilization" not in err
+    assert "set --instance-type to one with more memory per GPU: ml.p5e.48xlarge" in err
+    assert (
+        cli.main(["size", "--model", "llama-3.1-405b", "--instance-type", "ml.p5e.48xlarge"]) == 0
+    )
+
+
+def test_a_utilization_too_small_for_the_weights_names_the_range_that_works(capsys):
+    assert cli.main(["size", "--gpu-memory-utilization", "0.2"]) == 2
+    err = capsys.readouterr().err
+    assert "set --gpu-memory-utilization between 0.27 and 0.87" in err
+
+
+def test_a_misspelled_flag_is_the_commands_error_with_the_flag_it_meant(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["size", "--tps", "8"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "hyperpod-dpd size: error: unrecognized arguments: --tps 8" in err
+    assert "--tps: did you mean --tp?" in err

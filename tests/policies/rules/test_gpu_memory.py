@@ -39,7 +39,7 @@ def test_405b_on_h100_fits_no_utilization_and_says_what_else(dev):
         )
     ((_, _prefill), (_, decode)) = findings("hyperpod-dpd-gpu-memory", dev)
     # The weights alone (94.5 GiB per GPU at TP 8) exceed an H100: no context length can fit,
-    # so the advice says so and names only what would work (issue 26, "advice must help").
+    # so the advice says so and names only what would work ("advice must help").
     assert "the weights alone do not fit: llama-3.1-405b at TP 8 is 94.5 GiB per GPU" in decode
     assert "maxModelLen" not in decode and "tensorParallelSize" not in decode
     assert decode.endswith(
