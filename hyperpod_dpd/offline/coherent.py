@@ -28,6 +28,7 @@ from typing import Any
 
 from core.vllm_args import flag_value, merge_args
 from core.vocabulary import COHERENT_CHANGE_RULE
+from hyperpod_dpd.offline.diff_values import SIZE_PATH, shown
 
 IEC_TYPE = "InferenceEndpointConfig"
 ROLES = (("prefill", "prefillSpec"), ("decode", "decodingSpec"))
@@ -123,7 +124,11 @@ def paired_fields(spec: dict[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-def _text(value: Any) -> str:
+def _text(name: str, value: Any) -> str:
+    """A field's value whole (an image or a revision is read to its last character), a size in
+    human units as the diff shows it (8 GiB, not 8589934592)."""
+    if SIZE_PATH.search(name):
+        return shown(name, value)
     return "unset" if value is None else str(value)
 
 
@@ -144,7 +149,7 @@ def coherent_changes(
         if fa is None or fb is None:
             continue
         changed = {
-            name: (_text(fa.get(name)), _text(fb.get(name)))
+            name: (_text(name, fa.get(name)), _text(name, fb.get(name)))
             for name in dict.fromkeys([*fa, *fb])
             if fa.get(name) != fb.get(name)
         }

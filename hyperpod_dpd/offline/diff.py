@@ -18,6 +18,7 @@ from typing import Any
 
 from core.vocabulary import COHERENT_CHANGE_RULE
 from hyperpod_dpd.offline.coherent import CoherentChange, coherent_changes
+from hyperpod_dpd.offline.diff_values import ABSENT
 from hyperpod_dpd.offline.iteration import Advisory, advisories
 from settings import ConfigError, ConfigProblem
 
@@ -179,9 +180,6 @@ def load_plan(directory: Path, label: str | None = None) -> PlanData:
         report.get("violations", []),
         facts,
     )
-
-
-ABSENT = object()  # a key one side does not have
 
 
 def changed_values(

@@ -8,12 +8,14 @@ import re
 from typing import Any
 
 from core.units import format_bytes
-from hyperpod_dpd.offline.diff import ABSENT
 
 # Inputs that hold a byte count: PD_BUFFER_SIZE, volume and memory sizes, "...Bytes".
 SIZE_PATH = re.compile(r"(size|bytes|memory)", re.IGNORECASE)
 MIB = 2**20
 LONGEST = 60
+
+
+ABSENT = object()  # a key one side of a diff does not have
 
 
 def shown(path: str, value: Any) -> str:
