@@ -70,7 +70,7 @@ fetch: $(STAMP)
 # aiperf (the load generator of `hyperpod-dpd benchmark`) and matplotlib, in build/loadtest-venv
 # from requirements-loadtest.txt (hashed); rebuilt only when that file changes. The tests run it for real.
 loadtest-venv: $(STAMP)
-	$(BIN)/python -c 'from hyperpod_dpd.loadtest.loadgen import loadtest_venv; loadtest_venv()'
+	$(BIN)/python -c 'from hyperpod_dpd.benchmark.loadgen import loadtest_venv; loadtest_venv()'
 
 # aisimulate's predict (the simulator of `hyperpod-dpd advise`) in build/advise-venv from
 # requirements-advise.txt (hashed; nothing resolved); rebuilt only when that file changes. The tests run it.

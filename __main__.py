@@ -18,19 +18,19 @@ from infra.lifecycle import LifecycleScripts, LifecycleScriptsArgs
 from infra.network import Network, NetworkArgs
 from infra.observability import Observability, ObservabilityArgs
 from infra.operator import InferenceOperator, InferenceOperatorArgs
-from infra.outputs import Outputs
 from infra.placement import Placement, PlacementArgs
-from infra.stack_config import deployer_arn, load_stack_config
 from policies.gate import enforce, judgement
+from program.outputs import Outputs
+from program.stack_config import deployer_arn, load_stack_config
 from specs import desired as names
 from specs.network import flow_log_group_name
+from workloads.benchmark import BenchmarkAccess, BenchmarkAccessArgs
 from workloads.endpoint import (
     EndpointArgs,
     EndpointNamespaces,
     InferenceEndpoint,
     NamespacesArgs,
 )
-from workloads.loadtest import BenchmarkAccess, BenchmarkAccessArgs
 from workloads.service_account import ClusterAccess
 from workloads.staging import CheckpointStaging, StagingArgs
 from workloads.traffic import TrafficArgs, TrafficSplit

@@ -3,7 +3,7 @@ estimate the plan shows per endpoint and pool (summary.md, plan.json) and the ad
 autoscaled pool that starts slower than its scale-up can wait (policies/rules/cold_start.py).
 
 An estimate from published figures, each cited, scaled by the node's own EC2 numbers
-(core/ec2_instances.py: the primary interface's baseline bandwidth):
+(core/aws/ec2_instances.py: the primary interface's baseline bandwidth):
 
 - Image pull. A vLLM server image is 17.7 GB compressed (the SageMaker LMI image), and caching
   it cut a scale-out from 525 s to 258 s (AWS ML blog, "Supercharge your auto scaling for
@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.catalog import SizingError, load_model
-from core.gpu_memory import weights_bytes_per_rank
+from core.sizing.catalog import SizingError, load_model
+from core.sizing.gpu_memory import weights_bytes_per_rank
 
 GB = 10**9
 IMAGE_BYTES = int(17.7 * GB)  # the vLLM server image, compressed (AWS container caching blog)

@@ -1,5 +1,5 @@
 """What the two in-cluster Jobs (checkpoint staging: specs/staging.py; benchmark runs:
-hyperpod_dpd/loadtest/job.py) share: they run as a non-root user with no privileges, and install
+hyperpod_dpd/benchmark/job.py) share: they run as a non-root user with no privileges, and install
 nothing at run time that is not pinned by hash.
 
 Each Job pip-installs from a requirements file that lists every package, dependencies included,
@@ -18,7 +18,7 @@ RUN_AS = 1000  # any non-root uid: the image's files are world-readable
 # What each Job's container requests of the system node it runs on, and its memory limit: the
 # same for both (aiperf's workers keep a few cores busy at 32 streams; the staging program's
 # transfers about as many), so one check covers both. The settings check that a system group can
-# hold the requests (settings/capacity.py check_system_fits_jobs) before the stack's staging Job
+# hold the requests (settings/cluster/capacity.py check_system_fits_jobs) before the stack's staging Job
 # and `benchmark run` before its Job: all read them from here.
 JOB_CPU_REQUEST = 4  # CPUs
 JOB_MEMORY_REQUEST_GIB = 8

@@ -45,7 +45,7 @@ class ConfigProblem:
 
 class ConfigError(UsageProblem):
     """Bad input: every problem at once. The program raises it as a RunError
-    (infra/stack_config.py), so `pulumi up` prints the message without a traceback; a command
+    (program/stack_config.py), so `pulumi up` prints the message without a traceback; a command
     prints it as `error: <message>` and exits 2."""
 
     def __init__(self, problems: list[ConfigProblem], source: str = "stack configuration"):

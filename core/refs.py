@@ -6,7 +6,7 @@ the output `attr` of the resource (or invoke) the program names `name`. The poli
 specs with the placeholders in place: two references to one output compare equal, so "the GPU
 groups share one subnet" or "the rule refers to the group's own security group" can be judged
 before either exists. Components replace the placeholders with the real outputs
-(infra/outputs.py) when they register the resources.
+(program/outputs.py) when they register the resources.
 """
 
 from __future__ import annotations

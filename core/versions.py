@@ -109,7 +109,7 @@ LMCACHE_VLLM_IMAGE = "lmcache/vllm-openai:v0.4.3"
 DPD_IMAGES = (DLC_VLLM_IMAGE, LMCACHE_VLLM_IMAGE)
 # The vLLM both images carry. AWS DPD docs (sagemaker-hyperpod-model-deployment-dpd.html,
 # Prerequisites): "Both images include LMCache 0.4.3, vLLM 0.19.0, and NIXL 1.0.0." Its flags are
-# in core/vllm_flags.json, extracted from vLLM's source by scripts/extract_vllm_args.py.
+# in core/vllm/vllm_flags.json, extracted from vLLM's source by scripts/extract_vllm_args.py.
 WORKER_VLLM_VERSION = "0.19.0"
 
 # The one-shot pod `hyperpod-dpd verify` sends its prompts from (inside the cluster, to the

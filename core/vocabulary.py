@@ -148,7 +148,7 @@ ALB_IDLE_TIMEOUT_MAX = 4000
 
 def target_group_name(split: str, key: str) -> str:
     """The logical name of split `split`'s target group for endpoint `key`: Pulumi auto-names the
-    AWS target group after it (settings/traffic.py keeps that within AWS's length)."""
+    AWS target group after it (settings/endpoint/traffic.py keeps that within AWS's length)."""
     return f"{split}-{key}"
 
 
@@ -226,7 +226,7 @@ RULE_NAMES: tuple[str, ...] = (
     "hyperpod-dpd-traffic-tls",
 )
 
-# Rules only `hyperpod-dpd diff` can judge (they compare two plans: hyperpod_dpd/offline/
+# Rules only `hyperpod-dpd diff` can judge (they compare two plans: hyperpod_dpd/plan/
 # coherent.py), levelled by hyperpod-dpd:policy as the rules above are.
 COHERENT_CHANGE_RULE = "hyperpod-dpd-coherent-change"
 DIFF_RULE_NAMES: tuple[str, ...] = (COHERENT_CHANGE_RULE,)

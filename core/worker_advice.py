@@ -1,6 +1,6 @@
 """What makes a worker that cannot start fit its GPUs, when no --gpu-memory-utilization does:
 the options the gpu-memory policy offers a stack and `hyperpod-dpd size` offers its flags, each
-checked with the same sizing (core/gpu_memory.py worker_fit) before it is offered. `Names` says
+checked with the same sizing (core/sizing/gpu_memory.py worker_fit) before it is offered. `Names` says
 each option in the caller's words (a stack key, or a flag)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.catalog import GIB, INSTANCES, InstanceSpec, ModelSpec
-from core.gpu_memory import Fit, weights_bytes_per_rank, worker_fit
+from core.sizing.catalog import GIB, INSTANCES, InstanceSpec, ModelSpec
+from core.sizing.gpu_memory import Fit, weights_bytes_per_rank, worker_fit
 
 
 @dataclass(frozen=True)

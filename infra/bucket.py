@@ -17,7 +17,7 @@ from core.vocabulary import (
     BUCKET_VERSIONING_TYPE,
     SECURE_BUCKET,
 )
-from infra.outputs import Outputs
+from program.outputs import Outputs
 from specs.buckets import BucketSpec
 
 _GUARDS = {

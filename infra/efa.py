@@ -10,7 +10,7 @@ import pulumi
 import pulumi_aws as aws
 
 from core.vocabulary import NODE_SECURITY_GROUP, SG_INGRESS_TYPE
-from infra.outputs import Outputs
+from program.outputs import Outputs
 from specs.base import Desired
 from specs.nodes import NodeSecurityGroupSpec
 

@@ -18,8 +18,8 @@ import pulumi_kubernetes as k8s
 from core.versions import EKS_ADDON_VERSIONS
 from core.vocabulary import EKS
 from infra.iam import role_with_policies, service_trust
-from infra.outputs import Outputs
-from settings.cluster import access_entry_key
+from program.outputs import Outputs
+from settings.cluster.groups import access_entry_key
 from specs.base import Desired
 from specs.iam import managed_policy
 
@@ -39,7 +39,7 @@ class EksArgs:
     region: str
     outputs: Outputs  # resolves the private subnets; publishes the cluster's ARN and group
     view_role_arns: list[str] = field(default_factory=list)
-    # The role running `pulumi up` (infra/stack_config.py:deployer_arn), made a cluster admin;
+    # The role running `pulumi up` (program/stack_config.py:deployer_arn), made a cluster admin;
     # None: eks.deployerAdmin is false.
     deployer_arn: str | None = None
     protect: bool = False  # the cluster: deleting or replacing it loses every workload
@@ -130,7 +130,7 @@ class Eks(pulumi.ComponentResource):
 
     def _create_access_entries(self) -> list[aws.eks.AccessPolicyAssociation]:
         """Cluster-admin for eks.adminRoleArns (and the deploying role), read-only for
-        eks.viewRoleArns: one entry per principal (settings/cluster.py refuses duplicates)."""
+        eks.viewRoleArns: one entry per principal (settings/cluster/groups.py refuses duplicates)."""
         a = self._args
         entries = [
             (f"admin-{access_entry_key(arn)}", arn, ADMIN_POLICY) for arn in a.admin_role_arns

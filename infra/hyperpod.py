@@ -13,7 +13,7 @@ import pulumi_aws_native as aws_native
 
 from core.vocabulary import HYPERPOD_CLUSTER
 from infra.iam import inline_policy, role_with_policies, sagemaker_source_arn, service_trust
-from infra.outputs import Outputs
+from program.outputs import Outputs
 from specs.hyperpod import EXECUTION_ROLE_POLICIES, HyperPodSpec
 from specs.iam import managed_policy
 

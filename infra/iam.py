@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from infra.outputs import Outputs
+from program.outputs import Outputs
 from specs.base import Desired
 from specs.iam import Statement, service_statement
 

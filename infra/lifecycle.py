@@ -9,7 +9,7 @@ import pulumi_aws as aws
 
 from core.vocabulary import LIFECYCLE_SCRIPTS
 from infra.bucket import SecureBucket, SecureBucketArgs
-from infra.outputs import Outputs
+from program.outputs import Outputs
 from specs.buckets import BucketSpec
 from specs.lifecycle import KEY_PREFIX, ON_CREATE, SCRIPTS_DIR
 

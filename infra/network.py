@@ -15,7 +15,7 @@ import pulumi_aws as aws
 
 from core.vocabulary import NETWORK
 from infra.iam import inline_policy
-from infra.outputs import Outputs
+from program.outputs import Outputs
 from specs.base import Desired
 from specs.network import SubnetSpec
 

@@ -14,10 +14,10 @@ import pulumi_aws as aws
 from core.versions import OBSERVABILITY_ADDON_VERSION
 from core.vocabulary import OBSERVABILITY, OBSERVABILITY_NAMESPACE
 from infra.iam import inline_policy, pod_identity_trust, role_with_policies, service_trust
-from infra.outputs import Outputs
-from specs.alerting import AlertingSpec
+from program.outputs import Outputs
 from specs.base import Desired
 from specs.iam import managed_policy
+from specs.slo.alerting import AlertingSpec
 
 ADDON_NAME = "amazon-sagemaker-hyperpod-observability"
 NAMESPACE = OBSERVABILITY_NAMESPACE

@@ -28,7 +28,7 @@ from infra.iam import (
     sagemaker_source_arn,
     source_scoped,
 )
-from infra.outputs import Outputs
+from program.outputs import Outputs
 from specs.iam import managed_policy, service_statement
 from specs.operator import OperatorSpec
 

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from core.vocabulary import PLACEMENT
-from infra.outputs import Outputs
+from program.outputs import Outputs
 
 
 @dataclass(frozen=True)

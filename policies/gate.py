@@ -76,7 +76,7 @@ class Judgement:
 
 
 # The judgement of the command running the program (the offline plan), made before the run from
-# the very settings it hands the program (infra/stack_config.py HANDED_SETTINGS).
+# the very settings it hands the program (program/stack_config.py HANDED_SETTINGS).
 HANDED_JUDGEMENT: ContextVar[Judgement | None] = ContextVar("handed_judgement", default=None)
 
 

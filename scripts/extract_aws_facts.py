@@ -1,4 +1,4 @@
-"""Regenerate core/aws_facts.py and core/ec2_instances.py: what the pinned botocore
+"""Regenerate core/aws/aws_facts.py and core/aws/ec2_instances.py: what the pinned botocore
 (requirements.txt) and moto (requirements-dev.txt) know of AWS.
 
   python scripts/extract_aws_facts.py           # write both files
@@ -16,8 +16,8 @@ bandwidth, the instance store's size and NVMe support, and the count, memory and
 NVIDIA GPUs) come from moto's bundled copy of EC2's DescribeInstanceTypes
 (moto/ec2/resources/instance_types.json.gz, keyed by the EC2 name, without `ml.`): the settings
 check with them that a system node holds the staging Job and that the subnets hold the nodes'
-addresses (core/node_capacity.py), and size a GPU group's workers on any GPU type
-(core/gpu_types.py). A type moto does not know is left out of INSTANCE_FACTS (listed in
+addresses (core/sizing/node_capacity.py), and size a GPU group's workers on any GPU type
+(core/sizing/gpu_types.py). A type moto does not know is left out of INSTANCE_FACTS (listed in
 INSTANCE_FACTS_MISSING): the capacity checks skip it, a GPU group of that type is refused.
 """
 
@@ -38,10 +38,12 @@ import moto
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a file from any directory, installed or not
 
-from core.instance_facts import InstanceFacts  # noqa: E402
+from core.aws.instance_facts import InstanceFacts  # noqa: E402
 
-TARGET = ROOT / "core" / "aws_facts.py"  # botocore's facts
-EC2_TARGET = ROOT / "core" / "ec2_instances.py"  # moto's EC2 numbers of those instance types
+TARGET = ROOT / "core" / "aws" / "aws_facts.py"  # botocore's facts
+EC2_TARGET = (
+    ROOT / "core" / "aws" / "ec2_instances.py"
+)  # moto's EC2 numbers of those instance types
 
 
 def ec2_instance_types() -> dict[str, dict[str, Any]]:
@@ -142,11 +144,11 @@ def render() -> dict[Path, str]:
         "",
     ]
     ec2_lines = [
-        '"""The EC2 numbers of the HyperPod instance types (core/aws_facts.py), as the pinned moto\'s',
+        '"""The EC2 numbers of the HyperPod instance types (core/aws/aws_facts.py), as the pinned moto\'s',
         "copy of EC2's DescribeInstanceTypes has them (generated: python",
         f'scripts/extract_aws_facts.py, from moto {moto.__version__}; do not edit)."""',
         "",
-        "from core.instance_facts import InstanceFacts as I",
+        "from core.aws.instance_facts import InstanceFacts as I",
         "",
         f"MOTO_VERSION = {moto.__version__!r}",
         "# EC2 DescribeInstanceTypes (moto's copy), per HyperPod instance type: I(vcpus,",
@@ -157,7 +159,7 @@ def render() -> dict[Path, str]:
         *(f"    {t!r}: {_facts_text(f)}," for t, f in sorted(facts.items())),
         "}",
         "# HyperPod instance types moto's data does not have: the capacity checks skip them, a GPU",
-        "# group of one is refused (core/gpu_types.py).",
+        "# group of one is refused (core/sizing/gpu_types.py).",
         f"INSTANCE_FACTS_MISSING = frozenset({tuple(missing)!r})",
         "",
     ]

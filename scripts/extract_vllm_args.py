@@ -1,14 +1,14 @@
-"""Regenerate core/vllm_flags.json, the command-line flags of the worker images' vLLM, from vLLM's
+"""Regenerate core/vllm/vllm_flags.json, the command-line flags of the worker images' vLLM, from vLLM's
 own source: vllm/engine/arg_utils.py (the engine's flags) and vllm/entrypoints/openai/cli_args.py
 (the OpenAI server's), parsed with `ast` (vLLM is never imported).
 
-  python scripts/extract_vllm_args.py --check                 # exit 1 if core/vllm_flags.json
+  python scripts/extract_vllm_args.py --check                 # exit 1 if core/vllm/vllm_flags.json
                                                               # differs from the recorded source
   python scripts/extract_vllm_args.py --source vllm-0.19.0-cp38-abi3-manylinux_2_31_x86_64.whl \
       --version 0.19.0 --record                               # a new pin: read a wheel (or a
                                                               # checkout), record its two files
 
-The recorded copies (gzipped, Apache-2.0 like all of vLLM) live in tests/core/vllm_source/, so
+The recorded copies (gzipped, Apache-2.0 like all of vLLM) live in tests/core/vllm/vllm_source/, so
 --check and the test need no network. What each flag takes mirrors vLLM's argparse setup: an
 explicit action or nargs wins; otherwise the flag's field type as vLLM's get_kwargs reads it
 (bool: no value, with a --no- twin from BooleanOptionalAction; list/tuple/set: several words;
@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))  # run as a file from any directory, installed or 
 
 from core.versions import WORKER_VLLM_VERSION  # noqa: E402
 
-OUT = ROOT / "core" / "vllm_flags.json"
-RECORDED = ROOT / "tests" / "core" / "vllm_source"
+OUT = ROOT / "core" / "vllm" / "vllm_flags.json"
+RECORDED = ROOT / "tests" / "core" / "vllm" / "vllm_source"
 ENGINE = "vllm/engine/arg_utils.py"
 SERVING = "vllm/entrypoints/openai/cli_args.py"
 NO_VALUE_ACTIONS = {"store_true", "store_false", "store_const", "count", "help", "version"}

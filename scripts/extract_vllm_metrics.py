@@ -1,14 +1,14 @@
-"""Regenerate core/vllm_metrics.json, the Prometheus series the worker images' vLLM exports, from
+"""Regenerate core/vllm/vllm_metrics.json, the Prometheus series the worker images' vLLM exports, from
 vLLM's own source: vllm/v1/metrics/loggers.py (PrometheusStatLogger, the engine's /metrics),
 parsed with `ast` (vLLM is never imported).
 
-  python scripts/extract_vllm_metrics.py --check              # exit 1 if core/vllm_metrics.json
+  python scripts/extract_vllm_metrics.py --check              # exit 1 if core/vllm/vllm_metrics.json
                                                               # differs from the recorded source
   python scripts/extract_vllm_metrics.py --source vllm-0.19.0-cp38-abi3-manylinux_2_31_x86_64.whl \
       --version 0.19.0 --record                               # a new pin: read a wheel (or a
                                                               # checkout), record its file
 
-The recorded copy (gzipped, Apache-2.0 like all of vLLM) lives in tests/core/vllm_source/ beside
+The recorded copy (gzipped, Apache-2.0 like all of vLLM) lives in tests/core/vllm/vllm_source/ beside
 the flags' sources (scripts/extract_vllm_args.py), so --check and the test need no network.
 
 Each metric is one `self._gauge_cls(...)`, `self._counter_cls(...)` or `self._histogram_cls(...)`
@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT))  # run as a file from any directory, installed or 
 
 from core.versions import WORKER_VLLM_VERSION  # noqa: E402
 
-OUT = ROOT / "core" / "vllm_metrics.json"
-RECORDED = ROOT / "tests" / "core" / "vllm_source"
+OUT = ROOT / "core" / "vllm" / "vllm_metrics.json"
+RECORDED = ROOT / "tests" / "core" / "vllm" / "vllm_source"
 LOGGERS = "vllm/v1/metrics/loggers.py"
 LOGGER_CLASS = "PrometheusStatLogger"
 KINDS = {"_gauge_cls": "gauge", "_counter_cls": "counter", "_histogram_cls": "histogram"}

@@ -5,7 +5,7 @@
 
 The Jobs run a stock Python image (core/versions.py JOB_PYTHON_IMAGE: CPython 3.11 on Debian 12,
 glibc 2.36, x86_64) and install their packages with `pip install --require-hashes --no-deps`
-(specs/staging.py, hyperpod_dpd/loadtest/job.py, hyperpod_dpd/shared/venvs.py), so each file
+(specs/staging.py, hyperpod_dpd/benchmark/job.py, hyperpod_dpd/shared/venvs.py), so each file
 lists every package, dependencies included, as `name==version --hash=sha256:...`:
 
 - requirements-job-staging.txt: the staging Job (specs/staging.py PIP_PACKAGES: boto3[crt] and

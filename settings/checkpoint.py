@@ -8,8 +8,14 @@ from typing import Literal
 from pydantic import Field
 
 from core.problems import MISSING, ConfigProblem
-from settings.errors import full_key, set_fix
-from settings.fields import BucketName, KeyPrefix, SettingsModel, bucket_rules, key_prefix_rules
+from settings.config.errors import full_key, set_fix
+from settings.config.fields import (
+    BucketName,
+    KeyPrefix,
+    SettingsModel,
+    bucket_rules,
+    key_prefix_rules,
+)
 
 HF_SOURCE = re.compile(r"^hf://[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _S3_SOURCE = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$")

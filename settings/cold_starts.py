@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.aws.ec2_instances import INSTANCE_FACTS
 from core.cold_start import ColdStart, checkpoint_bytes, cold_start
-from core.ec2_instances import INSTANCE_FACTS
-from settings.cluster import InstanceGroups
-from settings.endpoints import EndpointEntry, placement, scaling_of
+from settings.cluster.groups import InstanceGroups
+from settings.endpoint.entries import EndpointEntry, placement, scaling_of
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from settings.fields import Decimal, SettingsModel
+from settings.config.fields import Decimal, SettingsModel
 
 
 class CostConfig(SettingsModel):

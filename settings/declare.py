@@ -61,7 +61,7 @@ def project_config_block() -> dict[str, Any]:
             if isinstance(default, BaseModel):
                 default = default.model_dump(by_alias=True, mode="json", exclude_none=True)
             elif default is None and entry["type"] == "object":
-                default = {}  # an optional model: {} reads as unset (settings/slo.py OptionalSlo)
+                default = {}  # an optional model: {} reads as unset (settings/endpoint/slo.py OptionalSlo)
             entry["default"] = default
         block[field.alias or name] = entry
     return block

@@ -10,7 +10,7 @@ from pydantic import AfterValidator, Field
 
 from core.job_pods import index_environment
 from core.versions import JOB_PYTHON_IMAGE
-from settings.fields import IMAGE_PATTERN, SettingsModel, matching
+from settings.config.fields import IMAGE_PATTERN, SettingsModel, matching
 
 
 def _index_url(value: str) -> str:

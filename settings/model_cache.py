@@ -6,7 +6,7 @@ before `cache.weights` or `cache.image` is rendered (spec.modelCacheConfig).
   supported", and "each deployment uses its own cache directory", bounded by the NVMe's size
   (https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-model-caching.html).
   So every cached endpoint that may run on a group counts against that group's instance store
-  (EC2 DescribeInstanceTypes InstanceStorageInfo, core/ec2_instances.py).
+  (EC2 DescribeInstanceTypes InstanceStorageInfo, core/aws/ec2_instances.py).
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from core.aws.ec2_instances import INSTANCE_FACTS
+from core.aws.instance_facts import InstanceFacts
 from core.cold_start import checkpoint_bytes
-from core.ec2_instances import INSTANCE_FACTS
-from core.instance_facts import InstanceFacts
 from core.problems import ConfigProblem
 from core.versions import MODEL_CACHE_MINIMUM_OPERATOR
-from settings.cluster import InferenceOperatorConfig, InstanceGroups
-from settings.endpoints import EndpointEntry, placement
-from settings.errors import full_key, set_fix
+from settings.cluster.groups import InferenceOperatorConfig, InstanceGroups
+from settings.config.errors import full_key, set_fix
+from settings.endpoint.entries import EndpointEntry, placement
 
 GB = 10**9  # EC2's TotalSizeInGB is decimal
 
@@ -79,7 +79,7 @@ def _check_instance_store(
             kind = groups[name].instance_type
             f = facts.get(kind)
             if f is None:
-                continue  # a type without EC2 data: settings/gpu_groups.py refuses its GPU group
+                continue  # a type without EC2 data: settings/placement/gpu_groups.py refuses its GPU group
             if not (f.instance_store_gb and f.instance_store_nvme):
                 problems.append(ConfigProblem(
                     key, True,

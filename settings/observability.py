@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from settings.fields import ALERT_TARGET_PATTERN, SettingsModel, matching
+from settings.config.fields import ALERT_TARGET_PATTERN, SettingsModel, matching
 
 
 class ObservabilityConfig(SettingsModel):

@@ -1,7 +1,7 @@
 """From the config values Pulumi hands a program to the typed StackSettings (pure: no Pulumi).
 
 The one decoder and validator of a stack's config: the running program reads its config through
-infra/stack_config.py, every command through settings/stack_file.py `read_stack` (the stack file
+program/stack_config.py, every command through settings/stack_file.py `read_stack` (the stack file
 as the Pulumi CLI would hand it to the program); both end in `parse_settings`, so every path
 decodes with the same rules (`decode_config_value`) and validates alike."""
 
@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from core.problems import ConfigError, ConfigProblem
 from core.vocabulary import PROJECT
-from settings.errors import problems_from_validation, set_fix
+from settings.config.errors import problems_from_validation, set_fix
 from settings.stack import BOOL_KEYS, OBJECT_KEYS, SECRET_KEYS, StackSettings, check_settings
 
 _FIELD_KEYS = frozenset(f.alias for f in StackSettings.model_fields.values()) - {"region"}

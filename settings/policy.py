@@ -8,8 +8,8 @@ from pydantic import Field
 
 from core.problems import ConfigProblem
 from core.vocabulary import DIFF_RULE_NAMES, RULE_NAMES
-from settings.errors import full_key
-from settings.fields import SettingsModel
+from settings.config.errors import full_key
+from settings.config.fields import SettingsModel
 
 PolicyLevel = Literal["mandatory", "advisory", "disabled"]
 

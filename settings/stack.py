@@ -16,16 +16,16 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field, model_validator
 
-from core.aws_rules import ALB_FORWARD_TARGET_GROUPS_MAX
-from core.catalog import MODELS, SizingError, load_model
-from core.kv_cache import DOCS_MAX_MODEL_LEN
+from core.aws.aws_rules import ALB_FORWARD_TARGET_GROUPS_MAX
 from core.problems import ConfigProblem
 from core.regions import REGION_PATTERN
-from core.sizing import SizingReport
-from settings.aws_limits import check_aws_limits
-from settings.capacity import check_subnet_addresses, check_system_fits_jobs
+from core.sizing.catalog import MODELS, SizingError, load_model
+from core.sizing.kv_cache import DOCS_MAX_MODEL_LEN
+from core.sizing.report import SizingReport
 from settings.checkpoint import HF_SOURCE, CheckpointConfig, check_checkpoint
-from settings.cluster import (
+from settings.cluster.aws_limits import check_aws_limits
+from settings.cluster.capacity import check_subnet_addresses, check_system_fits_jobs
+from settings.cluster.groups import (
     EksConfig,
     InferenceOperatorConfig,
     InstanceGroupConfig,
@@ -38,34 +38,34 @@ from settings.cluster import (
     groups_with_role,
     instance_type_for,
 )
+from settings.cluster.network import NetworkConfig, check_flow_logs, check_vpc, check_zones
+from settings.config.errors import full_key, set_fix
+from settings.config.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
 from settings.cost import CostConfig
-from settings.endpoint import (
+from settings.endpoint.entries import EndpointEntry, check_endpoints, entries
+from settings.endpoint.model import (
     EndpointConfig,
     check_colocated,
     check_derived_names,
     check_worker_inputs,
 )
-from settings.endpoint_sizing import check_sizing_inputs, check_step_budget, size_endpoint
-from settings.endpoints import EndpointEntry, check_endpoints, entries
-from settings.errors import full_key, set_fix
-from settings.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
-from settings.gpu_groups import check_gpu_group_types
-from settings.jobs import JobsConfig
-from settings.model_cache import check_model_cache
-from settings.network import NetworkConfig, check_flow_logs, check_vpc, check_zones
-from settings.number_checks import check_numbers
-from settings.observability import ObservabilityConfig
-from settings.policy import PolicyConfig, check_policy_names
-from settings.pool_capacity import check_pool_capacity
-from settings.pools import check_placed, check_pool_types
-from settings.slo import OptionalSlo, check_slo
-from settings.traffic import (
+from settings.endpoint.number_checks import check_numbers
+from settings.endpoint.sizing import check_sizing_inputs, check_step_budget, size_endpoint
+from settings.endpoint.slo import OptionalSlo, check_slo
+from settings.endpoint.traffic import (
     TARGET_GROUP_NAME_MAX,
     TRAFFIC_KEY_MAX,
     TrafficListenerConfig,
     check_traffic,
     check_traffic_listener,
 )
+from settings.jobs import JobsConfig
+from settings.model_cache import check_model_cache
+from settings.observability import ObservabilityConfig
+from settings.placement.gpu_groups import check_gpu_group_types
+from settings.placement.pool_capacity import check_pool_capacity
+from settings.placement.pools import check_placed, check_pool_types
+from settings.policy import PolicyConfig, check_policy_names
 
 
 class StackSettings(SettingsModel):
@@ -172,7 +172,7 @@ class StackSettings(SettingsModel):
         return groups_with_role(self.instance_groups, role)
 
     def instance_type_for(self, role: str) -> str:
-        """The instance type serving `role` (see settings/cluster.py)."""
+        """The instance type serving `role` (see settings/cluster/groups.py)."""
         return instance_type_for(self.instance_groups, role)
 
     @property
@@ -241,7 +241,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
 
 
 def _placed_checks(listed: list[EndpointEntry], groups: InstanceGroups) -> list[ConfigProblem]:
-    """Where each pool runs (settings/pools.py), then, when every pool has groups to run on, the
+    """Where each pool runs (settings/placement/pools.py), then, when every pool has groups to run on, the
     checks that read them: GPU types, sizing, numbers, step budget, one type per DPD pool, room
     at maximum replicas."""
     placed = check_placed(listed, groups)

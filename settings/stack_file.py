@@ -16,8 +16,11 @@ from typing import Any
 
 import yaml
 
-from settings import PROJECT, ConfigError, ConfigProblem, StackSettings, parse_settings
-from settings.errors import for_stack
+from core.problems import ConfigError, ConfigProblem
+from core.vocabulary import PROJECT
+from settings.config.errors import for_stack
+from settings.parse import parse_settings
+from settings.stack import StackSettings
 from settings.stack_name import check_stack_name
 from settings.yaml_files import SafeLoader
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.refs import ref
+from core.vllm.worker_facts import WorkerFacts
 from core.vocabulary import urn
-from core.worker_facts import WorkerFacts
 
 _UPPER = re.compile(r"(?<!^)(?=[A-Z])")
 
@@ -29,7 +29,7 @@ class Desired:
     # The input the engine fills in when the program gives none (Pulumi's auto-naming, done in
     # the provider's Check during preview): the gate sees it as a placeholder.
     autoname: str | None = None
-    # An endpoint's numbers, typed (core/worker_facts.py): what the gate's rules read instead of
+    # An endpoint's numbers, typed (core/vllm/worker_facts.py): what the gate's rules read instead of
     # parsing the manifest's text back.
     facts: WorkerFacts | None = None
 

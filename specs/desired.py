@@ -15,18 +15,18 @@ from core.regions import partition_of
 from core.vocabulary import ENDPOINT_NAMESPACES, TRAFFIC_SPLIT_NAME
 from core.vocabulary import cluster_name as stack_cluster_name
 from settings.stack import StackSettings
-from specs.alerting import AlertingSpec, alerting
 from specs.base import Desired
+from specs.benchmark import BenchmarkAccessSpec, benchmark_access
 from specs.buckets import BucketSpec, secure_bucket
 from specs.eks import eks_cluster
 from specs.endpoint import ClusterFacts, EndpointSpec, endpoint, namespace_desired
 from specs.hyperpod import HyperPodRefs, HyperPodSpec, hyperpod_cluster
 from specs.lifecycle import ON_CREATE, scripts_bucket, source_s3_uri
-from specs.loadtest import BenchmarkAccessSpec, benchmark_access
 from specs.network import SubnetSpec, flow_logs_policy, subnet_specs
 from specs.nodes import NodeSecurityGroupSpec, node_security_group
 from specs.observability import collector_policy
 from specs.operator import OperatorSpec, operator
+from specs.slo.alerting import AlertingSpec, alerting
 from specs.staging import StagingSpec, staging
 from specs.traffic import TrafficSpec, traffic_split
 

@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core.gpu_types import pool_amounts
-from core.vllm_args import merge_args
+from core.sizing.gpu_types import pool_amounts
+from core.vllm.vllm_args import merge_args
 from core.vocabulary import (
     ANNOTATION_PREFIX,
     IEC_TYPE,
@@ -20,7 +20,7 @@ from core.vocabulary import (
     NAMESPACE_TYPE,
     router_url,
 )
-from settings.endpoints import EndpointEntry
+from settings.endpoint.entries import EndpointEntry
 from settings.stack import StackSettings
 from specs.base import Desired
 from specs.iec import (
@@ -66,7 +66,7 @@ def default_environment(pd_buffer_bytes: int) -> dict[str, str]:
 def worker_environment(entry: EndpointEntry) -> dict[str, str]:
     """The DPD defaults with the user's environmentVariables over them (null removes one).
     PD_BUFFER_SIZE is the endpoint's effective number, in bytes: pdBufferSize, or the variable
-    given here, which the settings parse as pdBufferSize (settings/numbers.py)."""
+    given here, which the settings parse as pdBufferSize (settings/endpoint/numbers.py)."""
     numbers = entry.numbers
     user = {k: v for k, v in entry.config.environment_variables.items() if k != "PD_BUFFER_SIZE"}
     merged = {**default_environment(numbers.pd_buffer.value), **user}
@@ -101,14 +101,14 @@ def role_args(s: StackSettings, role: str) -> list[str]:
 def node_resources(*instance_types: str) -> Resources:
     """A worker gets the node: all GPUs and EFA interfaces, half the CPUs and memory (the rest
     is for the nginx and OpenTelemetry sidecars and the node's daemons), from the type's own
-    numbers (core/gpu_types.py); a pool on groups of several types, the least of each, so it
+    numbers (core/sizing/gpu_types.py); a pool on groups of several types, the least of each, so it
     fits every node it may land on. The settings refuse a GPU group of a type without numbers
-    (settings/gpu_groups.py): there is no default to fall back to."""
+    (settings/placement/gpu_groups.py): there is no default to fall back to."""
     amounts = pool_amounts(instance_types)
     if amounts is None:
         raise ValueError(
             f"no GPU numbers for instance types {list(instance_types)}: the settings refuse a "
-            "GPU group of such a type (settings/gpu_groups.py), so these were not checked"
+            "GPU group of such a type (settings/placement/gpu_groups.py), so these were not checked"
         )
     return Resources(requests=dict(amounts), limits=dict(amounts))
 
@@ -235,7 +235,7 @@ def _role(s: StackSettings, role: str, replicas: int, where: EndpointPlacement) 
 
 def colocated_args(s: StackSettings) -> list[str]:
     """Colocated mode's vLLM flags: the decoder's, then the chunked-prefill knobs of
-    endpoint.colocated (settings/endpoint.py refuses the same flag in both places)."""
+    endpoint.colocated (settings/endpoint/model.py refuses the same flag in both places)."""
     return merge_args(effective_role_args(s, "decode"), s.endpoint.colocated.flags())
 
 

@@ -19,7 +19,7 @@ from core.vocabulary import (
     HYPERPOD_CLUSTER_TYPE,
     ROLE_LABEL,
 )
-from settings.cluster import InstanceGroupConfig
+from settings.cluster.groups import InstanceGroupConfig
 from specs.base import Desired
 from specs.iam import allow, prefix_read, role_policy
 

@@ -2,7 +2,7 @@
 
 Documents are JSON text with `${name.attr}` placeholders for ARNs not known yet, so the
 wildcard rule judges them before any role exists; components resolve the placeholders
-(infra/outputs.py) and the engine receives the same text with the ARNs in place.
+(program/outputs.py) and the engine receives the same text with the ARNs in place.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The VPC's subnets: one GPU subnet in the capacity AZ, private and public subnets per AZ.
 
-The layout (core/subnets.py) is pure CIDR arithmetic; this adds what the engine receives for
+The layout (core/aws/subnets.py) is pure CIDR arithmetic; this adds what the engine receives for
 each subnet, so the single-AZ rule judges the subnets before the VPC exists.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.aws.subnets import SubnetPlan, plan_subnets
 from core.refs import ref
-from core.subnets import SubnetPlan, plan_subnets
 from core.vocabulary import NETWORK, SUBNET_TYPE, TIER_TAG
 from settings.stack import StackSettings
 from specs.base import Desired

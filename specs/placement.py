@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.vocabulary import DPD_ROLES, GROUP_LABEL, ROLE_LABEL, role_node_selector
-from settings.cluster import instance_type_for
-from settings.endpoints import EndpointEntry, placement
+from settings.cluster.groups import instance_type_for
+from settings.endpoint.entries import EndpointEntry, placement
 from settings.stack import StackSettings
 
 

@@ -7,19 +7,19 @@ Amazon Managed Prometheus workspace. KEDA authenticates to it as its own service
 (HyperPod inference operator setup docs, "KEDA role"), whose role may query that one workspace
 (aps:QueryMetrics, GetLabels, GetSeries, GetMetricMetadata: specs/operator.py).
 
-The named metrics are vLLM's own Prometheus series (core/scaling_signals.py, from the pinned
+The named metrics are vLLM's own Prometheus series (core/vllm/scaling_signals.py, from the pinned
 vLLM's source), summed or averaged over the pool's pods: those of the pool's Deployment alone
-(core/pod_names.py), never a sibling endpoint's whose name only starts like this one's.
+(core/vllm/pod_names.py), never a sibling endpoint's whose name only starts like this one's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from core.pod_names import pod_name_pattern, worker_deployment
-from core.scaling_signals import SIGNALS, signal_query
-from settings.endpoint import EndpointConfig, ScalingConfig
-from settings.endpoints import scaling_of
+from core.vllm.pod_names import pod_name_pattern, worker_deployment
+from core.vllm.scaling_signals import SIGNALS, signal_query
+from settings.endpoint.entries import scaling_of
+from settings.endpoint.model import EndpointConfig, ScalingConfig
 from specs.iec import PrometheusTrigger, RoleAutoScaling
 
 

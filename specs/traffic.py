@@ -108,7 +108,7 @@ def traffic_split(
         parents,
         {
             "vpcId": vpc_id,
-            # EC2 takes no apostrophe here (core/aws_rules.py), and never changes a group's
+            # EC2 takes no apostrophe here (core/aws/aws_rules.py), and never changes a group's
             # description: a new one replaces the group (as this one, which said "HTTP from
             # the VPC only", did when the listener was narrowed to named clients).
             "description": "Internal load balancer of the endpoints: named clients only",
@@ -160,7 +160,7 @@ def traffic_split(
         "securityGroups": [own],
         "dropInvalidHeaderFields": True,
         # A non-streaming answer arrives whole at the end of its generation: the longest of the
-        # endpoints' (settings/endpoint.py idleTimeoutSeconds), not ALB's 60 s.
+        # endpoints' (settings/endpoint/model.py idleTimeoutSeconds), not ALB's 60 s.
         "idleTimeout": max(by_key[k].idle_timeout_seconds for k in s.traffic),
         "tags": tags,
     }

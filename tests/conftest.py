@@ -161,7 +161,7 @@ def run_stack(
     A run is a pure function of its config: the same config is run once per test session and
     every caller gets its own deep copy (tests may change what they get). A run that raises is
     not kept, so each caller meets the error."""
-    from hyperpod_dpd.offline.engine import run_program
+    from hyperpod_dpd.plan.engine import run_program
 
     key = (
         json.dumps(raw, sort_keys=True),
@@ -237,8 +237,8 @@ def write_project(directory: Path, raw: dict[str, Any], stack: str = "dev") -> P
 def _plans_reuse_program_runs():
     """`make_plan` runs the program through the engine; within the suite, the same program and
     config give the same run (see run_stack), so a run is kept and each plan gets a copy."""
-    import hyperpod_dpd.offline.planner as plan_module
-    from hyperpod_dpd.offline.engine import run_program
+    import hyperpod_dpd.plan.planner as plan_module
+    from hyperpod_dpd.plan.engine import run_program
 
     runs: dict[tuple, Any] = {}
 

@@ -26,7 +26,7 @@ from typing import Any, Literal, get_args, get_origin
 import pytest
 from pydantic import BaseModel
 
-from hyperpod_dpd.offline.planner import make_plan
+from hyperpod_dpd.plan.planner import make_plan
 from policies.gate import judge
 from settings import ConfigError, StackSettings, parse_settings
 from specs.desired import desired_state
@@ -78,7 +78,7 @@ def _extra_stacks() -> list[tuple[str, dict[str, Any]]]:
     variant("prompts longer than the context", **{f"{e}__expectedPromptTokens": 40000})
     variant("canary candidate's PD buffer", "canary",
             **{f"{NS}:endpoints__candidate__pdBufferSize": "256MiB"})  # fmt: skip
-    # Numbers given again where they override the typed keys (settings/numbers.py): the fixes
+    # Numbers given again where they override the typed keys (settings/endpoint/numbers.py): the fixes
     # name those places, and following them there works.
     variant("a PD buffer short of one prompt, in environmentVariables",
             **{f"{e}__environmentVariables": {"PD_BUFFER_SIZE": "256MiB"}})  # fmt: skip

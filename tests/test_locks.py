@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from core import aws_facts, ec2_instances, vllm_flags
+from core.aws import aws_facts, ec2_instances
 from core.job_pods import is_hash_pinned, requirement_lines, unhashed_lines
 from core.versions import WORKER_VLLM_VERSION
+from core.vllm import vllm_flags
 from hyperpod_dpd.shared.venvs import requirement_set
 from scripts.lock import LOCKS, UV_LOCK, versions
 from tests.conftest import ROOT
@@ -120,8 +121,8 @@ def test_each_tool_venv_is_its_lock(venv):
 
 
 def test_generated_facts_are_of_the_locked_versions():
-    """core/aws_facts.py and core/ec2_instances.py are generated from the botocore and moto the
-    lock installs (scripts/extract_aws_facts.py), core/vllm_flags.json from the workers' vLLM: a
+    """core/aws/aws_facts.py and core/aws/ec2_instances.py are generated from the botocore and moto the
+    lock installs (scripts/extract_aws_facts.py), core/vllm/vllm_flags.json from the workers' vLLM: a
     lock that moves one without regenerating the facts fails here."""
     locked = versions((ROOT / "requirements-dev.txt").read_text())
     assert locked["botocore"] == aws_facts.BOTOCORE_VERSION

@@ -13,7 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from core.vocabulary import ENDPOINT_NAMESPACES, INFERENCE_ENDPOINT
-from infra.outputs import Outputs
+from program.outputs import Outputs
 from specs.base import Desired
 from specs.endpoint import EndpointSpec, router_service
 from specs.iec import InferenceEndpointConfig

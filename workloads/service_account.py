@@ -12,7 +12,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from infra.iam import inline_policy, irsa_trust
-from infra.outputs import Outputs
+from program.outputs import Outputs
 from specs.base import Desired
 
 

@@ -11,7 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from core.vocabulary import CHECKPOINT_STAGING
-from infra.outputs import Outputs
+from program.outputs import Outputs
 from specs.staging import NAMESPACE, SERVICE_ACCOUNT, StagingSpec
 from workloads.service_account import AwsServiceAccount, ClusterAccess, aws_service_account
 

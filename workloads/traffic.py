@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 from core.vocabulary import TRAFFIC_SPLIT
 from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.efa import create_rules
-from infra.outputs import Outputs
+from program.outputs import Outputs
 from specs.traffic import CHAT_PATH, TrafficSpec
 
 

@@ -12,7 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from core.exits import EXIT_FAILED, EXIT_OK, UsageProblem
-from core.kv_cache import DOCS_GPU_MEMORY_UTILIZATION, DOCS_MAX_MODEL_LEN, DOCS_PD_BUFFER_BYTES
+from core.sizing.kv_cache import (
+    DOCS_GPU_MEMORY_UTILIZATION,
+    DOCS_MAX_MODEL_LEN,
+    DOCS_PD_BUFFER_BYTES,
+)
 from hyperpod_dpd.advise import chart, engine, measured, patch, render
 from hyperpod_dpd.advise.recommend import recommend
 from hyperpod_dpd.advise.search import (
@@ -59,7 +63,7 @@ def _from_stack(args: argparse.Namespace, project_dir: Path) -> Setting:
                            f"(it has {', '.join(e.label for e in listed)}). Name one of them.")  # fmt: skip
     entry = chosen[0]
     e = entry.config
-    # The numbers the endpoint runs with (settings/numbers.py): the decoder's hold the PD
+    # The numbers the endpoint runs with (settings/endpoint/numbers.py): the decoder's hold the PD
     # buffer; the shortest context of its pools bounds a request.
     decoder = entry.numbers.of_role("decode")
     context = min((p.max_model_len for p in entry.numbers.pools.values()), key=lambda g: g.value)

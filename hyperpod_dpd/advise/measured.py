@@ -3,7 +3,7 @@
 sets each prediction beside the measurement, flagging a gap over 25%.
 
 results.json is read as data (its schema, hyperpod-dpd/benchmark-results/v1, is the benchmark's:
-hyperpod_dpd/loadtest/results.py); this room does not import the benchmark's.
+hyperpod_dpd/benchmark/results.py); this room does not import the benchmark's.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """The layouts `advise` searches, the prediction each needs, and the candidates they make.
 
 Layouts follow what this project deploys: each worker owns a node (it requests all the node's
-GPUs; policies/rules/tensor_parallel.py), so a layout's nodes are its workers and its GPUs are
+GPUs; policies/rules/endpoint/tensor_parallel.py), so a layout's nodes are its workers and its GPUs are
 what those nodes have, whatever TP uses of them; a DPD layout's decode TP is at least its prefill
 TP (the decoder crashes otherwise). Colocated: 1..max-nodes replicas at each TP. DPD: P prefill
 and D decode replicas with P + D <= max-nodes, each role at its TP. The TPs tried are the two
 largest powers of two up to the node's GPUs at which a worker fits in GPU memory at the stack's
-(or the docs') --gpu-memory-utilization and --max-model-len (core/gpu_memory.py, the same test
+(or the docs') --gpu-memory-utilization and --max-model-len (core/sizing/gpu_memory.py, the same test
 the plan's gpu-memory policy applies), so every layout found can be planned.
 """
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.catalog import INSTANCES
-from core.gpu_memory import worker_fit
+from core.sizing.catalog import INSTANCES
+from core.sizing.gpu_memory import worker_fit
 from hyperpod_dpd.advise.targets import BACKEND, BACKEND_VERSION, Target
 from hyperpod_dpd.advise.workload import Workload
 

@@ -1,14 +1,14 @@
 """What aisimulate can simulate for us: our instance types as its systems, our catalog models as
 its bundled model configs. Anything else is refused (exit 2) naming what it can.
 
-Systems: the GPU of each DPD instance type (core/catalog.py INSTANCES; EC2 DescribeInstanceTypes)
+Systems: the GPU of each DPD instance type (core/sizing/catalog.py INSTANCES; EC2 DescribeInstanceTypes)
 is the SXM part aisimulate measured: p5 H100 SXM, p5e/p5en H200 SXM, p6-b200 B200 SXM.
 ml.p6-b300.48xlarge is refused: the issue maps only those three (aisimulate's b300 data has no
 vLLM kernel set for the version below).
 
 Models: aisimulate bundles Llama 3.1 8B/70B/405B (model_configs/meta-llama--Meta-Llama-3.1-*).
 Llama 3.3 70B is not bundled; its config.json has the 3.1 70B architecture (80 layers, 64 heads,
-8 KV heads, hidden 8192, bf16: core/catalog.py), which is all a kernel-level simulation reads, so
+8 KV heads, hidden 8192, bf16: core/sizing/catalog.py), which is all a kernel-level simulation reads, so
 it is simulated as that config. tests/hyperpod_dpd/advise/test_targets.py holds the bundled
 configs to our catalog's numbers. Qwen2.5 72B and models given as a config.json path: refused.
 """
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.catalog import INSTANCES, MODELS, ModelSpec
 from core.exits import UsageProblem
+from core.sizing.catalog import INSTANCES, MODELS, ModelSpec
 
 # Our instance type -> aisimulate's system name.
 SYSTEMS = {

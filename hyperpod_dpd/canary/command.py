@@ -19,7 +19,7 @@ WINDOW = re.compile(r"^[1-9][0-9]*[smhd]$")
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
     from hyperpod_dpd.shared.endpoints import choose_endpoint, gpus_and_hourly_cost
-    from settings.slo import effective_slo
+    from settings.endpoint.slo import effective_slo
     from settings.stack_file import read_stack
 
     if not WINDOW.match(args.window):

@@ -1,5 +1,5 @@
 """What the canary reads of one side over the window: the serving pool's requests, errors,
-TTFT and ITL quantiles and output tokens (the series and pod selection of specs/slo_series.py,
+TTFT and ITL quantiles and output tokens (the series and pod selection of specs/slo/series.py,
 the ones the alert rules read), and the side's GPUs and hourly price from the plan's numbers.
 A side of several endpoints (the baselines of a split) is their union."""
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from hyperpod_dpd.canary.prometheus import Prometheus
 from hyperpod_dpd.canary.verdict import Measures
-from specs.slo_series import (
+from specs.slo.series import (
     ERROR_REASON,
     GENERATION_TOKENS,
     ITL_BUCKETS,

@@ -1,7 +1,7 @@
 """The verdict on a candidate against its baseline over one window, from their measures: the
 recipe of a canary (1-5% of real traffic, compared on latency, errors, tokens/s per GPU and cost
 per request; rolled back by routing when worse), judged as Kayenta and Flagger judge ordinary
-services, on the endpoint's SLO (settings/slo.py).
+services, on the endpoint's SLO (settings/endpoint/slo.py).
 
 - hold: either side served fewer requests than slo.minRequests (the answer says how many more);
 - rollback: the candidate fails more requests than the baseline (Fisher's exact test, one-sided,
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
-from settings.slo import SloConfig
+from settings.endpoint.slo import SloConfig
 from specs.traffic_steps import promote_command, rollback_command
 
 ALPHA = 0.05  # the tests' significance level: one false alarm in twenty healthy comparisons

@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="DPD against colocated on your endpoint: run a load, compare runs, charts",
         description=__doc__.split("\n")[0],
     )
-    from hyperpod_dpd.loadtest.scenario import add_workload_flags
+    from hyperpod_dpd.benchmark.scenario import add_workload_flags
 
     sub = p.add_subparsers(dest="benchmark_command", required=True)
 
@@ -100,20 +100,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fake = sub.add_parser(
         "fake-server", help="a local OpenAI-compatible server with known timings, to try it out"
     )
-    from hyperpod_dpd.loadtest.fake_timings import add_arguments
+    from hyperpod_dpd.benchmark.fake_timings import add_arguments
 
     add_arguments(fake)
     fake.set_defaults(handler=fake_server)
 
 
 def run_benchmark(args: argparse.Namespace, project_dir: Path) -> int:
-    from hyperpod_dpd.loadtest.command import run_benchmark as run
+    from hyperpod_dpd.benchmark.command import run_benchmark as run
 
     return run(args, project_dir)
 
 
 def compare_runs(args: argparse.Namespace, project_dir: Path) -> int:
-    from hyperpod_dpd.loadtest.command import compare_runs as compare
+    from hyperpod_dpd.benchmark.command import compare_runs as compare
 
     code = compare(args, project_dir)
     if code != 0 or not args.predicted:
@@ -131,6 +131,6 @@ def compare_runs(args: argparse.Namespace, project_dir: Path) -> int:
 
 
 def fake_server(args: argparse.Namespace, project_dir: Path) -> int:
-    from hyperpod_dpd.loadtest.command import fake_server as serve
+    from hyperpod_dpd.benchmark.command import fake_server as serve
 
     return serve(args, project_dir)

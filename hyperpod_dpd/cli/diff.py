@@ -28,6 +28,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
-    from hyperpod_dpd.offline.command import diff
+    from hyperpod_dpd.diff.command import diff
 
     return diff(args, project_dir)

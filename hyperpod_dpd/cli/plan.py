@@ -1,7 +1,7 @@
 """`hyperpod-dpd plan --stack S [--out DIR] [--format text|json]`: the offline plan of a stack.
 
 Exit codes: 0 fine (advisories allowed), 1 a mandatory policy violation, 2 bad configuration,
-3 an internal error (rerun with --debug for the traceback). The plan itself: hyperpod_dpd/offline.
+3 an internal error (rerun with --debug for the traceback). The plan itself: hyperpod_dpd/plan.
 """
 
 from __future__ import annotations
@@ -36,6 +36,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
-    from hyperpod_dpd.offline.command import plan
+    from hyperpod_dpd.plan.command import plan
 
     return plan(args, project_dir)

@@ -22,6 +22,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
-    from hyperpod_dpd.crossguard.config import run as policy_config
+    from hyperpod_dpd.policy.config import run as policy_config
 
     return policy_config(args, project_dir)

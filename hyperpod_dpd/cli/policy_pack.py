@@ -22,6 +22,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
-    from hyperpod_dpd.crossguard.command import run as policy_pack
+    from hyperpod_dpd.policy.command import run as policy_pack
 
     return policy_pack(args, project_dir)

@@ -22,6 +22,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
-    from hyperpod_dpd.project_files.command import run as pulumi_yaml
+    from hyperpod_dpd.pulumi_yaml.command import run as pulumi_yaml
 
     return pulumi_yaml(args, project_dir)

@@ -5,7 +5,7 @@
                     [--gpu-memory-utilization 0.75] [--max-model-len 16384] [--format text|json]
 
 Defaults are the AWS DPD docs' example (Llama 3.3 70B, TP 8, 8 GiB buffer, the decoder log line's
-prompt: DOCS_PROMPT_TOKENS in core/kv_cache.py). Exit codes: 0 printed, 2 bad input (the message
+prompt: DOCS_PROMPT_TOKENS in core/sizing/kv_cache.py). Exit codes: 0 printed, 2 bad input (the message
 names the flag). The report itself: hyperpod_dpd/size.
 """
 
@@ -15,8 +15,8 @@ import argparse
 from pathlib import Path
 
 from core import cli_inputs as inputs
-from core.catalog import MODELS
-from core.kv_cache import (
+from core.sizing.catalog import MODELS
+from core.sizing.kv_cache import (
     DOCS_GPU_MEMORY_UTILIZATION,
     DOCS_MAX_MODEL_LEN,
     DOCS_PD_BUFFER_BYTES,

@@ -1,7 +1,7 @@
 """Which endpoint of a stack a Day-2 command works on (`--endpoint KEY`), and what it runs on.
 
 A stack has one `hyperpod-dpd:endpoint` or several `hyperpod-dpd:endpoints` keyed by name
-(settings/endpoints.py). `verify` and `benchmark run` take `--endpoint KEY`: needed with
+(settings/endpoint/entries.py). `verify` and `benchmark run` take `--endpoint KEY`: needed with
 several, optional with one (then only its name is accepted). Every refusal is a ConfigError
 (exit 2) naming `--endpoint`, the value, the keys allowed and the fix.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from core.gpu_types import gpus_per_node
 from core.problems import MISSING, ConfigError, ConfigProblem
-from settings.endpoints import EndpointEntry
+from core.sizing.gpu_types import gpus_per_node
+from settings.endpoint.entries import EndpointEntry
 from specs.placement import placement_of
 
 FLAG = "--endpoint"

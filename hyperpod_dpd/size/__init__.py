@@ -1,1 +1,1 @@
-"""`hyperpod-dpd size`: the PD buffer and GPU memory report of core/sizing.py, offline (command)."""
+"""`hyperpod-dpd size`: the PD buffer and GPU memory report of core/sizing/report.py, offline (command)."""

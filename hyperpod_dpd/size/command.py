@@ -1,4 +1,4 @@
-"""`hyperpod-dpd size`, run: the sizing report of core/sizing.py for the flags, as text or
+"""`hyperpod-dpd size`, run: the sizing report of core/sizing/report.py for the flags, as text or
 JSON. The parser is hyperpod_dpd/cli/size.py."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import json
 import sys
 from pathlib import Path
 
-from core.catalog import GIB, SizingError, instance_spec, load_model
 from core.exits import EXIT_BAD_INPUT, EXIT_OK
-from core.gpu_memory import OVERHEAD_BYTES, RoleBudget, worker_fit
-from core.sizing import SizingReport, size
+from core.sizing.catalog import GIB, SizingError, instance_spec, load_model
+from core.sizing.gpu_memory import OVERHEAD_BYTES, RoleBudget, worker_fit
+from core.sizing.report import SizingReport, size
 from core.units import parse_byte_size
 from core.vocabulary import DPD_ROLES
 from core.worker_advice import Names, cannot_start, unfit_advice

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.vllm_args import flag_value, merge_args
+from core.vllm.vllm_args import flag_value, merge_args
 from hyperpod_dpd.verify import causes
 from hyperpod_dpd.verify.causes import Cause
 from hyperpod_dpd.verify.results import Check, Target
@@ -33,7 +33,7 @@ def endpoint_facts(iec: dict[str, Any]) -> EndpointFacts:
     worker = spec.get("worker") or {}
     args = [str(a) for a in worker.get("args") or []]
     decode_args = [str(a) for a in ((pd or {}).get("decodingSpec") or {}).get("args") or []]
-    try:  # role args replace worker args, the operator's rule (core/vllm_args.py)
+    try:  # role args replace worker args, the operator's rule (core/vllm/vllm_args.py)
         merged = merge_args(args, decode_args)
         model = flag_value(merged, "--served-model-name") or flag_value(merged, "--model")
         max_len = flag_value(merged, "--max-model-len")

@@ -5,33 +5,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from policies.rules import (
-    cold_start,
-    efa,
-    eks_endpoint,
+from policies.rules import cold_start, sns_topics, traffic_tls
+from policies.rules.base import Enforcement, Finding, Limits, ResourceView, Rule, Violation
+from policies.rules.cluster import efa, instance_type, operator_version, single_az
+from policies.rules.endpoint import (
     gpu_memory,
     hash_seed,
-    hf_token,
-    iam_wildcards,
-    image,
     image_known_issues,
-    instance_type,
     model_size,
-    operator_version,
     pd_buffer_capacity,
     pd_buffer_fits,
-    public_ingress,
     role_capacity,
     routing_strategy,
     routing_threshold,
-    s3_buckets,
     shm_volume,
-    single_az,
-    sns_topics,
     tensor_parallel,
-    traffic_tls,
 )
-from policies.rules.base import Enforcement, Finding, Limits, ResourceView, Rule, Violation
+from policies.rules.security import (
+    eks_endpoint,
+    hf_token,
+    iam_wildcards,
+    image,
+    public_ingress,
+    s3_buckets,
+)
 
 ALL_RULES: tuple[Rule, ...] = tuple(
     m.RULE

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from core.worker_facts import WorkerFacts
+from core.vllm.worker_facts import WorkerFacts
 
 Enforcement = Literal["mandatory", "advisory"]
 

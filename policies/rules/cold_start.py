@@ -9,8 +9,8 @@ caches (modelCacheConfig, operator 3.3) a warm node starts the worker in about a
 
 from __future__ import annotations
 
+from core.aws.ec2_instances import INSTANCE_FACTS
 from core.cold_start import checkpoint_bytes, cold_start
-from core.ec2_instances import INSTANCE_FACTS
 from policies.rules import views
 from policies.rules.base import Finding, Rule
 

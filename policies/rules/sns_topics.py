@@ -1,4 +1,4 @@
-"""hyperpod-dpd-sns-topics: every SNS topic (the SLO alerts', specs/alerting.py) is encrypted with
+"""hyperpod-dpd-sns-topics: every SNS topic (the SLO alerts', specs/slo/alerting.py) is encrypted with
 a KMS key, and no topic or key policy allows everyone: a statement whose principal is "*" needs a
 condition (aws:SourceAccount, aws:SourceArn) that narrows it. A public topic lets anyone read the
 alerts (endpoint names, error rates) or publish false ones."""

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from core.catalog import GIB, SizingError, load_model
-from core.gpu_types import gpu_spec
-from core.vllm_args import VLLM_MAX_NUM_SEQS, VLLM_UTILIZATION, flag_value, merge_args
+from core.sizing.catalog import GIB, SizingError, load_model
+from core.sizing.gpu_types import gpu_spec
+from core.vllm.vllm_args import VLLM_MAX_NUM_SEQS, VLLM_UTILIZATION, flag_value, merge_args
+from core.vllm.worker_facts import NUMBER_FLAGS, RoleNumbers, WorkerFacts
 from core.vocabulary import (
     ANNOTATION_PREFIX,
     DPD_ROLES,
@@ -23,7 +24,6 @@ from core.vocabulary import (
     ROLE_LABEL,
     endpoint_config_path,
 )
-from core.worker_facts import NUMBER_FLAGS, RoleNumbers, WorkerFacts
 from policies.rules.base import Finding, ResourceView
 
 ROLE_SPECS = {"prefill": "prefillSpec", "decode": "decodingSpec"}
@@ -216,7 +216,7 @@ _READ_BACK = {
 
 def role_numbers(iec: ResourceView, role: str) -> RoleNumbers:
     """What vLLM runs with on `role`: the typed numbers where the view has them (the gate:
-    settings/numbers.py), else read back from the deployed args (vLLM's defaults where absent)."""
+    settings/endpoint/numbers.py), else read back from the deployed args (vLLM's defaults where absent)."""
     if iec.facts is not None:
         return iec.facts.roles[role]
     args = effective_args(iec, role)
@@ -285,7 +285,7 @@ def role_sizing(iec: ResourceView, resources: Sequence[ResourceView], role: str)
         model = load_model(annotation(iec, "sizing-model") or "")
     except SizingError:
         return None
-    # Any GPU type with EC2 numbers (core/gpu_types.py), as the settings size it.
+    # Any GPU type with EC2 numbers (core/sizing/gpu_types.py), as the settings size it.
     instance = gpu_spec(role_instance_type(iec, resources, role))
     numbers = role_numbers(iec, role)
     tp, utilization = numbers.tensor_parallel_size, numbers.gpu_memory_utilization

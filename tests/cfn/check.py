@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonschema
 
-from hyperpod_dpd.offline.engine import SECRET, UNKNOWN, ProgramRun, RecordedResource
+from hyperpod_dpd.plan.engine import SECRET, UNKNOWN, ProgramRun, RecordedResource
 from tests.cfn.mapping import EXEMPT, MAPPED, To
 from tests.cfn.rules import RULES
 
@@ -35,7 +35,7 @@ NOT_JUDGED = {
     "of one CloudFormation resource (a bucket and its versioning share BucketName)",
     "E3644": "HyperPod instance types per Region from the Pricing API, whose lists hold none of "
     "the types sold through training plans (ml.p5e.48xlarge in no Region) though SageMaker's "
-    "API model has them (core/aws_facts.py, which settings/aws_limits.py enforces); "
+    "API model has them (core/aws/aws_facts.py, which settings/cluster/aws_limits.py enforces); "
     "`hyperpod-dpd preflight` asks the Region itself",
 }
 # At preview the SDK leaves an input whose value is not known yet out of the inputs it sends:

@@ -1,13 +1,13 @@
 """The rules AWS enforces on inputs that CloudFormation's registry schemas leave out, as JSON
 Schema at a property path of a CloudFormation type ("*": each item of a list). The values and
-their sources are core/aws_rules.py's, the ones the settings checks use."""
+their sources are core/aws/aws_rules.py's, the ones the settings checks use."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from core.aws_rules import (
+from core.aws.aws_rules import (
     ALB_FORWARD_TARGET_GROUPS_MAX,
     ALB_QUOTAS_URL,
     ALB_WEIGHT_MAX,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from core.aws.ec2_instances import INSTANCE_FACTS
 from core.cold_start import GB, cold_start
-from core.ec2_instances import INSTANCE_FACTS
 
 P5 = INSTANCE_FACTS["ml.p5.48xlarge"]
 LLAMA_70B = 141 * GB

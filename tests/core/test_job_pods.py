@@ -13,7 +13,7 @@ import pytest
 
 from core.job_pods import HASHED_INSTALL, is_hash_pinned, unhashed_lines
 from core.versions import JOB_BOTO3
-from hyperpod_dpd.loadtest import job as benchmark
+from hyperpod_dpd.benchmark import job as benchmark
 from hyperpod_dpd.shared import venvs
 from settings import parse_settings
 from specs import staging
@@ -55,7 +55,7 @@ def _staging():
 
 
 def _benchmark():
-    from tests.hyperpod_dpd.loadtest.job_factory import _run
+    from tests.hyperpod_dpd.benchmark.job_factory import _run
 
     run, files = _run(), benchmark.code_files()
     (container,) = benchmark.job(run, files)["spec"]["template"]["spec"]["containers"]

@@ -1,6 +1,6 @@
 """Every AWS input the program registers, held to AWS's own rules (tests/cfn/): the CloudFormation
 registry schemas cfn-lint ships, reached through one mapping of Pulumi types to CloudFormation
-types, and the rules no schema has (core/aws_rules.py).
+types, and the rules no schema has (core/aws/aws_rules.py).
 
 Every stack any test builds is held to them (tests/conftest.py, aws_accepts). Here: the shipped
 stacks and the variants that register every AWS type the program can, at `pulumi up` and at a
@@ -15,9 +15,9 @@ import json
 
 import pytest
 
-from core.aws_rules import ALB_FORWARD_TARGET_GROUPS_MAX
-from hyperpod_dpd.offline.engine import RecordedResource
-from settings.traffic import TRAFFIC_KEY_MAX
+from core.aws.aws_rules import ALB_FORWARD_TARGET_GROUPS_MAX
+from hyperpod_dpd.plan.engine import RecordedResource
+from settings.endpoint.traffic import TRAFFIC_KEY_MAX
 from tests.cfn.check import NOT_KNOWN, NOT_KNOWN_LIST, aws_types, check_run, translate
 from tests.cfn.mapping import EXEMPT, MAPPED
 from tests.conftest import canary_raw, edit, run_stack, split_of, stack_raw

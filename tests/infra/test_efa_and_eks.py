@@ -119,8 +119,8 @@ def test_the_deployer_gets_an_explicit_entry_not_the_implicit_creator_admin(prod
 
 
 def test_the_deployer_listed_as_admin_stops_the_program_with_the_key():
-    from hyperpod_dpd.offline.engine import run_program
-    from infra.stack_config import StackConfigError
+    from hyperpod_dpd.plan.engine import run_program
+    from program.stack_config import StackConfigError
     from tests.conftest import ROOT, as_pulumi_config, edit
 
     raw = edit(

@@ -30,7 +30,7 @@ from pulumi.runtime.proto import analyzer_pb2 as proto
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
 from core.vocabulary import RULE_NAMES, SECRET_TYPE
-from hyperpod_dpd.crossguard.assemble import assemble, build_venv
+from hyperpod_dpd.policy.assemble import assemble, build_venv
 from hyperpod_dpd.shared.venvs import foreign_env
 from policies.pack import UNCHECKED_POLICY, build_policies, pack_config
 from policies.rules import Limits, ResourceView

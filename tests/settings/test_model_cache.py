@@ -4,7 +4,7 @@ field (3.2), where a node has no NVMe instance store, and where the cached weigh
 
 from __future__ import annotations
 
-from core.ec2_instances import INSTANCE_FACTS
+from core.aws.ec2_instances import INSTANCE_FACTS
 from core.versions import OPERATOR_ADDON_VERSIONS
 from settings import parse_settings
 from settings.model_cache import check_model_cache

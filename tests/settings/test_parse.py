@@ -6,7 +6,7 @@ import pulumi
 import pytest
 
 from settings import ConfigError, parse_settings
-from settings.errors import full_key
+from settings.config.errors import full_key
 from tests.conftest import edit, run_stack, stack_raw
 from tests.settings.problems import only_problem, problems_of
 

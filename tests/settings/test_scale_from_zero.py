@@ -1,4 +1,4 @@
-"""autoscaling minReplicas 0 (settings/traffic.py check_scale_from_zero): taken for an endpoint
+"""autoscaling minReplicas 0 (settings/endpoint/traffic.py check_scale_from_zero): taken for an endpoint
 the split sends no request and for a pool on a query of the user's; refused for a pool on a
 built-in metric, which reads the pool's own pods and so never scales it up from none. Each
 fix printed is followed on the same stack, which then parses."""

@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-from core.aws_facts import EKS_CLUSTER_NAME_PATTERN, HYPERPOD_CLUSTER_NAME_PATTERN
+from core.aws.aws_facts import EKS_CLUSTER_NAME_PATTERN, HYPERPOD_CLUSTER_NAME_PATTERN
 from core.cli_inputs import STACK_NAME
 from hyperpod_dpd.cli import main
-from hyperpod_dpd.offline.engine import run_program
+from hyperpod_dpd.plan.engine import run_program
 from settings import ConfigError
 from settings.stack_name import check_stack_name, usable_stack_name
 from tests.conftest import ROOT, as_pulumi_config, edit, stack_raw, write_project

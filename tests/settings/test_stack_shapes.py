@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from hyperpod_dpd.offline.planner import make_plan
+from hyperpod_dpd.plan.planner import make_plan
 from policies.gate import judge
 from settings import ConfigError, StackSettings, parse_settings
 from specs.desired import desired_state

@@ -1,6 +1,6 @@
 """A step budget (--max-num-batched-tokens) vLLM can start with: one step's activations, the
-weights and one max-model-len sequence of KV cache in vLLM's share (settings/endpoint_sizing.py
-check_step_budget; the numbers are core/gpu_memory.py's, see tests/core/test_gpu_memory.py)."""
+weights and one max-model-len sequence of KV cache in vLLM's share (settings/endpoint/sizing.py
+check_step_budget; the numbers are core/sizing/gpu_memory.py's, see tests/core/sizing/test_gpu_memory.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from core.catalog import INSTANCES, MODELS
-from core.gpu_memory import step_budget
+from core.sizing.catalog import INSTANCES, MODELS
+from core.sizing.gpu_memory import step_budget
 from policies.gate import judge
 from settings import parse_settings
 from specs.desired import desired_state

@@ -1,8 +1,8 @@
 """A fake fleet of vLLM workers for a real Prometheus to scrape: one HTTP exporter per pod, serving
 in Prometheus' text format every series the pinned vLLM exports (names, types and labels from
-core/vllm_metrics.json, generated from its source), each series with a value of its own.
+core/vllm/vllm_metrics.json, generated from its source), each series with a value of its own.
 
-Pods are named as Kubernetes names a Deployment's pods (core/pod_names.py), and each is a scrape
+Pods are named as Kubernetes names a Deployment's pods (core/vllm/pod_names.py), and each is a scrape
 target labelled `pod` and `namespace`, the labels the stack's queries select on.
 
 Values: every (pod, engine) pair of the fleet has an index k; a gauge's series there is 2**k
@@ -17,8 +17,8 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from core.pod_names import ALPHANUMS, GENERATED_BASE_MAX, worker_deployment
-from core.vllm_metrics import VllmMetric, vllm_metrics
+from core.vllm.pod_names import ALPHANUMS, GENERATED_BASE_MAX, worker_deployment
+from core.vllm.vllm_metrics import VllmMetric, vllm_metrics
 
 ENGINES = ("0", "1")  # two engines per pod (data parallel): two series per pod and metric
 MODEL = "llama-3.3-70b"  # one model name for all: selectors must not lean on it
@@ -28,7 +28,7 @@ FRACTIONS = {"vllm:kv_cache_usage_perc"}  # vLLM: "1 means 100 percent usage"
 
 def k8s_pod_name(deployment: str, rng: random.Random) -> str:
     """`<deployment>-<pod-template-hash>-<suffix>` as the Deployment controller and the API
-    server make it (see core/pod_names.py)."""
+    server make it (see core/vllm/pod_names.py)."""
     digits = str(rng.randrange(2**32))
     pod_hash = "".join(ALPHANUMS[int(d) % len(ALPHANUMS)] for d in digits)
     base = f"{deployment}-{pod_hash}-"[:GENERATED_BASE_MAX]

@@ -3,7 +3,7 @@
 every second; `query` is its HTTP API's instant query (what KEDA's prometheus scaler calls).
 
 The scrape labels each target `pod` and `namespace`, the labels the stack's queries select a
-pool by (core/scaling_signals.py). Where the HyperPod observability add-on's collector sets them
+pool by (core/vllm/scaling_signals.py). Where the HyperPod observability add-on's collector sets them
 is not published (an AWS-managed add-on: no public collector configuration was found in
 aws/sagemaker-hyperpod-cli or the AWS docs); these are Prometheus' conventional names for
 Kubernetes pod discovery's __meta_kubernetes_pod_name and __meta_kubernetes_namespace, which the

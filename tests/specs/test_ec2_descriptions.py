@@ -1,4 +1,4 @@
-"""Security group and rule descriptions as EC2 takes them (core/aws_rules.py): the canary's first
+"""Security group and rule descriptions as EC2 takes them (core/aws/aws_rules.py): the canary's first
 `pulumi up` failed on an apostrophe in traffic-sg's description and in a rule's (issue 33). A
 group's description cannot change in place, so it must be right before the first deploy."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.aws_rules import ec2_description_problem
+from core.aws.aws_rules import ec2_description_problem
 from core.vocabulary import SECURITY_GROUP_TYPE, SG_EGRESS_TYPE, SG_INGRESS_TYPE
 from settings import parse_settings
 from specs.desired import desired_state

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.vllm_args import flag_value
+from core.vllm.vllm_args import flag_value
 from settings import parse_settings
 from specs.endpoint import (
     ClusterFacts,

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from core.catalog import DPD_INSTANCE_TYPES
+from core.sizing.catalog import DPD_INSTANCE_TYPES
 from core.units import INT32_MAX
 from core.versions import OPERATOR_ADDON_VERSIONS
-from hyperpod_dpd.offline.planner import kubernetes_manifests, render_manifest
+from hyperpod_dpd.plan.planner import kubernetes_manifests, render_manifest
 from specs.schema import validate_manifest
 from tests.conftest import edit, run_stack, stack_raw
 from tests.settings.problems import only_problem

@@ -1,9 +1,9 @@
 """Every autoscaling query the plan renders, run on a real Prometheus (the referee) scraping a fake
 fleet of vLLM workers (tests/specs/fake_vllm.py: the pinned vLLM's series, from the generated
-core/vllm_metrics.json). Endpoints `llama` and `llama-small` side by side, DPD and colocated,
+core/vllm/vllm_metrics.json). Endpoints `llama` and `llama-small` side by side, DPD and colocated,
 in several namespaces: each query returns exactly one series, holding its own pool's value.
 
-A user's query is judged at plan time by settings/promql.py; here that judgement is held to what
+A user's query is judged at plan time by settings/endpoint/promql.py; here that judgement is held to what
 Prometheus does with the same queries (it errs on what the parser refuses as no PromQL, and
 returns several series where the parser says it can)."""
 
@@ -17,10 +17,10 @@ import promql_parser
 import pytest
 import yaml
 
-from core.pod_names import pod_name_pattern, worker_deployment
-from core.scaling_signals import SIGNALS
-from settings.endpoint import EndpointConfig, ScalingConfig
-from settings.promql import ONE, SEVERAL, series_of
+from core.vllm.pod_names import pod_name_pattern, worker_deployment
+from core.vllm.scaling_signals import SIGNALS
+from settings.endpoint.model import EndpointConfig, ScalingConfig
+from settings.endpoint.promql import ONE, SEVERAL, series_of
 from specs.scaling import query_of
 from tests.specs import fake_vllm, prometheus_server
 

@@ -1,11 +1,11 @@
 """The split's target groups as pulumi-aws auto-names them: the longest endpoint key the settings
-take (settings/traffic.py TRAFFIC_KEY_MAX) gives a logical name that, with Pulumi's '-' and 7
+take (settings/endpoint/traffic.py TRAFFIC_KEY_MAX) gives a logical name that, with Pulumi's '-' and 7
 random characters, is AWS's 32 at most (specs/traffic.py names the groups; the two must agree)."""
 
 from __future__ import annotations
 
 from settings import parse_settings
-from settings.traffic import AUTONAME_SUFFIX, TARGET_GROUP_NAME_MAX, TRAFFIC_KEY_MAX
+from settings.endpoint.traffic import AUTONAME_SUFFIX, TARGET_GROUP_NAME_MAX, TRAFFIC_KEY_MAX
 from specs.desired import desired_state
 from tests.conftest import canary_raw
 

@@ -1,5 +1,5 @@
 """Synthetic vLLM traffic, minute by minute, for one pod: the series the pinned vLLM exports
-(names from core/vllm_metrics.json through specs/slo_series.py), written two ways:
+(names from core/vllm/vllm_metrics.json through specs/slo/series.py), written two ways:
   - promtool's `input_series` notation (`promtool test rules`);
   - OpenMetrics text over a time range (`promtool tsdb create-blocks-from openmetrics`), which a
     real Prometheus then serves (the canary's tests).
@@ -14,9 +14,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from core.pod_names import worker_deployment
-from core.vllm_metrics import vllm_metrics
-from specs.slo_series import (
+from core.vllm.pod_names import worker_deployment
+from core.vllm.vllm_metrics import vllm_metrics
+from specs.slo.series import (
     ERROR_REASON,
     EXTERNAL_HITS,
     EXTERNAL_QUERIES,

@@ -10,8 +10,8 @@ import kubernetes_validate
 import pytest
 
 from core.vocabulary import IEC_KIND
-from hyperpod_dpd.loadtest import job as benchmark_job
-from hyperpod_dpd.offline.planner import kubernetes_manifests
+from hyperpod_dpd.benchmark import job as benchmark_job
+from hyperpod_dpd.plan.planner import kubernetes_manifests
 from settings import parse_settings
 from tests.conftest import run_stack, stack_raw
 
@@ -35,7 +35,7 @@ def test_the_programs_kubernetes_objects_are_valid_at_the_stacks_version(stack):
 
 
 def test_a_benchmark_runs_job_and_code_are_valid_at_the_stacks_version():
-    from tests.hyperpod_dpd.loadtest.job_factory import _run
+    from tests.hyperpod_dpd.benchmark.job_factory import _run
 
     version = parse_settings(stack_raw("dev")).eks.kubernetes_version
     run, files = _run(), benchmark_job.code_files()
@@ -46,7 +46,7 @@ def test_a_benchmark_runs_job_and_code_are_valid_at_the_stacks_version():
 
 def test_a_misspelt_field_is_caught():
     """The check is strict: the schema refuses what the API server would."""
-    from tests.hyperpod_dpd.loadtest.job_factory import _run
+    from tests.hyperpod_dpd.benchmark.job_factory import _run
 
     manifest = benchmark_job.job(_run(), {})
     manifest["spec"]["template"]["spec"]["containers"][0]["resource"] = {}

@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from hyperpod_dpd.offline.diff import diff_plans, load_plan
-from hyperpod_dpd.offline.planner import make_plan
+from hyperpod_dpd.diff.compare import diff_plans, load_plan
+from hyperpod_dpd.plan.planner import make_plan
 from tests.conftest import ROOT
 
 IEC = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
@@ -155,7 +155,7 @@ def test_the_plan_lists_each_endpoint_with_its_gpus_cost_and_traffic(canary):
 
 
 def test_the_pull_request_comment_lists_the_endpoints_and_the_split(canary, tmp_path):
-    from hyperpod_dpd.offline.diff_render import render_markdown
+    from hyperpod_dpd.diff.render import render_markdown
 
     _, base = canary
     _, head = _plan(tmp_path, "shift", ("    baseline: 95\n    candidate: 5",

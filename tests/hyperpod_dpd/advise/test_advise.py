@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from hyperpod_dpd.cli import main
-from hyperpod_dpd.offline.planner import make_plan
+from hyperpod_dpd.plan.planner import make_plan
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.long

@@ -9,7 +9,7 @@ import yaml
 
 from hyperpod_dpd.advise import patch
 from hyperpod_dpd.advise.search import Layout
-from hyperpod_dpd.offline.planner import make_plan
+from hyperpod_dpd.plan.planner import make_plan
 from tests.conftest import ROOT
 
 

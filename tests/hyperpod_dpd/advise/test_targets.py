@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from core.catalog import INSTANCES, MODELS
+from core.sizing.catalog import INSTANCES, MODELS
 from hyperpod_dpd.advise.engine import VENV
 from hyperpod_dpd.advise.targets import SIMULATED_MODELS, SYSTEMS
 

@@ -8,8 +8,8 @@ import argparse
 import pytest
 
 from core.exits import UsageProblem
+from hyperpod_dpd.benchmark.run import endpoint_facts, stack_settings
 from hyperpod_dpd.cli import main
-from hyperpod_dpd.loadtest.run import endpoint_facts, stack_settings
 from hyperpod_dpd.shared.endpoints import choose_endpoint
 from hyperpod_dpd.verify.command import resolve_target
 from tests.conftest import ROOT
@@ -138,7 +138,7 @@ def _dry_run(tmp_path, monkeypatch, capsys, cluster, endpoint: str):
 
 
 def test_an_in_cluster_run_aims_at_the_chosen_endpoint(tmp_path, monkeypatch, capsys):
-    from tests.hyperpod_dpd.loadtest.fake_cluster import FakeCluster
+    from tests.hyperpod_dpd.benchmark.fake_cluster import FakeCluster
 
     cluster = FakeCluster(tmp_path, {})  # the routers of the canary's endpoints exist
     command = _dry_run(tmp_path, monkeypatch, capsys, cluster, "candidate")

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from core.catalog import GIB, instance_spec, load_model
-from core.sizing import size
+from core.sizing.catalog import GIB, instance_spec, load_model
+from core.sizing.report import size
 from hyperpod_dpd import cli
 from hyperpod_dpd.cli import size as size_cmd
-from tests.core.test_catalog import LLAMA_70B_CONFIG
+from tests.core.sizing.test_catalog import LLAMA_70B_CONFIG
 
 
 def test_size_is_a_registered_command():

@@ -1,0 +1,1 @@
+"""The sizing maths: the model catalog, KV cache and PD buffer sizing, GPU memory budgets, GPU types and node capacity."""

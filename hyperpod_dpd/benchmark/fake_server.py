@@ -1,0 +1,151 @@
+"""An OpenAI-compatible streaming chat server with known timings, to try and test the benchmark.
+
+  hyperpod-dpd benchmark fake-server --port 8000 [--prefill-ms-per-token 0.05]
+      [--first-token-ms 20] [--tpot-ms 10] [--interference 3.0] [--transfer-ms 0]
+
+It serves `POST /v1/chat/completions` (stream or not, `stream_options.include_usage`) and
+`GET /v1/models`. Its time to first token is `first-token-ms + prefill-ms-per-token x prompt
+tokens`; each further token comes `tpot-ms` after the last. Two shapes of a real endpoint:
+
+- colocated (`--interference F`, F > 1): one engine prefills and decodes, so while any request
+  is prefilling, every stream's next token takes F times as long;
+- disaggregated (`--interference 1`, the default): decode never waits for a prefill, and the
+  first token waits `--transfer-ms` more for the KV cache to cross from prefiller to decoder.
+
+A prompt's tokens are counted as its whitespace-separated words (the tests' tokenizer is one
+token per word); each streamed token is one word. The server runs in the benchmark venv, which
+carries aiohttp for the load generator (`python -m hyperpod_dpd.benchmark.fake_server` with
+the checkout on PYTHONPATH); nothing here needs a GPU or a model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+
+from aiohttp import web
+
+from hyperpod_dpd.benchmark.fake_timings import FLAGS, Timings, add_arguments
+
+MODEL = "fake-llm"
+
+
+class Engine:
+    """Counts requests in prefill; decoding streams ask it how long their next token takes."""
+
+    def __init__(self, timings: Timings):
+        self.timings = timings
+        self.prefilling = 0
+
+    async def prefill(self, prompt_tokens: int, arrived: float) -> None:
+        """Until the first token is due: `ttft_ms` after the request `arrived` (loop time), so
+        reading and parsing the body is part of the time to first token, not added to it."""
+        self.prefilling += 1
+        loop = asyncio.get_running_loop()
+        try:
+            await asyncio.sleep(max(0.0, arrived + self.timings.ttft_ms(prompt_tokens) / 1000
+                                    - loop.time()))  # fmt: skip
+        finally:
+            self.prefilling -= 1
+
+    def next_token_delay(self) -> float:
+        slow = self.timings.interference if self.prefilling else 1.0
+        return self.timings.tpot_ms * slow / 1000
+
+    async def later_tokens(self, count: int):
+        """Yield 1 .. count-1 as each token after the first falls due: a fixed delay after the
+        previous one was due (not after it was sent), so the event loop's own lateness does not
+        add up over a stream."""
+        loop = asyncio.get_running_loop()
+        due = loop.time()
+        for i in range(1, count):
+            due += self.next_token_delay()
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            yield i
+
+
+def _prompt_tokens(body: dict) -> int:
+    words = 0
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, list):  # content parts
+            content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+        words += len(str(content or "").split())
+    return words
+
+
+def _chunk(created: int, delta: dict, finish: str | None = None, usage: dict | None = None):
+    choices = [] if usage is not None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    chunk = {
+        "id": f"chatcmpl-{created}",
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": MODEL,
+        "choices": choices,
+    }
+    if usage is not None:
+        chunk["usage"] = usage
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+async def chat(request: web.Request) -> web.StreamResponse:
+    engine: Engine = request.app["engine"]
+    arrived = asyncio.get_running_loop().time()
+    try:
+        body = await request.json()
+    except json.JSONDecodeError:
+        return web.json_response({"error": {"message": "body is not JSON"}}, status=400)
+    prompt = _prompt_tokens(body)
+    out = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
+    if out < 1:
+        return web.json_response({"error": {"message": "max_tokens must be >= 1"}}, status=400)
+    usage = {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}
+    created = int(time.time())
+    await engine.prefill(prompt, arrived)
+    if not body.get("stream"):
+        async for _ in engine.later_tokens(out):
+            pass
+        message = {"role": "assistant", "content": " ".join(["tok"] * out)}
+        return web.json_response({
+            "id": f"chatcmpl-{created}", "object": "chat.completion", "created": created,
+            "model": MODEL, "usage": usage,
+            "choices": [{"index": 0, "message": message, "finish_reason": "length"}],
+        })  # fmt: skip
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    await response.write(_chunk(created, {"role": "assistant", "content": "tok"}))
+    async for i in engine.later_tokens(out):
+        finish = "length" if i == out - 1 else None
+        await response.write(_chunk(created, {"content": " tok"}, finish))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        await response.write(_chunk(created, {}, usage=usage))
+    await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
+
+
+async def models(_request: web.Request) -> web.Response:
+    return web.json_response({"object": "list", "data": [{"id": MODEL, "object": "model"}]})
+
+
+def app(timings: Timings) -> web.Application:
+    application = web.Application()
+    application["engine"] = Engine(timings)
+    application.router.add_post("/v1/chat/completions", chat)
+    application.router.add_get("/v1/models", models)
+    return application
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    timings = Timings(**{field: getattr(args, field) for _, field in FLAGS})
+    print(f"fake OpenAI-compatible server on http://{args.host}:{args.port}", flush=True)
+    web.run_app(app(timings), host=args.host, port=args.port, print=None)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""aiperf, the load generator, in its own venv: the command line for a run and where it writes.
+
+aiperf (NVIDIA, PyPI `aiperf`) streams OpenAI-compatible chat completions at fixed concurrency
+and computes every latency metric and percentile itself; nothing here measures or does metric
+maths. Why aiperf and not genai-bench (the article's tool): both were run against the same local
+server (README, "Is DPD worth it for my traffic?"); aiperf reports inter-token latency per chunk,
+takes the duration in seconds and counts input tokens exactly with a local tokenizer.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hyperpod_dpd.benchmark.scenario import Scenario, StopRule
+from hyperpod_dpd.shared.venvs import foreign_env, venv_from
+
+ROOT = Path(__file__).resolve().parents[2]
+REQUIREMENTS = ROOT / "requirements-loadtest.txt"
+VENV = ROOT / "build" / "loadtest-venv"
+
+
+def loadtest_venv(venv: Path = VENV, requirements: Path = REQUIREMENTS) -> Path:
+    """`venv` holding exactly `requirements`, built on first use and rebuilt when it changes."""
+    if not (venv / ".requirements").exists():
+        print(f"building {venv} from {requirements.name} (once; a few minutes)", file=sys.stderr)
+    return venv_from(requirements, venv)
+
+
+@dataclass(frozen=True)
+class LoadRun:
+    target: str  # an OpenAI-compatible base URL (http://host:port) or its /v1/chat/completions
+    tokenizer: Path  # a directory, or the directory of a tokenizer.json
+    model: str
+    scenario: Scenario
+    levels: list[int]
+    stop: StopRule
+    artifacts: Path
+
+    def base_url(self) -> str:
+        return base_url(self.target)
+
+
+def base_url(target: str) -> str:
+    """The server's root: `target` without the OpenAI path it may carry."""
+    url = target.rstrip("/")
+    for suffix in ("/v1/chat/completions", "/chat/completions", "/v1"):
+        url = url.removesuffix(suffix)
+    return url
+
+
+def aiperf_argv(run: LoadRun, venv: Path) -> list[str]:
+    """aiperf's command line for `run`: streaming chat, fixed lengths, every level in one
+    sweep (one start-up for all levels)."""
+    s = run.scenario
+    argv = [
+        str(venv / "bin" / "aiperf"), "profile",
+        "--model", run.model, "--url", run.base_url(), "--endpoint-type", "chat", "--streaming",
+        "--tokenizer", str(run.tokenizer),
+        "--isl", str(s.input_tokens), "--isl-stddev", "0",
+        "--osl", str(s.output_tokens), "--osl-stddev", "0",
+        # Every response exactly OUT tokens long (vLLM honours ignore_eos), as genai-bench does.
+        "--extra-inputs", "ignore_eos:true", "--extra-inputs", f"min_tokens:{s.output_tokens}",
+        "--concurrency", ",".join(str(c) for c in run.levels),
+        "--artifact-dir", str(run.artifacts), "--ui-type", "none",
+        "--random-seed", "0",
+        # No DCGM or Prometheus scraping: neither is reachable from where this runs (a laptop,
+        # a Job beside the router), and probing for them costs each level seconds.
+        "--no-gpu-telemetry", "--no-server-metrics",
+    ]  # fmt: skip
+    if run.stop.duration is not None:
+        argv += ["--benchmark-duration", f"{run.stop.duration:g}"]
+    else:
+        argv += ["--request-count", str(run.stop.requests)]
+    return argv
+
+
+def export_of(artifacts: Path, level: int, levels: list[int]) -> Path:
+    """Where aiperf left a level's summary: `concurrency_<c>/` in a sweep, the top otherwise."""
+    if len(levels) > 1:
+        return artifacts / f"concurrency_{level}" / "profile_export_aiperf.json"
+    return artifacts / "profile_export_aiperf.json"
+
+
+_LEVEL_DIR = re.compile(r"/concurrency_(\d+)/")
+_PHASE_DONE = re.compile(
+    r"Phase profiling \(profiling\) complete \| completed=(\d+), cancelled=(\d+), "
+    r"errors=(\d+).*elapsed=([\d.]+)s"
+)
+_PROBLEM = re.compile(r"^\S+\s+(WARNING|ERROR|CRITICAL)\s+(.*?)(?:\s+\(\S+\.py:\d+\))?$")
+
+
+@dataclass
+class Progress:
+    """What of aiperf's console a user follows (the rest is in aiperf.log): each level's start
+    and end with its counts, and each distinct warning or error once. aiperf's own tables are
+    left out: the summary of results.json follows the run."""
+
+    levels: list[int]
+    level: int | None = None
+    started: set[int] = field(default_factory=set)
+    seen: set[str] = field(default_factory=set)
+
+    def line(self, text: str) -> str | None:
+        # Each level's exports are named on its start, and all of them again in the summary.
+        if (m := _LEVEL_DIR.search(text)) and int(m[1]) not in self.started:
+            self.level = int(m[1])
+            self.started.add(self.level)
+            return f"concurrency {self.level}: started"
+        if self.level is None and "Phase profiling (profiling) started" in text:
+            self.level = self.levels[0]  # a single level: aiperf names no directory for it
+            self.started.add(self.level)
+            return f"concurrency {self.level}: started"
+        if m := _PHASE_DONE.search(text):
+            completed, cancelled, errors, elapsed = m.groups()
+            return (f"concurrency {self.level}: {completed} requests in {float(elapsed):g} s, "
+                    f"{errors} errors, {cancelled} cancelled")  # fmt: skip
+        if (m := _PROBLEM.match(text.strip())) and m[2] not in self.seen:
+            self.seen.add(m[2])
+            return f"{m[1].lower()}: {m[2]}"
+        return None
+
+
+def run_aiperf(run: LoadRun, venv: Path, log: Path) -> subprocess.CompletedProcess:
+    """Run aiperf; its console goes to `log`, and its progress (Progress) to our stderr."""
+    env = foreign_env()
+    # Not HF_HUB_OFFLINE: with it aiperf 0.13 looks a tokenizer up only in the hub's cache and
+    # fails on a local directory (aiperf/common/tokenizer.py, _from_pretrained_local). Without
+    # it, an absolute path is taken as local and never resolved against a hub (resolve_alias);
+    # tokenizer_dir() always hands aiperf an absolute directory.
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            aiperf_argv(run, venv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=env,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        progress = Progress(run.levels)
+        try:
+            for line in proc.stdout:
+                out.write(line)
+                if shown := progress.line(line):
+                    print(f"  aiperf: {shown}", file=sys.stderr)
+        except BaseException:
+            proc.terminate()  # interrupted (Ctrl-C, SIGTERM): aiperf must not run on alone
+            proc.wait(timeout=30)
+            raise
+        return subprocess.CompletedProcess(proc.args, proc.wait())

@@ -1,0 +1,23 @@
+"""`hyperpod-dpd plan`, run: its parser is hyperpod_dpd/cli/plan.py."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from core.collector import collector_paused
+
+
+def plan(args: argparse.Namespace, project_dir: Path) -> int:
+    """Plan the stack, print the text (or JSON) and return the plan's exit code."""
+    # A plan builds a large, long-lived heap (SDK modules, the program's resources) and frees
+    # next to nothing: the cyclic collector would rescan it over and over for nothing.
+    with collector_paused(frozen=False):
+        from hyperpod_dpd.plan.planner import make_plan
+
+        made = make_plan(project_dir, args.stack, args.out, preview=args.preview)
+    from hyperpod_dpd.plan.summary import plan_json, render_text
+
+    print(json.dumps(plan_json(made), indent=2) if args.format == "json" else render_text(made))
+    return made.exit_code

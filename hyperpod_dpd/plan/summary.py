@@ -1,0 +1,276 @@
+"""What a plan says to a person: the text `hyperpod-dpd plan` prints (or its JSON), and
+summary.md (the endpoint at a glance, sizing, resources, violations, the hourly cost, the stack
+outputs)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from core.units import format_gib
+from hyperpod_dpd.plan.endpoint_summary import headline, render_endpoints
+from hyperpod_dpd.plan.resource_tree import render_tree
+from hyperpod_dpd.shared.cost import HOURS_PER_MONTH, hourly_cost, per_hour_and_month, total
+from settings import StackSettings
+from settings.cold_starts import pool_cold_starts
+from settings.endpoint.entries import EndpointEntry
+from settings.endpoint.numbers import EffectiveNumbers, Given
+from settings.stack import endpoint_sizing
+
+
+def resource_counts(resources: Iterable[Any]) -> list[tuple[str, int]]:
+    """(type, count) of the plan's resources, by type."""
+    return sorted(Counter(r.type for r in resources).items())
+
+
+def endpoint_facts(settings: StackSettings, entry: EndpointEntry) -> list[tuple[str, str]]:
+    e = entry.config
+    numbers = entry.numbers
+    groups = ", ".join(
+        f"{name}: {g.instance_count} x {g.instance_type} ({g.role})"
+        for name, g in settings.instance_groups.items()
+    )
+    vllm = ", ".join(
+        f"{label} {_per_pool(numbers, name)}"
+        for label, name in (
+            ("TP", "tensor_parallel_size"),
+            ("max-model-len", "max_model_len"),
+            ("gpu-memory-utilization", "gpu_memory_utilization"),
+        )
+    )
+    facts = [
+        ("Endpoint", f"{e.name} in namespace {e.namespace}, mode {e.mode}"),
+        ("Model", f"{e.model} from {settings.checkpoint.source}@{settings.checkpoint.revision}"),
+        ("Image", e.image),
+        (
+            "Inference operator",
+            f"{settings.inference_operator.version} (EKS add-on "
+            f"{settings.inference_operator.addon_version})",
+        ),
+        ("Region / GPU AZ", f"{settings.region} / {settings.availability_zone_id}"),
+        ("Instance groups", groups),
+        ("vLLM", vllm),
+    ]
+    if e.mode == "dpd":
+        facts += [
+            ("Replicas", f"prefill {e.prefill.replicas}, decode {e.decode.replicas}"),
+            ("Routing", f"threshold {e.routing_threshold} tokens, {e.routing_strategy}"),
+            ("PD buffer", f"{format_gib(numbers.pd_buffer.value)} per TP rank"
+             + _from(numbers.pd_buffer)),
+        ]  # fmt: skip
+    return facts
+
+
+def _per_pool(numbers: EffectiveNumbers, name: str) -> str:
+    """One number as the pools run it: one value when they agree, else each pool's; named
+    where it came from when a role's args or environmentVariables gave it."""
+    given = {pool: getattr(p, name) for pool, p in numbers.pools.items()}
+    values = {g.value for g in given.values()}
+    if len(values) == 1 and not any(g.overridden for g in given.values()):
+        return str(next(iter(values)))
+    if len(given) == 1:
+        [g] = given.values()
+        return f"{g.value}{_from(g)}"
+    return ", ".join(f"{pool} {g.value}{_from(g)}" for pool, g in given.items())
+
+
+def _from(g: Given) -> str:
+    return f" ({g.where})" if g.overridden else ""
+
+
+def render_sizing(settings: StackSettings, entry: EndpointEntry, level: str = "##") -> list[str]:
+    r = endpoint_sizing(settings, entry)
+    if r is None:
+        return [
+            "",
+            f"{level} Sizing",
+            "",
+            (
+                "Not sized: the decoder's instance type is not one the sizing takes (a DPD type "
+                "for DPD, a GPU type with known numbers for colocated)."
+            ),
+        ]
+    gib = 2**30
+    lines = [
+        "",
+        f"{level} Sizing ({r.model} on {r.instance_type}, TP {r.tensor_parallel_size})",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| KV per token per rank | {r.kv_bytes_per_token_per_rank:,} B |",
+        f"| LMCache chunk | {r.chunk_tokens} tokens = {r.chunk_bytes / 2**20:g} MiB |",
+        f"| {_transfer_label(entry, r.prompt_tokens)} | {r.prompt_chunks} chunks, "
+        f"{r.transfer_gib} GiB |",
+        f"| PD buffer | {format_gib(r.pd_buffer_bytes)} = {r.pd_buffer_chunks} chunks |",
+        f"| Transfers in flight | {r.transfers_in_flight} |",
+        f"| Headroom per GPU | prefill {r.prefill.headroom_bytes / gib:.2f} GiB, "
+        f"decode {r.decode.headroom_bytes / gib:.2f} GiB |",
+    ]
+    if r.recommended_pd_buffer_bytes:
+        lines.append(
+            f"| Recommended PD buffer for {r.expected_in_flight} in flight | "
+            f"{format_gib(r.recommended_pd_buffer_bytes)} |"
+        )
+    lines += [f"\n- {w}" for w in r.warnings]
+    return lines
+
+
+def cold_start_json(settings: StackSettings) -> dict[str, dict[str, dict]]:
+    """plan.json's coldStart: per endpoint and pool, seconds per phase, caches off, on and as
+    configured (settings/cold_starts.py)."""
+    listed = settings.entries()
+    alone = len(listed) == 1
+    return {
+        entry.label: {
+            c.pool: c.to_json() for c in pool_cold_starts(entry, settings.instance_groups, alone)
+        }
+        for entry in listed
+    }
+
+
+def render_cold_start(settings: StackSettings) -> list[str]:
+    """summary.md's estimate of a new worker's start, scheduled to ready, per endpoint and pool:
+    caches off / caches on (a warm node), by phase (core/cold_start.py cites each figure)."""
+    listed = settings.entries()
+    rows = [
+        (entry, c)
+        for entry in listed
+        for c in pool_cold_starts(entry, settings.instance_groups, len(listed) == 1)
+    ]
+    if not rows:
+        return []
+    out = [
+        "",
+        "## Cold start, scheduled to ready (estimate: caches off / on)",
+        "",
+        "| endpoint | pool | instance | image pull | weights read | load to GPU | warm-up | "
+        "total | caches | autoscaled |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for entry, c in rows:
+        off, on = c.off.to_json(), c.on.to_json()
+        phases = " | ".join(
+            f"{off[k]} s / {on[k]} s" for k in ("imagePull", "weightsRead", "loadToGpu", "warmUp")
+        )
+        cache = entry.config.cache
+        caches = ", ".join(n for n in ("weights", "image") if getattr(cache, n)) or "off"
+        out.append(
+            f"| {entry.label} | {c.pool} | {c.instance_type} | {phases} | "
+            f"{off['total']} s / {on['total']} s | {caches} | {'yes' if c.autoscaled else 'no'} |"
+        )
+    out += [
+        "",
+        "Figures and their sources: core/cold_start.py. The weights cache helps a node that "
+        "already holds the files; a new node reads from S3 first.",
+    ]
+    return out
+
+
+def _transfer_label(entry: EndpointEntry, tokens: int) -> str:
+    """Whose prompt the transfer row sizes: the stack's expectedPromptTokens, else the DPD
+    documentation's example prompt (core/sizing/kv_cache.py DOCS_PROMPT_TOKENS), said so."""
+    if entry.config.expected_prompt_tokens:
+        return f"Transfer of {tokens:,} tokens (expectedPromptTokens)"
+    return (
+        f"Transfer of {tokens:,} tokens (the DPD documentation's example prompt: set "
+        "expectedPromptTokens for yours)"
+    )
+
+
+def render_cost(settings: StackSettings) -> list[str]:
+    lines = hourly_cost(settings)
+    out = [
+        "",
+        f"## Cost: {per_hour_and_month(total(lines))} (estimate)",
+        "",
+        f"Nodes at their instance counts, billed by the hour; a month is {HOURS_PER_MONTH} hours.",
+        "",
+    ]
+    out += ["| item | quantity | hourly | monthly | source |", "|---|---|---|---|---|"]
+    for c in lines:
+        price = "unknown" if c.hourly is None else f"${c.hourly:,.3f}"
+        month = "unknown" if c.hourly is None else f"${c.total * HOURS_PER_MONTH:,.0f}"
+        out.append(f"| {c.item} | {c.quantity} | {price} | {month} | {c.source} |")
+    return out
+
+
+def render_summary(plan: Any) -> str:
+    lines = [f"# Offline plan: stack `{plan.stack.stack}`", ""]
+    s = plan.settings
+    listed = s.entries()
+    if len(listed) == 1 and listed[0].key is None:
+        lines += ["## Endpoint", "", "| | |", "|---|---|"]
+        lines += [f"| {k} | {v} |" for k, v in endpoint_facts(s, listed[0])]
+        lines += render_sizing(s, listed[0])
+    else:
+        lines += render_endpoints(s)[1:]
+        for entry in listed:
+            lines += ["", f"### Endpoint `{entry.key}`", "", "| | |", "|---|---|"]
+            lines += [f"| {k} | {v} |" for k, v in endpoint_facts(s, entry)]
+            lines += render_sizing(s, entry, level="####")
+    lines += render_cold_start(s)
+    lines += ["", f"## Resources ({len(plan.run.resources)})", "", "| type | count |", "|---|---|"]
+    lines += [f"| `{t}` | {n} |" for t, n in resource_counts(plan.run.resources)]
+    if plan.stopped:
+        lines += ["", plan.stopped_text]
+    lines += ["", f"## Policy violations ({len(plan.violations)})", ""]
+    if plan.violations:
+        lines += ["| policy | enforcement | resource | message |", "|---|---|---|---|"]
+        lines += [
+            f"| {v.policy} | {v.enforcement} | `{v.urn.rsplit('::', 1)[-1]}` | {v.message} |"
+            for v in plan.violations
+        ]
+    else:
+        lines.append("None.")
+    lines += render_cost(plan.settings)
+    lines += ["", "## Stack outputs", "", "| output | value |", "|---|---|"]
+    lines += [f"| {k} | `{json.dumps(v)}` |" for k, v in sorted(plan.run.outputs.items())]
+    return "\n".join(lines) + "\n"
+
+
+def plan_json(plan: Any) -> dict:
+    return {
+        "stack": plan.stack.stack,
+        "exitCode": plan.exit_code,
+        "resources": len(plan.run.resources),
+        "stopped": plan.stopped,
+        "registeredBeforeStop": plan.registered_before_stop,
+        "byType": dict(resource_counts(plan.run.resources)),
+        "manifests": sorted(plan.manifests),
+        "violations": [v.to_json() for v in plan.violations],
+        "outDir": str(plan.out_dir),
+    }
+
+
+def render_text(plan: Any) -> str:
+    s = plan.settings
+    lines = [
+        f"Offline plan of stack '{plan.stack.stack}': {s.region}, GPU AZ {s.availability_zone_id}, "
+        f"{headline(s)}",
+        "",
+    ]
+    if plan.stopped:
+        lines += [plan.stopped_text, ""]
+    else:
+        lines += [
+            "A first `pulumi up` of this stack would create (+) each of these, by component:",
+            "",
+            *render_tree(plan.run.resources),
+            f"Cost: {per_hour_and_month(total(hourly_cost(s)))} (estimate; summary.md itemizes it)",
+            "",
+        ]
+    if plan.violations:
+        for level in ("mandatory", "advisory"):
+            found = [v for v in plan.violations if v.enforcement == level]
+            if found:
+                lines.append(f"Policy violations, {level} ({len(found)}):")
+                lines += [f"  {v.policy}: {v.urn.rsplit('::', 1)[-1]}: {v.message}" for v in found]
+    else:
+        lines.append("Policy violations: none")
+    lines.append(
+        f"Wrote {plan.out_dir}/: summary.md (read this first), plan.json, resources.json, "
+        f"manifests/ ({len(plan.manifests)}), policy-report.json"
+    )
+    return "\n".join(lines)

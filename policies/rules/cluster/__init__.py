@@ -1,0 +1,1 @@
+"""Rules on the cluster: EFA, instance types, one AZ, the operator's version."""

@@ -1,0 +1,28 @@
+"""hyperpod-dpd-eks-endpoint: the EKS API is private, or public only to listed CIDRs whose union
+is not internet-wide (two /1 blocks open it as surely as 0.0.0.0/0; core/aws/cidrs.py)."""
+
+from __future__ import annotations
+
+from core.aws.cidrs import internet_wide
+from core.vocabulary import EKS_CLUSTER_TYPE
+from policies.rules import views
+from policies.rules.base import Finding, Rule
+
+
+def check(resources, limits):
+    for r in views.of_type(resources, EKS_CLUSTER_TYPE):
+        vpc = r.props.get("vpcConfig") or {}
+        if vpc.get("endpointPublicAccess") is False:
+            continue
+        cidrs = [str(c) for c in vpc.get("publicAccessCidrs") or []]
+        if not cidrs or internet_wide(cidrs):
+            together = len(cidrs) > 1 and not any(internet_wide([c]) for c in cidrs)
+            listed = f" ({', '.join(cidrs)} together cover it)" if together else ""
+            yield Finding(
+                r.urn,
+                f"the EKS API endpoint is public to the whole internet{listed}; list your "
+                "CIDRs in hyperpod-dpd:eks.publicAccessCidrs (empty keeps it private)",
+            )
+
+
+RULE = Rule("hyperpod-dpd-eks-endpoint", "EKS API not open to the internet", "mandatory", check)

@@ -1,0 +1,1 @@
+"""An endpoint's settings: its model (the typed keys), the entries of a stack's one or several endpoints, their names, sizing, vLLM args, effective numbers, SLOs, autoscaling signals and queries, and the weighted traffic split. A new endpoint key goes in model.py, its check beside the concern it judges."""

@@ -1,0 +1,76 @@
+"""What an in-cluster benchmark run may do, created by `pulumi up` so a run needs no AWS admin.
+
+`hyperpod-dpd benchmark run --stack S` (without --target) starts a Kubernetes Job beside the
+endpoint (hyperpod_dpd/benchmark/job.py renders it). The Job runs as the service account
+declared here, whose IRSA role can read the staged checkpoint's tokenizer files, by exact key,
+and write under the bucket's `benchmarks/` prefix; nothing else. The service account lives in
+the endpoint's namespace, so the run sits next to what it measures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.refs import ref
+from core.vocabulary import BENCHMARK_ACCESS
+from settings.stack import StackSettings
+from specs.base import Desired
+from specs.iam import allow, role_policy
+
+SERVICE_ACCOUNT = "benchmark-runner"
+RESULTS_PREFIX = "benchmarks"  # s3://<model bucket>/benchmarks/<run id>/
+# What a Hugging Face tokenizer loads from a model's directory (transformers' AutoTokenizer:
+# the fast tokenizer, its config and special tokens; config.json names the model type when the
+# tokenizer config does not; tokenizer.model for SentencePiece models). The run copies those the
+# checkpoint has; the weights are never read.
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "tokenizer.model",
+    "config.json",
+)
+
+
+@dataclass(frozen=True)
+class BenchmarkAccessSpec:
+    name: str
+    namespace: str  # the endpoint's: where the service account and the runs' Jobs live
+    service_account: str
+    tokenizer_prefix: str  # the staged checkpoint's key prefix
+    policy: Desired  # the runner role's inline policy
+    # The other endpoints' namespaces: a run loads one endpoint from beside it, so the account
+    # is in each (one role for all).
+    more_namespaces: tuple[str, ...] = ()
+
+
+def results_prefix(run_id: str) -> str:
+    return f"{RESULTS_PREFIX}/{run_id}"
+
+
+def benchmark_access(name: str, s: StackSettings, model_bucket_arn: str) -> BenchmarkAccessSpec:
+    """`model_bucket_arn` is a placeholder (the bucket's ARN is known after it is created)."""
+    prefix = s.checkpoint.effective_prefix
+    policy = role_policy(
+        f"{name}-policy",
+        (BENCHMARK_ACCESS,),
+        ref(f"{name}-role", "id"),
+        allow(
+            ["s3:GetObject"],
+            [f"{model_bucket_arn}/{prefix}/{f}" for f in TOKENIZER_FILES],
+            "ReadTokenizer",
+        ),
+        # Only new objects under benchmarks/: a run never reads, lists or deletes another's.
+        # (PutObject covers multipart uploads, which boto3 uses above 8 MB; aborting a failed one
+        # is its own action.)
+        allow(
+            ["s3:PutObject", "s3:AbortMultipartUpload"],
+            [f"{model_bucket_arn}/{RESULTS_PREFIX}/*"],
+            "WriteResults",
+        ),
+    )
+    # In every endpoint's namespace; the first endpoint's keeps the names it always had.
+    namespaces = list(dict.fromkeys(x.config.namespace for x in s.entries()))
+    return BenchmarkAccessSpec(
+        name, namespaces[0], SERVICE_ACCOUNT, prefix, policy, tuple(namespaces[1:])
+    )

@@ -1,0 +1,85 @@
+"""core/vllm/vllm_metrics.json: what scripts/extract_vllm_metrics.py makes of vLLM's recorded source."""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import hashlib
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from core.versions import WORKER_VLLM_VERSION
+from core.vllm.vllm_metrics import exported_gauge, vllm_metrics, vllm_metrics_version
+
+ROOT = Path(__file__).resolve().parents[3]
+SCRIPT = ROOT / "scripts" / "extract_vllm_metrics.py"
+RECORDED = Path(__file__).with_name("vllm_source")
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("extract_vllm_metrics", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_committed_metrics_are_what_the_script_extracts_from_the_recorded_source(capsys):
+    assert _script().main(["--check"]) == 0, capsys.readouterr().err
+
+
+def test_the_recorded_source_is_the_one_the_metrics_name():
+    script = _script()
+    data = script.extract(script.read_source(RECORDED), WORKER_VLLM_VERSION)
+    for path, digest in data["source"].items():
+        body = gzip.decompress((RECORDED / (Path(path).name + ".gz")).read_bytes())
+        assert hashlib.sha256(body).hexdigest() == digest
+
+
+def test_the_metrics_are_the_pinned_images_vllm():
+    assert vllm_metrics_version() == WORKER_VLLM_VERSION
+
+
+def test_check_fails_on_a_stale_file(tmp_path, capsys):
+    stale = tmp_path / "vllm_metrics.json"
+    stale.write_text(
+        (ROOT / "core" / "vllm" / "vllm_metrics.json").read_text().replace("kv_cache", "gpu_cache")
+    )
+    assert _script().main(["--check", "--out", str(stale)]) == 1
+    assert "stale" in capsys.readouterr().err
+
+
+def test_every_metric_constructor_of_the_logger_is_extracted():
+    """An independent count: every `name="vllm:…"` keyword in PrometheusStatLogger, plus the one
+    assigned to a local (cache_config_info), is a metric of the file, and nothing else is."""
+    text = gzip.decompress((RECORDED / "loggers.py.gz").read_bytes()).decode()
+    cls = next(
+        n for n in ast.parse(text).body
+        if isinstance(n, ast.ClassDef) and n.name == "PrometheusStatLogger"
+    )  # fmt: skip
+    literals = {
+        n.value for n in ast.walk(cls)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("vllm:")
+        and " " not in n.value
+    }  # fmt: skip
+    assert literals == set(vllm_metrics())
+
+
+def test_types_labels_and_samples_follow_vllm_and_prometheus_client():
+    m = vllm_metrics()
+    assert m["vllm:kv_cache_usage_perc"].type == "gauge"
+    assert m["vllm:kv_cache_usage_perc"].labels == ("model_name", "engine")
+    assert m["vllm:prompt_tokens"].samples == ("vllm:prompt_tokens_total",)
+    assert m["vllm:request_success"].labels == ("model_name", "engine", "finished_reason")
+    assert m["vllm:e2e_request_latency_seconds"].samples[0].endswith("_bucket")
+    assert m["vllm:lora_requests_info"].when == ("vllm_config.lora_config is not None",)
+    assert m["vllm:cache_config_info"].labels is None  # vLLM's config keys, at run time
+    assert "vllm:gpu_cache_usage_perc" not in m  # the name before vLLM v1
+
+
+def test_a_gauge_the_pin_does_not_export_is_refused_by_name():
+    assert exported_gauge("vllm:num_requests_waiting").name == "vllm:num_requests_waiting"
+    for name in ("vllm:gpu_cache_usage_perc", "vllm:prompt_tokens", "vllm:lora_requests_info"):
+        with pytest.raises(KeyError, match=r"0\.19\.0"):
+            exported_gauge(name)

@@ -1,0 +1,31 @@
+"""hyperpod-dpd-image-known-issues (policies/rules/endpoint/image_known_issues.py): images with a
+known DPD breakage are flagged, their neighbouring versions are not."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.policies.conftest import iec_spec
+from tests.policies.rules.helpers import findings
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "lmcache/vllm-openai:v0.4.4",
+        "lmcache/vllm-openai:0.4.4-cu128",
+        "registry.example/vllm:nixl-1.2.0",
+    ],
+)
+def test_images_with_a_known_dpd_breakage(dev, image):
+    iec_spec(dev)["worker"]["image"] = image
+    ((_, message),) = findings("hyperpod-dpd-image-known-issues", dev)
+    assert message.startswith(f"image {image} carries a known DPD breakage: ")
+
+
+@pytest.mark.parametrize(
+    "image", ["lmcache/vllm-openai:v0.4.3", "lmcache/vllm-openai:v0.4.41", "x/nixl-1.2.1"]
+)
+def test_neighbouring_versions_are_not_flagged(dev, image):
+    iec_spec(dev)["worker"]["image"] = image
+    assert findings("hyperpod-dpd-image-known-issues", dev) == []

@@ -1,0 +1,31 @@
+"""hyperpod-dpd-eks-endpoint (policies/rules/security/eks_endpoint.py): an EKS API endpoint public to
+the whole internet, directly or through CIDRs that only together cover it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.policies.conftest import named
+from tests.policies.rules.helpers import findings
+
+
+@pytest.mark.parametrize("cidrs", [[], ["0.0.0.0/0"]])
+def test_eks_endpoint_open_to_the_internet(dev, cidrs):
+    vpc = named(dev, "eks-cluster").props["vpcConfig"]
+    vpc["publicAccessCidrs"] = cidrs
+    assert [m for _, m in findings("hyperpod-dpd-eks-endpoint", dev)] == [
+        "the EKS API endpoint is public to the whole internet; list your CIDRs in "
+        "hyperpod-dpd:eks.publicAccessCidrs (empty keeps it private)"
+    ]
+
+
+def test_two_halves_of_the_internet_are_the_internet(dev):
+    vpc = named(dev, "eks-cluster").props["vpcConfig"]
+    vpc["publicAccessCidrs"] = ["0.0.0.0/1", "128.0.0.0/1"]
+    assert len(findings("hyperpod-dpd-eks-endpoint", dev)) == 1
+    # Neither /9 alone is internet-wide (< a /8 of public space); together they are.
+    vpc["publicAccessCidrs"] = ["11.0.0.0/9", "11.128.0.0/9"]
+    ((_, message),) = findings("hyperpod-dpd-eks-endpoint", dev)
+    assert "(11.0.0.0/9, 11.128.0.0/9 together cover it)" in message
+    vpc["publicAccessCidrs"] = ["10.0.0.0/8", "11.0.0.0/9"]  # private space does not count
+    assert findings("hyperpod-dpd-eks-endpoint", dev) == []
