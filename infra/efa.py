@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from core.vocabulary import NODE_SECURITY_GROUP, SG_INGRESS_TYPE
+from core.vocabulary import NODE_SECURITY_GROUP
 from program.outputs import Outputs
-from specs.base import Desired
+from program.security_group_rules import create_rules
 from specs.nodes import NodeSecurityGroupSpec
 
 
@@ -38,19 +38,3 @@ class EfaSecurityGroup(pulumi.ComponentResource):
         out.publish(spec.group.name, id=self.id)
         create_rules(spec.rules, out, child)
         self.register_outputs({"id": self.id})
-
-
-def create_rules(
-    rules: tuple[Desired, ...], outputs: Outputs, opts: pulumi.ResourceOptions
-) -> list[pulumi.CustomResource]:
-    """A security group's rules, each its own resource (rules inline in the group would fight
-    separate ones), from their desired specs."""
-    created = []
-    for rule in rules:
-        kind = (
-            aws.vpc.SecurityGroupIngressRule
-            if rule.type == SG_INGRESS_TYPE
-            else aws.vpc.SecurityGroupEgressRule
-        )
-        created.append(kind(rule.name, **outputs.resolve(rule.kwargs()), opts=opts))
-    return created

@@ -15,8 +15,8 @@ import pulumi_kubernetes as k8s
 
 from core.vocabulary import TRAFFIC_SPLIT
 from infra.bucket import SecureBucket, SecureBucketArgs
-from infra.efa import create_rules
 from program.outputs import Outputs
+from program.security_group_rules import create_rules
 from specs.traffic import CHAT_PATH, TrafficSpec
 
 
