@@ -42,6 +42,16 @@ def pod_security_context() -> dict[str, Any]:
     }
 
 
+def no_api_token() -> dict[str, Any]:
+    """A pod that never calls the Kubernetes API gets no service account token mounted. IRSA is
+    unaffected: the EKS Pod Identity webhook adds its own projected volume (aws-iam-token) with
+    the web identity token for any pod whose service account names a role
+    (https://docs.aws.amazon.com/eks/latest/userguide/pod-configuration.html; the mutated pod
+    spec in https://github.com/aws/amazon-eks-pod-identity-webhook README.md; the API token:
+    https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/#opt-out-of-api-credential-automounting)."""
+    return {"automountServiceAccountToken": False}
+
+
 def container_security_context(read_only_root: bool = False) -> dict[str, Any]:
     """No privilege escalation and no capabilities; `read_only_root`: writes go to volumes only."""
     context: dict[str, Any] = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}

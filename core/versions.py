@@ -81,11 +81,15 @@ OBSERVABILITY_ADDON_VERSION = "v1.0.5-eksbuild.1"
 
 @dataclass(frozen=True)
 class GitHubFile:
-    """One file of a GitHub repository at a pinned tag or commit."""
+    """One file of a GitHub repository at a pinned commit (`ref`; the tag it was read from, for
+    readers, in `tag`), with the sha256 of its bytes there: `hyperpod-dpd fetch` refuses other
+    bytes, so a moved tag or a tampered download never reaches an IAM policy."""
 
     repo: str
     ref: str
     path: str
+    sha256: str | None = None
+    tag: str | None = None
 
     @property
     def raw_path(self) -> str:
@@ -93,11 +97,16 @@ class GitHubFile:
 
 
 # The AWS Load Balancer Controller's IAM policy, at the controller version the inference
-# operator's chart installs (v2.13.x; the AWS setup docs point at v2.13.0 of this file).
+# operator's chart installs (v2.13.x; the AWS setup docs point at v2.13.0 of this file). The tag
+# v2.13.0 (annotated) points at commit 73980cf11d1c79c310f4f14a089554f58b165d7d; the file there is
+# 8955 bytes with this sha256 (read from the repository's git objects, `git rev-parse
+# v2.13.0^{commit}` and `git show <commit>:docs/install/iam_policy.json | sha256sum`).
 ALB_CONTROLLER_POLICY = GitHubFile(
     repo="kubernetes-sigs/aws-load-balancer-controller",
-    ref="v2.13.0",
+    ref="73980cf11d1c79c310f4f14a089554f58b165d7d",
     path="docs/install/iam_policy.json",
+    sha256="16f232c9d9f79366fe949c4550ad517a202380058a9e48d45a4e215044a20a6a",
+    tag="v2.13.0",
 )
 
 

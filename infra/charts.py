@@ -11,6 +11,7 @@ artifact stops the program with the command that fetches it.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -47,7 +48,13 @@ def vendored_file(pin: GitHubFile, project_dir: Path = PROJECT_DIR) -> str:
     path = project_dir / file_path(pin)
     if not path.exists():
         raise VendorError(_missing(f"{pin.path} of {pin.repo}@{pin.ref}"))
-    return path.read_text()
+    data = path.read_bytes()
+    if pin.sha256 is not None and hashlib.sha256(data).hexdigest() != pin.sha256:
+        raise VendorError(
+            f"{path} is not {pin.path} of {pin.repo}@{pin.ref} (sha256 {pin.sha256}): delete it "
+            "and run `make fetch` (hyperpod-dpd fetch) again"
+        )
+    return data.decode()
 
 
 def _missing(what: str) -> str:
@@ -64,7 +71,8 @@ def offline_file_text(pin: GitHubFile) -> str:
     return json.dumps(
         {
             "Version": "2012-10-17",
-            "Id": f"fetched at deploy time: {pin.repo}@{pin.ref}/{pin.path}",
+            "Id": f"fetched at deploy time: {pin.repo}@{pin.ref}/{pin.path}"
+            + (f" (tag {pin.tag})" if pin.tag else ""),
             "Statement": [],
         }
     )

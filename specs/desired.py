@@ -233,6 +233,9 @@ def _endpoints(
     specs = tuple(endpoint(x.resource_name, s, facts, tags, x, own_namespace=False) for x in listed)
     shared = sorted({x.config.namespace for x in listed} - {"default"})
     namespaces = tuple(
-        namespace_desired(f"{NAMESPACES}-{ns}", (ENDPOINT_NAMESPACES,), ns) for ns in shared
+        namespace_desired(
+            f"{NAMESPACES}-{ns}", (ENDPOINT_NAMESPACES,), ns, s.eks.kubernetes_version
+        )
+        for ns in shared
     )
     return specs, namespaces

@@ -38,6 +38,7 @@ from specs.iec import (
     Worker,
 )
 from specs.placement import EndpointPlacement, placement_of
+from specs.pod_security import pod_security_labels
 from specs.scaling import pool_autoscaling, server_address
 from specs.schema import spec_has_field
 
@@ -268,19 +269,30 @@ def endpoint(
     parents = (INFERENCE_ENDPOINT,)
     namespace = None
     if own_namespace and config.namespace != "default":
-        namespace = namespace_desired(f"{name}-namespace", parents, config.namespace)
+        namespace = namespace_desired(
+            f"{name}-namespace", parents, config.namespace, s.eks.kubernetes_version
+        )
     # The numbers the gate's rules judge: those the manifest's args and env carry, typed.
     facts = entry.numbers.facts()
     iec = Desired(IEC_TYPE, f"{name}-iec", parents, config.to_manifest(), facts=facts)
     return EndpointSpec(name, config, iec, namespace)
 
 
-def namespace_desired(name: str, parents: tuple[str, ...], namespace: str) -> Desired:
+def namespace_desired(
+    name: str, parents: tuple[str, ...], namespace: str, kubernetes_version: str
+) -> Desired:
+    """An endpoint namespace, with the Pod Security labels its operator's pods meet
+    (specs/pod_security.py says why `privileged` is enforced there)."""
+    labels = pod_security_labels("privileged", kubernetes_version)
     return Desired(
         NAMESPACE_TYPE,
         name,
         parents,
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": namespace, "labels": labels},
+        },
     )
 
 

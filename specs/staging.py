@@ -25,6 +25,7 @@ from core.job_pods import (
     JOB_MEMORY_LIMIT_GIB,
     JOB_MEMORY_REQUEST_GIB,
     container_security_context,
+    no_api_token,
     pip_install_user,
     pod_security_context,
 )
@@ -36,6 +37,7 @@ from core.vocabulary import (
     CHECKPOINT_STAGING,
     CONFIG_MAP_TYPE,
     JOB_TYPE,
+    NAMESPACE_TYPE,
     SECRET_TYPE,
     STAGING_NAMESPACE,
     role_node_selector,
@@ -43,12 +45,22 @@ from core.vocabulary import (
 from settings.stack import StackSettings
 from specs.base import Desired
 from specs.iam import allow, role_policy
+from specs.pod_security import pod_security_labels
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = STAGING_NAMESPACE
 SERVICE_ACCOUNT = "checkpoint-stager"
 CODE_CONFIG_MAP = "checkpoint-staging-code"
 TOKEN_SECRET = "hf-token"
+# The Hugging Face token reaches the program as a file of a read-only Secret volume, readable by
+# its user alone (0400), never as an environment variable that pip and every child process would
+# inherit and /proc/<pid>/environ would show. HF_TOKEN_PATH names the file: huggingface_hub reads
+# it (huggingface_hub v1.x src/huggingface_hub/constants.py HF_TOKEN_PATH), and so does the
+# staging program (checkpoint/sources/hf.py hub_token).
+TOKEN_DIR = "/var/run/secrets/huggingface"
+TOKEN_KEY = "token"
+TOKEN_PATH = f"{TOKEN_DIR}/{TOKEN_KEY}"
+TOKEN_MODE = 0o400
 # Base image: a stock Python; the Job installs the two pinned packages the staging code needs
 # and their dependencies, each pinned by hash in REQUIREMENTS (from these, by
 # scripts/lock_job_requirements.py).
@@ -121,6 +133,7 @@ class StagingSpec:
     prefix: str
     policy: Desired  # the stager role's inline policy
     code: Desired  # ConfigMap with the program
+    namespace: Desired  # with its Pod Security labels
     token: Desired | None  # Secret with the Hugging Face token (a Pulumi secret)
     job: Desired
 
@@ -156,6 +169,20 @@ def staging(
     c = s.checkpoint
     prefix = c.effective_prefix
     parents = (CHECKPOINT_STAGING,)
+    namespace = Desired(
+        NAMESPACE_TYPE,
+        f"{name}-namespace",
+        parents,
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "name": NAMESPACE,
+                # The Job's pod meets `restricted` (specs/pod_security.py).
+                "labels": pod_security_labels("restricted", s.eks.kubernetes_version),
+            },
+        },
+    )
     objects = f"{model_bucket_arn}/{prefix}/*"
     policy = role_policy(
         f"{name}-policy",
@@ -210,7 +237,12 @@ def staging(
                 "apiVersion": "v1",
                 "kind": "Secret",
                 "metadata": {"name": TOKEN_SECRET, "namespace": NAMESPACE},
-                "stringData": {"token": hf_token},  # a Pulumi secret: stays encrypted in state
+                # A Pulumi secret: stays encrypted in state. It lives as long as the stack, not
+                # the Job: Pulumi cannot give it an ownerReference to a Job it creates after it,
+                # and the stager's service account has no RBAC to delete it (nor should it). A
+                # rerun (a new revision) needs it again; `pulumi config rm hyperpod-dpd:hfToken`
+                # and `pulumi up` delete it. Only the Job's pod mounts it.
+                "stringData": {TOKEN_KEY: hf_token},
             },
         )
     command = job_command(
@@ -233,11 +265,32 @@ def staging(
         {"name": "HF_XET_CHUNK_CACHE_SIZE_BYTES", "value": "0"},
         *s.jobs.environment(),  # a PyPI mirror, when the stack names one
     ]
+    mounts = [
+        {"name": "code", "mountPath": CODE_DIR, "readOnly": True},
+        {"name": "scratch", "mountPath": "/scratch"},
+        {"name": "work", "mountPath": WORK_DIR},
+    ]
+    volumes: list[dict] = [
+        {"name": "code", "configMap": {"name": CODE_CONFIG_MAP}},
+        {"name": "scratch", "emptyDir": {"sizeLimit": SCRATCH_LIMIT}},
+        {"name": "work", "emptyDir": {"sizeLimit": WORK_LIMIT}},
+    ]
     if hf_token is not None:
-        env.append(
+        env.append({"name": "HF_TOKEN_PATH", "value": TOKEN_PATH})
+        mounts.append({"name": "hf-token", "mountPath": TOKEN_DIR, "readOnly": True})
+        volumes.append(
             {
-                "name": "HF_TOKEN",
-                "valueFrom": {"secretKeyRef": {"name": TOKEN_SECRET, "key": "token"}},
+                "name": "hf-token",
+                "secret": {
+                    "secretName": TOKEN_SECRET,
+                    "items": [{"key": TOKEN_KEY, "path": TOKEN_KEY}],
+                    # 0400, root-owned; the pod's fsGroup (core/job_pods.py) makes the kubelet
+                    # add group read for that group alone (0440 root:1000), so the Job's user
+                    # reads it and no other uid could ("might be in conflict with ... fsGroup, and
+                    # the result can be other mode bits set": the Secret volume's defaultMode,
+                    # https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/volume/#projections).
+                    "defaultMode": TOKEN_MODE,
+                },
             }
         )
     identity = job_identity(c.source, c.revision, prefix)
@@ -258,6 +311,10 @@ def staging(
                 "template": {
                     "spec": {
                         "serviceAccountName": SERVICE_ACCOUNT,
+                        # The program calls S3 and the Hub, never the Kubernetes API. IRSA's
+                        # webhook still mounts its own projected web identity token
+                        # (aws-iam-token) whatever this says (core/job_pods.py no_api_token).
+                        **no_api_token(),
                         "restartPolicy": "Never",
                         "nodeSelector": role_node_selector("system"),
                         "securityContext": pod_security_context(),
@@ -279,24 +336,13 @@ def staging(
                                         "ephemeral-storage": "60Gi",
                                     },
                                 },
-                                "volumeMounts": [
-                                    {"name": "code", "mountPath": CODE_DIR, "readOnly": True},
-                                    {"name": "scratch", "mountPath": "/scratch"},
-                                    {"name": "work", "mountPath": WORK_DIR},
-                                ],
+                                "volumeMounts": mounts,
                             }
                         ],
-                        "volumes": [
-                            {
-                                "name": "code",
-                                "configMap": {"name": CODE_CONFIG_MAP},
-                            },
-                            {"name": "scratch", "emptyDir": {"sizeLimit": SCRATCH_LIMIT}},
-                            {"name": "work", "emptyDir": {"sizeLimit": WORK_LIMIT}},
-                        ],
+                        "volumes": volumes,
                     }
                 },
             },
         },
     )
-    return StagingSpec(name, prefix, policy, code, token, job)
+    return StagingSpec(name, prefix, policy, code, namespace, token, job)

@@ -40,7 +40,7 @@ class CheckpointStaging(pulumi.ComponentResource):
             )
 
         namespace = k8s.core.v1.Namespace(
-            f"{name}-namespace", metadata={"name": NAMESPACE}, opts=k8s_opts
+            spec.namespace.name, **out.resolve(spec.namespace.kwargs()), opts=k8s_opts
         )
         account, self.policy = aws_service_account(
             name,

@@ -5,7 +5,7 @@ SHA-256 for LFS files and git's blob SHA-1 for the others), and an identity of e
 content (`source_id`) that the destination object records in its metadata, so that a rerun can
 tell, without downloading anything, which objects already hold the right bytes.
 
-  hf://ORG/NAME      --revision <40-hex commit SHA>; token from HF_TOKEN; endpoint HF_ENDPOINT
+  hf://ORG/NAME      --revision <40-hex commit SHA>; token from HF_TOKEN or the file HF_TOKEN_PATH; endpoint HF_ENDPOINT
   /a/local/dir       every regular file below it (.git/ and .cache/huggingface/ left out)
   s3://bucket/prefix copied server-side (no bytes through this machine)
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from checkpoint.errors import DiskFullError, SourceError, TransferError, UsageError
@@ -43,6 +44,23 @@ def parse_hf_uri(uri: str) -> str:
             f"--source {uri} is not a model id of the form hf://ORG/NAME: {exc}"
         ) from None
     return repo_id
+
+
+def hub_token(environ: Mapping[str, str] = os.environ) -> str | None:
+    """The Hugging Face token: HF_TOKEN, else the file HF_TOKEN_PATH names (the staging Job
+    mounts its Secret there: specs/staging.py), the two places huggingface_hub reads it from
+    (huggingface_hub src/huggingface_hub/utils/_auth.py get_token). Read here, at call time:
+    huggingface_hub reads HF_TOKEN_PATH once, when imported."""
+    token = environ.get("HF_TOKEN")
+    if token:
+        return token.strip()
+    path = environ.get("HF_TOKEN_PATH")
+    if not path:
+        return None
+    try:
+        return Path(path).read_text().strip() or None
+    except FileNotFoundError:
+        return None
 
 
 class HfSource:

@@ -60,7 +60,7 @@ from checkpoint.s3.errors import s3_error
 from checkpoint.s3.resume import pick_resumable
 from checkpoint.s3.uri import parse_s3_uri
 from checkpoint.sources.base import SOURCE_FORMS, Source, select_files
-from checkpoint.sources.hf import HfSource, parse_hf_uri
+from checkpoint.sources.hf import HfSource, hub_token, parse_hf_uri
 from checkpoint.sources.local import LocalSource
 from checkpoint.sources.s3 import S3Source
 from checkpoint.upload.checks import check_readable
@@ -85,7 +85,7 @@ def open_source(
         return HfSource(
             parse_hf_uri(uri),
             revision,
-            token=os.environ.get("HF_TOKEN"),
+            token=hub_token(),
             endpoint=os.environ.get("HF_ENDPOINT"),
         )
     if uri.startswith("s3://"):

@@ -30,6 +30,7 @@ from core.job_pods import (
     JOB_MEMORY_REQUEST_GIB,
     container_security_context,
     index_environment,
+    no_api_token,
     pip_install_user,
     pod_security_context,
 )
@@ -177,6 +178,8 @@ def job(run: ClusterRun, files: dict[str, str]) -> dict[str, Any]:
                     # On the deadline the program uploads what it has (in_cluster.Terminated).
                     "terminationGracePeriodSeconds": UPLOAD_GRACE_SECONDS,
                     "serviceAccountName": run.service_account,
+                    # aiperf and the upload call the endpoint and S3, never the Kubernetes API.
+                    **no_api_token(),
                     "restartPolicy": "Never",
                     "securityContext": pod_security_context(),
                     # The load generator must not compete with the GPUs' pods it measures.

@@ -160,14 +160,18 @@ def fetch_file(pin: GitHubFile, project_dir: Path, base_url: str = RAW_BASE_URL)
         return target
     url = f"{base_url}/{pin.raw_path}"
     try:
-        text = _get(url).decode()
+        data = _get(url)
+        if pin.sha256 is not None:
+            data = _verified(data, pin.sha256, f"{pin.path} of {pin.repo}@{pin.ref}")
     except OSError as exc:
         raise FetchError(
             f"could not download {pin.path} of {pin.repo}@{pin.ref} from {url}: {exc}; check "
             f"network access to GitHub, or put the file at {target} by hand"
         ) from exc
+    except ValueError as exc:  # not the pinned bytes: nothing is written
+        raise FetchError(f"{exc} (core/versions.py): refusing {url}") from exc
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(target.suffix + ".partial")
-    partial.write_text(text)
+    partial.write_bytes(data)
     partial.replace(target)  # never a half-written policy
     return target

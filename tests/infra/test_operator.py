@@ -133,7 +133,9 @@ def test_keda_queries_only_the_stacks_prometheus(dev):
 
 def test_alb_policy_is_the_pinned_upstream_file(dev):
     policy = dev.named("inference-operator-alb-controller")
-    assert "kubernetes-sigs/aws-load-balancer-controller@v2.13.0" in policy.inputs["policy"]
+    commit = "73980cf11d1c79c310f4f14a089554f58b165d7d"  # the tag v2.13.0's commit
+    source = f"kubernetes-sigs/aws-load-balancer-controller@{commit}/docs/install/iam_policy.json"
+    assert source in policy.inputs["policy"]
 
 
 def test_public_subnets_are_tagged_for_the_alb(dev):

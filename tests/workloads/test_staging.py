@@ -74,12 +74,20 @@ def test_token_reaches_the_job_as_a_secret_only():
     run = run_stack(raw, secret_keys=[f"{NS}:hfToken"])
     (secret,) = run.of_type("kubernetes:core/v1:Secret")
     assert secret.inputs["stringData"] == "[secret]"
-    env = job(run).inputs["spec"]["template"]["spec"]["containers"][0]["env"]
-    token = next(e for e in env if e["name"] == "HF_TOKEN")
-    assert token == {
-        "name": "HF_TOKEN",
-        "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}},
-    }
+    pod = job(run).inputs["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    # Not an environment variable (pip and every child would inherit it): a file of a
+    # read-only Secret volume that HF_TOKEN_PATH names, readable by the Job's user only.
+    names = {e["name"] for e in container["env"]}
+    assert not names & {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}
+    path = next(e["value"] for e in container["env"] if e["name"] == "HF_TOKEN_PATH")
+    (mount,) = [m for m in container["volumeMounts"] if path.startswith(m["mountPath"] + "/")]
+    assert mount["readOnly"] is True
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    assert volume["secret"]["secretName"] == secret.inputs["metadata"]["name"]
+    (item,) = volume["secret"]["items"]
+    assert f"{mount['mountPath']}/{item['path']}" == path
+    assert item["key"] in ("token",) and volume["secret"]["defaultMode"] == 0o400
     assert "hf_xxx" not in json.dumps([r.to_json() for r in run.resources])
 
 

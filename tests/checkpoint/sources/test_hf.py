@@ -191,6 +191,32 @@ def test_a_gated_model_with_a_granted_token_is_staged(
     assert gets and all(r.authorized for r in gets)
 
 
+def test_a_granted_token_in_the_file_hf_token_path_names_is_used(
+    hub_env, s3, bucket, tmp_path, run_cli, monkeypatch
+):
+    """The staging Job mounts the token as a file (specs/staging.py), never as HF_TOKEN."""
+    token_file = tmp_path / "token"
+    token_file.write_text("hf_granted\n")
+    monkeypatch.setenv("HF_TOKEN_PATH", str(token_file))
+    mark = hub_env.mark()
+    code, _, err = run_cli(*upload(s3, bucket, tmp_path, source="hf://acme/gated-llm"))
+    assert code == 0, err
+    gets = [r for r in hub_env.since(mark) if r.method == "GET" and "/resolve/" in r.path]
+    assert gets and all(r.authorized for r in gets)
+
+
+def test_a_token_file_without_access_is_told_apart_from_no_token(
+    hub_env, s3, bucket, tmp_path, run_cli, monkeypatch
+):
+    token_file = tmp_path / "token"
+    token_file.write_text("hf_not_granted")
+    monkeypatch.setenv("HF_TOKEN_PATH", str(token_file))
+    code, _, err = run_cli(*upload(s3, bucket, tmp_path, source="hf://acme/gated-llm"))
+    assert code == 2
+    assert "has not been granted access" in err
+    assert "HF_TOKEN is not set" not in err
+
+
 @pytest.mark.parametrize(
     ("source", "revision", "message"),
     [
