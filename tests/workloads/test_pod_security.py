@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from core.vocabulary import STAGING_NAMESPACE
-from hyperpod_dpd.loadtest import job as benchmark_job
-from hyperpod_dpd.offline.planner import kubernetes_manifests
+from hyperpod_dpd.benchmark import job as benchmark_job
+from hyperpod_dpd.plan.planner import kubernetes_manifests
 from settings import parse_settings
 from tests.conftest import run_stack, stack_raw
 
@@ -81,7 +81,7 @@ def test_the_staging_pod_gets_no_api_token(plan):
 
 
 def test_the_benchmark_runners_pod_gets_no_api_token():
-    from tests.hyperpod_dpd.loadtest.job_factory import _run
+    from tests.hyperpod_dpd.benchmark.job_factory import _run
 
     pod = benchmark_job.job(_run(), {})["spec"]["template"]["spec"]
     assert pod["automountServiceAccountToken"] is False
