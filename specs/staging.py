@@ -40,6 +40,7 @@ from core.vocabulary import (
     STAGING_NAMESPACE,
     role_node_selector,
 )
+from settings.checkpoint import CheckpointConfig
 from settings.stack import StackSettings
 from specs.base import Desired
 from specs.iam import allow, role_policy
@@ -122,26 +123,34 @@ class StagingSpec:
     policy: Desired  # the stager role's inline policy
     code: Desired  # ConfigMap with the program
     token: Desired | None  # Secret with the Hugging Face token (a Pulumi secret)
-    job: Desired
+    jobs: tuple[Desired, ...]  # one per staged copy: the stack's checkpoint's first
+    prefixes: tuple[str, ...]  # where each of `jobs` stages its copy, in the same order
+
+    @property
+    def job(self) -> Desired:
+        """The Job staging the stack's own checkpoint (`checkpoint`)."""
+        return self.jobs[0]
 
 
-def _source_read(source: str, partition: str) -> list[dict]:
+def _source_read(source: str, partition: str, index: int = 0) -> list[dict]:
     """An s3:// source is copied server-side by the Job (checkpoint/sources/s3.py): it finds the
     bucket's Region, lists the source prefix, reads its manifest and objects (CopyObject and
     UploadPartCopy read the source with s3:GetObject:
-    https://docs.aws.amazon.com/AmazonS3/latest/API/API_CopyObject.html). Other sources: none."""
+    https://docs.aws.amazon.com/AmazonS3/latest/API/API_CopyObject.html). Other sources: none.
+    `index`: the source's place among the copies' sources (Sids are unique in a policy)."""
     if not source.startswith("s3://"):
         return []
+    n = str(index + 1) if index else ""
     bucket, _, key = source.removeprefix("s3://").partition("/")
     key = key.strip("/")
     arn = f"arn:{partition}:s3:::{bucket}"
-    listing = allow(["s3:ListBucket"], [arn], "ListSource")
+    listing = allow(["s3:ListBucket"], [arn], f"ListSource{n}")
     if key:
         listing["Condition"] = {"StringLike": {"s3:prefix": [key, f"{key}/*"]}}
     return [
         listing,
-        allow(["s3:GetBucketLocation"], [arn], "CheckSourceRegion"),
-        allow(["s3:GetObject"], [f"{arn}/{key}/*" if key else f"{arn}/*"], "ReadSource"),
+        allow(["s3:GetBucketLocation"], [arn], f"CheckSourceRegion{n}"),
+        allow(["s3:GetObject"], [f"{arn}/{key}/*" if key else f"{arn}/*"], f"ReadSource{n}"),
     ]
 
 
@@ -152,11 +161,15 @@ def _quote(text: str) -> str:
 def staging(
     name: str, s: StackSettings, model_bucket_name: str, model_bucket_arn: str, hf_token: str | None
 ) -> StagingSpec:
-    """`model_bucket_*` and `hf_token` are placeholders (the token: a Pulumi secret Output)."""
-    c = s.checkpoint
-    prefix = c.effective_prefix
+    """`model_bucket_*` and `hf_token` are placeholders (the token: a Pulumi secret Output).
+    One role, code and token; one Job per staged copy (StackSettings.staged_checkpoints): the
+    stack's checkpoint's keeps its name, another's is named after its identity."""
+    copies = s.staged_checkpoints()
+    prefix = copies[0].effective_prefix
+    prefixes = [c.effective_prefix for c in copies]
     parents = (CHECKPOINT_STAGING,)
-    objects = f"{model_bucket_arn}/{prefix}/*"
+    objects = [f"{model_bucket_arn}/{p}/*" for p in prefixes]
+    sources = list(dict.fromkeys(c.source for c in copies))
     policy = role_policy(
         f"{name}-policy",
         parents,
@@ -166,7 +179,9 @@ def staging(
         # staging code calls (tests/policies/test_code_grants.py derives them from it).
         {
             **allow(["s3:ListBucket"], [model_bucket_arn], "ListPrefix"),
-            "Condition": {"StringLike": {"s3:prefix": [prefix, f"{prefix}/*"]}},
+            "Condition": {
+                "StringLike": {"s3:prefix": [k for p in prefixes for k in (p, f"{p}/*")]}
+            },
         },
         # ListMultipartUploads (a rerun resumes the uploads it left) carries no s3:prefix key:
         # under the condition above it was denied on every request. Its only resource is the
@@ -183,10 +198,14 @@ def staging(
                 # ListParts of an upload a rerun resumes (checkpoint/s3/resume.py).
                 "s3:ListMultipartUploadParts",
             ],
-            [objects],
+            objects,
             "WritePrefix",
         ),
-        *_source_read(c.source, partition_of(s.region)),
+        *(
+            statement
+            for i, source in enumerate(sources)
+            for statement in _source_read(source, partition_of(s.region), i)
+        ),
     )
     files = code_files()
     code = Desired(
@@ -213,6 +232,32 @@ def staging(
                 "stringData": {"token": hf_token},  # a Pulumi secret: stays encrypted in state
             },
         )
+    jobs = tuple(
+        _job(
+            f"{name}-job" if i == 0 else f"{name}-job-{_identity(c)}",
+            s,
+            c,
+            model_bucket_name,
+            token,
+        )
+        for i, c in enumerate(copies)
+    )
+    return StagingSpec(name, prefix, policy, code, token, jobs, tuple(prefixes))
+
+
+def _identity(c: CheckpointConfig) -> str:
+    return job_identity(c.source, c.revision, c.effective_prefix)
+
+
+def _job(
+    resource: str,
+    s: StackSettings,
+    c: CheckpointConfig,
+    model_bucket_name: str,
+    token: Desired | None,
+) -> Desired:
+    """The Job that stages copy `c` under its prefix (its Kubernetes name: its identity)."""
+    prefix = c.effective_prefix
     command = job_command(
         source=c.source,
         dest=f"s3://{model_bucket_name}/{prefix}",
@@ -233,18 +278,18 @@ def staging(
         {"name": "HF_XET_CHUNK_CACHE_SIZE_BYTES", "value": "0"},
         *s.jobs.environment(),  # a PyPI mirror, when the stack names one
     ]
-    if hf_token is not None:
+    if token is not None:
         env.append(
             {
                 "name": "HF_TOKEN",
                 "valueFrom": {"secretKeyRef": {"name": TOKEN_SECRET, "key": "token"}},
             }
         )
-    identity = job_identity(c.source, c.revision, prefix)
-    job = Desired(
+    identity = _identity(c)
+    return Desired(
         JOB_TYPE,
-        f"{name}-job",
-        parents,
+        resource,
+        (CHECKPOINT_STAGING,),
         {
             "apiVersion": "batch/v1",
             "kind": "Job",
@@ -299,4 +344,3 @@ def staging(
             },
         },
     )
-    return StagingSpec(name, prefix, policy, code, token, job)
