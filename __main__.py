@@ -150,7 +150,7 @@ operator = InferenceOperator(
 )
 # How the workloads reach the cluster and give their pods AWS credentials (IRSA).
 cluster_access = ClusterAccess(eks.provider, eks.oidc_provider.arn, eks.oidc_issuer)
-staged = []
+staged: dict[str, pulumi.Resource] = {}  # each staged copy's Job, by prefix
 if desired.staging is not None:
     staging = CheckpointStaging(
         names.CHECKPOINT,
@@ -162,7 +162,7 @@ if desired.staging is not None:
             depends_on=[hyperpod.cluster],
         ),
     )
-    staged.append(staging.job)
+    staged = staging.job_of
 shared_namespaces: dict[str, pulumi.Resource] = {}
 if desired.namespaces:
     shared_namespaces = EndpointNamespaces(
@@ -179,13 +179,17 @@ for spec in desired.endpoints:
             outputs=outputs,
             provider=eks.provider,
             # The endpoint's pods need the operator (its CRD and controller), the nodes and the
-            # device plugins; the staged checkpoint: the Job completes only when the manifest
-            # is written.
+            # device plugins; its own staged checkpoint: the Job completes only when the
+            # manifest is written.
             depends_on=[
                 operator.addon,
                 hyperpod.cluster,
                 dependencies.release,
-                *staged,
+                *(
+                    [staged[location]]
+                    if (location := spec.config.model_source.model_location) in staged
+                    else []
+                ),
                 *([shared] if shared else []),
             ],
         ),

@@ -66,13 +66,52 @@ class CheckpointConfig(SettingsModel):
         return "/".join(p for p in ("models", name, self.revision) if p)
 
 
-def check_checkpoint(c: CheckpointConfig) -> list[ConfigProblem]:
+class EndpointCheckpoint(SettingsModel):
+    """An endpoint's own checkpoint (a canary serving a new revision beside the old one)."""
+
+    source: str | None = Field(
+        None,
+        min_length=1,
+        description="Where this endpoint's model comes from (hf://org/model, s3://bucket/prefix "
+        "or a local directory). Default: hyperpod-dpd:checkpoint.source.",
+    )
+    revision: str | None = Field(
+        None,
+        description="This endpoint's source revision (hf://: a 40-hex commit SHA). Default: "
+        "hyperpod-dpd:checkpoint.revision when the source is the stack's.",
+    )
+    prefix: KeyPrefix | None = Field(
+        None,
+        description="Key prefix of this endpoint's copy in the model bucket. Default: "
+        "models/<org>/<model>/<revision>.",
+    )
+
+
+def own_checkpoint(stack: CheckpointConfig, own: EndpointCheckpoint | None) -> CheckpointConfig:
+    """The checkpoint an endpoint loads: the stack's, unless it names its own source or
+    revision. Bucket, staging and retention stay the stack's; the stack's prefix is kept only
+    for the stack's own (source, revision), so another revision never lands on its keys."""
+    if own is None:
+        return stack
+    source = own.source or stack.source
+    revision = own.revision if own.revision is not None else None
+    if revision is None and source == stack.source:
+        revision = stack.revision
+    if (source, revision) == (stack.source, stack.revision) and own.prefix in (None, stack.prefix):
+        return stack
+    return stack.model_copy(update={"source": source, "revision": revision, "prefix": own.prefix})
+
+
+def check_checkpoint(
+    c: CheckpointConfig, path: tuple[str, ...] = ("checkpoint",)
+) -> list[ConfigProblem]:
     """A source of a known kind, an hf:// one pinned to a commit, a local one staged by hand,
-    whose default prefix scopes the IAM policies as an explicit prefix would."""
-    return _check_source(c) or _check_default_prefix(c)
+    whose default prefix scopes the IAM policies as an explicit prefix would. `path`: where its
+    source, revision and prefix are set (the stack's `checkpoint` or an endpoint's)."""
+    return _check_source(c, path) or _check_default_prefix(c, path)
 
 
-def _check_default_prefix(c: CheckpointConfig) -> list[ConfigProblem]:
+def _check_default_prefix(c: CheckpointConfig, path: tuple[str, ...]) -> list[ConfigProblem]:
     """The prefix made from the source's last name (models/<name>/<revision>) takes the rules
     of `prefix`: the roles' IAM policies are scoped to it (arn:...:bucket/<prefix>/*), where *
     and ? are wildcards that would widen them."""
@@ -81,14 +120,14 @@ def _check_default_prefix(c: CheckpointConfig) -> list[ConfigProblem]:
     try:
         key_prefix_rules(c.effective_prefix)
     except ValueError as exc:
-        prefix_key = full_key(("checkpoint", "prefix"))
+        prefix_key = full_key((*path, "prefix"))
         allowed = (
             f"a source whose name makes a key prefix the staging and serving roles can be "
             f"scoped to ({c.effective_prefix!r}: {exc}), or {prefix_key} set"
         )
         return [
             ConfigProblem(
-                full_key(("checkpoint", "source")),
+                full_key((*path, "source")),
                 c.source,
                 allowed,
                 set_fix(prefix_key, _plain_prefix(c.effective_prefix)),
@@ -103,11 +142,8 @@ def _plain_prefix(prefix: str) -> str:
     return "/".join(p for p in parts if p not in ("", ".", "..")) or "models/model"
 
 
-def _check_source(c: CheckpointConfig) -> list[ConfigProblem]:
-    source_key, revision_key = (
-        full_key(("checkpoint", "source")),
-        full_key(("checkpoint", "revision")),
-    )
+def _check_source(c: CheckpointConfig, path: tuple[str, ...]) -> list[ConfigProblem]:
+    source_key, revision_key = full_key((*path, "source")), full_key((*path, "revision"))
     if c.source.startswith("hf://"):
         if not HF_SOURCE.match(c.source):
             return [ConfigProblem(source_key, c.source, "hf://<org>/<model>", set_fix(source_key))]

@@ -22,7 +22,7 @@ from core.regions import REGION_PATTERN
 from core.sizing.catalog import MODELS, SizingError, load_model
 from core.sizing.kv_cache import DOCS_MAX_MODEL_LEN
 from core.sizing.report import SizingReport
-from settings.checkpoint import HF_SOURCE, CheckpointConfig, check_checkpoint
+from settings.checkpoint import HF_SOURCE, CheckpointConfig, check_checkpoint, own_checkpoint
 from settings.cluster.aws_limits import check_aws_limits
 from settings.cluster.capacity import check_subnet_addresses, check_system_fits_jobs
 from settings.cluster.groups import (
@@ -42,6 +42,7 @@ from settings.cluster.network import NetworkConfig, check_flow_logs, check_vpc, 
 from settings.config.errors import full_key, set_fix
 from settings.config.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
 from settings.cost import CostConfig
+from settings.endpoint.checkpoints import check_endpoint_checkpoints
 from settings.endpoint.entries import EndpointEntry, check_endpoints, entries
 from settings.endpoint.model import (
     EndpointConfig,
@@ -162,6 +163,20 @@ class StackSettings(SettingsModel):
         """Every endpoint of the stack, by key (the single `endpoint` when `endpoints` is unset)."""
         return entries(self.endpoint, self.endpoints)
 
+    def checkpoint_of(self, entry: EndpointEntry) -> CheckpointConfig:
+        """The checkpoint `entry` loads: its own, else the stack's."""
+        return own_checkpoint(self.checkpoint, entry.config.checkpoint)
+
+    def staged_checkpoints(self) -> tuple[CheckpointConfig, ...]:
+        """Every copy the stack stages, once per prefix: the stack's own first (its resources
+        keep their names), then each other one an endpoint loads, in endpoint key order. A copy
+        stays staged while an endpoint loads it; the stack's own always does."""
+        copies = {self.checkpoint.effective_prefix: self.checkpoint}
+        for entry in self.entries():
+            c = self.checkpoint_of(entry)
+            copies.setdefault(c.effective_prefix, c)
+        return tuple(copies.values())
+
     def with_endpoint(self, entry: EndpointEntry) -> StackSettings:
         """These settings with `entry` in `endpoint`: what code that reads `s.endpoint` (the IEC
         builder, the summary, the load test's access) takes for one of several endpoints. The
@@ -220,8 +235,13 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
             mode,
             tuple(x.config_key("mode") for x in listed if x.config.mode == "dpd"),
         ),
-        *(matched := _each(listed, lambda x: _check_model_matches_checkpoint(x, s.checkpoint))),
-        *_check_one_model(listed, {p.key for p in matched}),
+        *(own := check_endpoint_checkpoints(s.checkpoint, listed)),
+        *(
+            matched := _each(
+                listed, lambda x: _check_model_matches_checkpoint(x, s.checkpoint_of(x))
+            )
+        ),
+        *_check_one_model(s, listed, {p.key for p in [*own, *matched]}),
         *check_model_cache(listed, s.inference_operator, groups),
         *_each(listed, lambda x: check_derived_names(x.config, x.path)),
         *_each(listed, lambda x: check_colocated(x.config, x.path)),
@@ -302,6 +322,11 @@ def _check_model_matches_checkpoint(
         return []  # reported by check_sizing_inputs
     problems = []
     model_key = entry.config_key("model")
+    source_key = (
+        entry.config_key("checkpoint", "source")
+        if entry.config.checkpoint is not None
+        else "hyperpod-dpd:checkpoint.source"
+    )
     if HF_SOURCE.match(c.source) and e.model in MODELS:
         repo = c.source.removeprefix("hf://")
         if repo.lower() not in {r.lower() for r in model.repositories}:
@@ -318,7 +343,7 @@ def _check_model_matches_checkpoint(
                 ConfigProblem(
                     model_key,
                     e.model,
-                    f"the model hyperpod-dpd:checkpoint.source stages ({repo}); {e.model} is "
+                    f"the model {source_key} stages ({repo}); {e.model} is "
                     f"{', '.join(model.repositories)}",
                     fix,
                 )
@@ -338,26 +363,34 @@ def _check_model_matches_checkpoint(
     return problems
 
 
-def _check_one_model(listed: list[EndpointEntry], reported: set[str]) -> list[ConfigProblem]:
-    """One staged checkpoint, one model: every endpoint loads the stack's one modelLocation
-    (specs/endpoint.py, checkpoint.effective_prefix), so endpoints sized for another model than
-    the first's would run the first's weights with numbers (heads, layers, KV cache) that are
-    not theirs. Each one that differs names the first's key (unless the checkpoint check has
-    named its model key already: `reported`)."""
-    first, *rest = listed
+def _check_one_model(
+    s: StackSettings, listed: list[EndpointEntry], reported: set[str]
+) -> list[ConfigProblem]:
+    """One staged copy, one model: the endpoints that load the same checkpoint (the same
+    modelLocation, specs/endpoint.py) run the same weights, so one sized for another model than
+    the first's would run them with numbers (heads, layers, KV cache) that are not theirs. Each
+    one that differs names the first's key (unless a checkpoint check has named its model or
+    checkpoint keys already: `reported`). Endpoints with checkpoints of their own
+    (endpoints.<key>.checkpoint) may serve other models."""
+    firsts: dict[str, EndpointEntry] = {}
     problems = []
-    for entry in rest:
+    for entry in listed:
+        prefix = s.checkpoint_of(entry).effective_prefix
+        first = firsts.setdefault(prefix, entry)
         key, theirs = entry.config_key("model"), first.config_key("model")
         if entry.config.model == first.config.model or key in reported:
             continue
+        if any(k.startswith(entry.config_key("checkpoint")) for k in reported):
+            continue
+        own = entry.config_key("checkpoint", "source")
         problems.append(
             ConfigProblem(
                 key,
                 entry.config.model,
-                f"the model of {theirs} ({first.config.model}): the stack stages one checkpoint "
-                "(hyperpod-dpd:checkpoint.source) and every endpoint loads it from the same "
-                "modelLocation",
-                f"{set_fix(key, first.config.model)} (another model needs a stack of its own)",
+                f"the model of {theirs} ({first.config.model}): both load the checkpoint staged "
+                f"under {prefix} from the same modelLocation",
+                f"{set_fix(key, first.config.model)}, or give the endpoint the checkpoint of its "
+                f"own model: {set_fix(own)}",
             )
         )
     return problems

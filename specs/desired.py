@@ -100,7 +100,7 @@ class DesiredState:
             out += self.alerting.resources()
         if self.staging:
             st = self.staging
-            out += [st.policy, st.code, *([st.token] if st.token else []), st.job]
+            out += [st.policy, st.code, *([st.token] if st.token else []), *st.jobs]
         out += self.namespaces
         for spec in self.endpoints:
             if spec.namespace:
@@ -143,7 +143,7 @@ def desired_state(
         retain_on_delete=s.checkpoint.retain_bucket_on_delete,
         protect=s.protect,
     )
-    prefix = s.checkpoint.effective_prefix
+    prefixes = tuple(c.effective_prefix for c in s.staged_checkpoints())
     hyperpod = hyperpod_cluster(
         HYPERPOD,
         cluster_name,
@@ -158,7 +158,7 @@ def desired_state(
             model_bucket_arn=models.arn,
         ),
         ON_CREATE,
-        prefix,
+        prefixes,
         tags,
     )
     observed = s.observability.enabled
@@ -168,7 +168,7 @@ def desired_state(
     op = operator(
         OPERATOR,
         models.arn,
-        prefix,
+        prefixes,
         ACCOUNT_ID,
         ref(f"{OBSERVABILITY}-amp", "arn") if observed else None,
         s.region,

@@ -141,6 +141,7 @@ def build_endpoint(
     entry = entry or s.entries()[0]
     s = s.with_endpoint(entry)  # the helpers read s.endpoint
     e = entry.config
+    checkpoint = s.checkpoint_of(entry)  # its own copy, else the stack's
     pd = e.mode == "dpd"
     where = placement_of(s, entry)
     env = worker_environment(entry)
@@ -180,12 +181,12 @@ def build_endpoint(
     return InferenceEndpointConfig(
         name=e.name,
         namespace=e.namespace,
-        model_name=model_name(s.checkpoint.source),
+        model_name=model_name(checkpoint.source),
         worker=worker,
         model_source=S3ModelSource(
             bucket_name=cluster.model_bucket,
             region=s.region,
-            model_location=s.checkpoint.effective_prefix,
+            model_location=checkpoint.effective_prefix,
         ),
         instance_types=where.instance_types,
         pd_spec=pd_spec,

@@ -116,7 +116,7 @@ def hyperpod_cluster(
     groups: dict[str, InstanceGroupConfig],
     refs: HyperPodRefs,
     on_create: str,
-    model_prefix: str,
+    model_prefixes: tuple[str, ...],
     tags: dict[str, str],
 ) -> HyperPodSpec:
     role = f"{name}-execution-role"
@@ -146,6 +146,6 @@ def hyperpod_cluster(
         ref(role, "id"),
         allow(["s3:ListBucket"], [refs.lifecycle_bucket_arn], "ListLifecycleScripts"),
         allow(["s3:GetObject"], [f"{refs.lifecycle_bucket_arn}/*"], "ReadLifecycleScripts"),
-        *prefix_read(refs.model_bucket_arn, model_prefix),
+        *prefix_read(refs.model_bucket_arn, model_prefixes),
     )
     return HyperPodSpec(name, cluster, execution_s3)

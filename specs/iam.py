@@ -36,15 +36,18 @@ def managed_policy(partition: str, name: str) -> str:
     return f"arn:{partition}:iam::aws:policy/{name}"
 
 
-def prefix_read(bucket_arn: str, prefix: str) -> list[Statement]:
-    """List and read one key prefix of a bucket (the model's weights), nothing else."""
-    prefix = prefix.strip("/")
+def prefix_read(bucket_arn: str, prefixes: tuple[str, ...]) -> list[Statement]:
+    """List and read the key prefixes of a bucket (the staged copies of the models' weights,
+    one per checkpoint the endpoints load), nothing else."""
+    stripped = [p.strip("/") for p in prefixes]
     return [
         {
             **allow(["s3:ListBucket"], [bucket_arn], "ListModelPrefix"),
-            "Condition": {"StringLike": {"s3:prefix": [prefix, f"{prefix}/*"]}},
+            "Condition": {
+                "StringLike": {"s3:prefix": [k for p in stripped for k in (p, f"{p}/*")]}
+            },
         },
-        allow(["s3:GetObject"], [f"{bucket_arn}/{prefix}/*"], "ReadModelPrefix"),
+        allow(["s3:GetObject"], [f"{bucket_arn}/{p}/*" for p in stripped], "ReadModelPrefix"),
     ]
 
 

@@ -28,7 +28,7 @@ class OperatorSpec:
 def operator(
     name: str,
     model_bucket_arn: str,
-    model_prefix: str,
+    model_prefixes: tuple[str, ...],
     account_id: str,
     amp_workspace_arn: str | None,
     region: str,
@@ -44,7 +44,7 @@ def operator(
         bucket_prefix=TLS_BUCKET_PREFIX,
         force_destroy=True,
     )
-    model_read = prefix_read(model_bucket_arn, model_prefix)
+    model_read = prefix_read(model_bucket_arn, model_prefixes)
     s3_csi = role_policy(
         f"{name}-s3-csi-policy", parents, ref(f"{name}-s3-csi-role", "id"), *model_read
     )

@@ -42,6 +42,7 @@ from core.vocabulary import (
     STAGING_NAMESPACE,
     role_node_selector,
 )
+from settings.checkpoint import CheckpointConfig
 from settings.stack import StackSettings
 from specs.base import Desired
 from specs.iam import allow, role_policy
@@ -135,26 +136,34 @@ class StagingSpec:
     code: Desired  # ConfigMap with the program
     namespace: Desired  # with its Pod Security labels
     token: Desired | None  # Secret with the Hugging Face token (a Pulumi secret)
-    job: Desired
+    jobs: tuple[Desired, ...]  # one per staged copy: the stack's checkpoint's first
+    prefixes: tuple[str, ...]  # where each of `jobs` stages its copy, in the same order
+
+    @property
+    def job(self) -> Desired:
+        """The Job staging the stack's own checkpoint (`checkpoint`)."""
+        return self.jobs[0]
 
 
-def _source_read(source: str, partition: str) -> list[dict]:
+def _source_read(source: str, partition: str, index: int = 0) -> list[dict]:
     """An s3:// source is copied server-side by the Job (checkpoint/sources/s3.py): it finds the
     bucket's Region, lists the source prefix, reads its manifest and objects (CopyObject and
     UploadPartCopy read the source with s3:GetObject:
-    https://docs.aws.amazon.com/AmazonS3/latest/API/API_CopyObject.html). Other sources: none."""
+    https://docs.aws.amazon.com/AmazonS3/latest/API/API_CopyObject.html). Other sources: none.
+    `index`: the source's place among the copies' sources (Sids are unique in a policy)."""
     if not source.startswith("s3://"):
         return []
+    n = str(index + 1) if index else ""
     bucket, _, key = source.removeprefix("s3://").partition("/")
     key = key.strip("/")
     arn = f"arn:{partition}:s3:::{bucket}"
-    listing = allow(["s3:ListBucket"], [arn], "ListSource")
+    listing = allow(["s3:ListBucket"], [arn], f"ListSource{n}")
     if key:
         listing["Condition"] = {"StringLike": {"s3:prefix": [key, f"{key}/*"]}}
     return [
         listing,
-        allow(["s3:GetBucketLocation"], [arn], "CheckSourceRegion"),
-        allow(["s3:GetObject"], [f"{arn}/{key}/*" if key else f"{arn}/*"], "ReadSource"),
+        allow(["s3:GetBucketLocation"], [arn], f"CheckSourceRegion{n}"),
+        allow(["s3:GetObject"], [f"{arn}/{key}/*" if key else f"{arn}/*"], f"ReadSource{n}"),
     ]
 
 
@@ -165,9 +174,12 @@ def _quote(text: str) -> str:
 def staging(
     name: str, s: StackSettings, model_bucket_name: str, model_bucket_arn: str, hf_token: str | None
 ) -> StagingSpec:
-    """`model_bucket_*` and `hf_token` are placeholders (the token: a Pulumi secret Output)."""
-    c = s.checkpoint
-    prefix = c.effective_prefix
+    """`model_bucket_*` and `hf_token` are placeholders (the token: a Pulumi secret Output).
+    One role, code and token; one Job per staged copy (StackSettings.staged_checkpoints): the
+    stack's checkpoint's keeps its name, another's is named after its identity."""
+    copies = s.staged_checkpoints()
+    prefix = copies[0].effective_prefix
+    prefixes = [c.effective_prefix for c in copies]
     parents = (CHECKPOINT_STAGING,)
     namespace = Desired(
         NAMESPACE_TYPE,
@@ -183,7 +195,8 @@ def staging(
             },
         },
     )
-    objects = f"{model_bucket_arn}/{prefix}/*"
+    objects = [f"{model_bucket_arn}/{p}/*" for p in prefixes]
+    sources = list(dict.fromkeys(c.source for c in copies))
     policy = role_policy(
         f"{name}-policy",
         parents,
@@ -193,7 +206,9 @@ def staging(
         # staging code calls (tests/policies/test_code_grants.py derives them from it).
         {
             **allow(["s3:ListBucket"], [model_bucket_arn], "ListPrefix"),
-            "Condition": {"StringLike": {"s3:prefix": [prefix, f"{prefix}/*"]}},
+            "Condition": {
+                "StringLike": {"s3:prefix": [k for p in prefixes for k in (p, f"{p}/*")]}
+            },
         },
         # ListMultipartUploads (a rerun resumes the uploads it left) carries no s3:prefix key:
         # under the condition above it was denied on every request. Its only resource is the
@@ -210,10 +225,14 @@ def staging(
                 # ListParts of an upload a rerun resumes (checkpoint/s3/resume.py).
                 "s3:ListMultipartUploadParts",
             ],
-            [objects],
+            objects,
             "WritePrefix",
         ),
-        *_source_read(c.source, partition_of(s.region)),
+        *(
+            statement
+            for i, source in enumerate(sources)
+            for statement in _source_read(source, partition_of(s.region), i)
+        ),
     )
     files = code_files()
     code = Desired(
@@ -245,6 +264,32 @@ def staging(
                 "stringData": {TOKEN_KEY: hf_token},
             },
         )
+    jobs = tuple(
+        _job(
+            f"{name}-job" if i == 0 else f"{name}-job-{_identity(c)}",
+            s,
+            c,
+            model_bucket_name,
+            token,
+        )
+        for i, c in enumerate(copies)
+    )
+    return StagingSpec(name, prefix, policy, code, namespace, token, jobs, tuple(prefixes))
+
+
+def _identity(c: CheckpointConfig) -> str:
+    return job_identity(c.source, c.revision, c.effective_prefix)
+
+
+def _job(
+    resource: str,
+    s: StackSettings,
+    c: CheckpointConfig,
+    model_bucket_name: str,
+    token: Desired | None,
+) -> Desired:
+    """The Job that stages copy `c` under its prefix (its Kubernetes name: its identity)."""
+    prefix = c.effective_prefix
     command = job_command(
         source=c.source,
         dest=f"s3://{model_bucket_name}/{prefix}",
@@ -275,7 +320,7 @@ def staging(
         {"name": "scratch", "emptyDir": {"sizeLimit": SCRATCH_LIMIT}},
         {"name": "work", "emptyDir": {"sizeLimit": WORK_LIMIT}},
     ]
-    if hf_token is not None:
+    if token is not None:
         env.append({"name": "HF_TOKEN_PATH", "value": TOKEN_PATH})
         mounts.append({"name": "hf-token", "mountPath": TOKEN_DIR, "readOnly": True})
         volumes.append(
@@ -293,11 +338,11 @@ def staging(
                 },
             }
         )
-    identity = job_identity(c.source, c.revision, prefix)
-    job = Desired(
+    identity = _identity(c)
+    return Desired(
         JOB_TYPE,
-        f"{name}-job",
-        parents,
+        resource,
+        (CHECKPOINT_STAGING,),
         {
             "apiVersion": "batch/v1",
             "kind": "Job",
@@ -345,4 +390,3 @@ def staging(
             },
         },
     )
-    return StagingSpec(name, prefix, policy, code, namespace, token, job)

@@ -105,6 +105,18 @@ def canary_raw() -> dict[str, Any]:
     return stack_raw("canary")
 
 
+# A commit of meta-llama/Llama-3.3-70B-Instruct other than the stacks' (the candidate's upgrade).
+NEW_REVISION = "0cc4e1a3d1c1e1f2a3b4c5d6e7f8091a2b3c4d5e"
+
+
+def canary_revision_raw() -> dict[str, Any]:
+    """The canary stack whose candidate serves a new revision of the model beside the
+    baseline's: endpoints.candidate.checkpoint.revision set, a second copy staged."""
+    raw = canary_raw()
+    raw["hyperpod-dpd:endpoints"]["candidate"]["checkpoint"] = {"revision": NEW_REVISION}
+    return raw
+
+
 def split_of(count: int) -> dict[str, Any]:
     """The canary stack with `count` endpoints behind its split: the baseline, the candidate and
     more colocated copies of the baseline (`colocated-2`, ...) at weight 0, each with room."""

@@ -121,6 +121,8 @@ USER_CHOICES = {
     f"{NS}:checkpoint.revision": "the commit they mean",
     f"{NS}:checkpoint.source": "where their weights are",
     f"{NS}:checkpoint.bucketName": "a bucket name of theirs",
+    f"{NS}:endpoints.{{}}.checkpoint.revision": "the commit they mean",
+    f"{NS}:endpoints.{{}}.checkpoint.source": "where their weights are",
     f"{NS}:hfToken": "their token",
     f"{NS}:eks.adminRoleArns": "their roles",
     f"{NS}:eks.viewRoleArns": "their roles",

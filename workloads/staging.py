@@ -60,15 +60,22 @@ class CheckpointStaging(pulumi.ComponentResource):
                     spec.token.name, **out.resolve(spec.token.kwargs()), opts=after(namespace)
                 )
             )
-        self.job = k8s.batch.v1.Job(
-            spec.job.name,
-            **out.resolve(spec.job.kwargs()),
-            opts=pulumi.ResourceOptions.merge(
-                after(*needs, *args.depends_on, self.policy),
-                pulumi.ResourceOptions(
-                    # ~140 GB for a 70B model; Pulumi waits for the Job to succeed.
-                    custom_timeouts=pulumi.CustomTimeouts(create="4h", update="4h"),
+        # One Job per staged copy (the stack's checkpoint's first); a copy's objects stay in
+        # the bucket when its Job goes (a Job never deletes what it staged).
+        self.jobs = [
+            k8s.batch.v1.Job(
+                job.name,
+                **out.resolve(job.kwargs()),
+                opts=pulumi.ResourceOptions.merge(
+                    after(*needs, *args.depends_on, self.policy),
+                    pulumi.ResourceOptions(
+                        # ~140 GB for a 70B model; Pulumi waits for the Job to succeed.
+                        custom_timeouts=pulumi.CustomTimeouts(create="4h", update="4h"),
+                    ),
                 ),
-            ),
-        )
+            )
+            for job in spec.jobs
+        ]
+        self.job = self.jobs[0]
+        self.job_of = dict(zip(spec.prefixes, self.jobs, strict=True))  # by staged prefix
         self.register_outputs({"prefix": self.prefix, "job": self.job.metadata["name"]})

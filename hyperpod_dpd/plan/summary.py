@@ -27,6 +27,7 @@ def resource_counts(resources: Iterable[Any]) -> list[tuple[str, int]]:
 
 def endpoint_facts(settings: StackSettings, entry: EndpointEntry) -> list[tuple[str, str]]:
     e = entry.config
+    checkpoint = settings.checkpoint_of(entry)  # the revision this endpoint serves
     numbers = entry.numbers
     groups = ", ".join(
         f"{name}: {g.instance_count} x {g.instance_type} ({g.role})"
@@ -42,7 +43,7 @@ def endpoint_facts(settings: StackSettings, entry: EndpointEntry) -> list[tuple[
     )
     facts = [
         ("Endpoint", f"{e.name} in namespace {e.namespace}, mode {e.mode}"),
-        ("Model", f"{e.model} from {settings.checkpoint.source}@{settings.checkpoint.revision}"),
+        ("Model", f"{e.model} from {checkpoint.source}@{checkpoint.revision}"),
         ("Image", e.image),
         (
             "Inference operator",
@@ -196,6 +197,19 @@ def render_cost(settings: StackSettings) -> list[str]:
     return out
 
 
+def render_checkpoints(settings: StackSettings) -> list[str]:
+    """Which endpoint serves which revision, from which staged copy: a line per endpoint when
+    the stack stages more than one copy (endpoints.<key>.checkpoint)."""
+    if len(settings.staged_checkpoints()) == 1:
+        return []
+    lines = ["", "## Checkpoints", "", "| endpoint | source | revision | staged under |"]
+    lines.append("|---|---|---|---|")
+    for entry in settings.entries():
+        c = settings.checkpoint_of(entry)
+        lines.append(f"| {entry.key} | {c.source} | {c.revision} | `{c.effective_prefix}` |")
+    return lines
+
+
 def render_summary(plan: Any) -> str:
     lines = [f"# Offline plan: stack `{plan.stack.stack}`", ""]
     s = plan.settings
@@ -210,6 +224,7 @@ def render_summary(plan: Any) -> str:
             lines += ["", f"### Endpoint `{entry.key}`", "", "| | |", "|---|---|"]
             lines += [f"| {k} | {v} |" for k, v in endpoint_facts(s, entry)]
             lines += render_sizing(s, entry, level="####")
+    lines += render_checkpoints(s)
     lines += render_cold_start(s)
     lines += ["", f"## Resources ({len(plan.run.resources)})", "", "| type | count |", "|---|---|"]
     lines += [f"| `{t}` | {n} |" for t, n in resource_counts(plan.run.resources)]

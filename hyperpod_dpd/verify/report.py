@@ -16,6 +16,7 @@ def report_json(report: Report) -> dict[str, Any]:
             "namespace": report.target.namespace,
             "routingThreshold": report.threshold,
             "thresholdSource": report.threshold_source,
+            "modelLocation": report.model_location,
         },
         "prompts": report.prompts_via,
         "checks": [asdict(c) for c in report.checks],
@@ -42,6 +43,7 @@ def render_text(report: Report) -> str:
         lines += _cause_lines(c, indent)
     lines += [
         "",
+        f"serves: {report.model_location or 'no modelLocation in the IEC'}",
         f"{report.count(PASS)} passed, {report.count(FAIL)} failed, {report.count(SKIP)} skipped",
     ]
     return "\n".join(lines)

@@ -60,6 +60,9 @@ class Report:
     threshold_source: str
     prompts_via: str
     checks: list[Check] = field(default_factory=list)
+    # What the live IEC loads: its spec.modelSourceConfig.modelLocation, the staged copy's prefix
+    # (models/<org>/<model>/<revision> by default): which revision this endpoint serves.
+    model_location: str = ""
 
     @property
     def exit_code(self) -> int:

@@ -149,7 +149,9 @@ class _Run:
             threshold, source = DEFAULT_THRESHOLD, "the operator default"
         self.threshold = threshold
         via = prompt_client.description if (prompt_client and options.send_prompts) else "not sent"
-        self.report = Report(target, threshold, source, via)
+        source_config = (iec.get("spec") or {}).get("modelSourceConfig") or {}
+        location = str(source_config.get("modelLocation") or "")
+        self.report = Report(target, threshold, source, via, model_location=location)
         self.base = {"name": target.name, "namespace": target.namespace}
         self.pods: dict[str, list[dict[str, Any]]] = {"prefill": [], "decode": []}
         self.router_pods: list[dict[str, Any]] = []

@@ -17,6 +17,7 @@ from core.sizing.kv_cache import (
 from core.units import INT32_MAX
 from core.versions import DLC_VLLM_IMAGE
 from core.vocabulary import ALB_IDLE_TIMEOUT_MAX, ROUTER_SERVICE
+from settings.checkpoint import EndpointCheckpoint
 from settings.config.errors import full_key, set_fix
 from settings.config.fields import (
     ByteSize,
@@ -194,6 +195,11 @@ class EndpointConfig(SettingsModel):
         min_length=1,
         description="Model used for sizing: a built-in catalog name or a path to a Hugging Face "
         "config.json.",
+    )
+    checkpoint: EndpointCheckpoint | None = Field(
+        None,
+        description="This endpoint's own checkpoint (source, revision, prefix), staged once per "
+        "distinct source and revision under its own prefix. Default: hyperpod-dpd:checkpoint.",
     )
     image: str = Field(
         DEFAULT_IMAGE,

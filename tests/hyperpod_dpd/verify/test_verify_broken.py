@@ -7,6 +7,7 @@ of a failing run."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from hyperpod_dpd.verify.results import FAIL, PASS, SKIP
@@ -253,3 +254,12 @@ def test_router_service_missing_where_the_stack_binds_to_it(fake, verify):
     assert "do not move traffic weight" in check["fix"]
     assert result.check("short prompt answered")["result"] == SKIP
     assert fake.prompts == []
+
+
+def test_the_report_says_which_revision_the_endpoint_serves(fake, verify):
+    """The live IEC's modelLocation: the staged copy (endpoints.<key>.checkpoint) it loads."""
+    location = fake.iecs[(NAMESPACE, NAME)]["spec"]["modelSourceConfig"]["modelLocation"]
+    assert location.endswith("/6f6073b423013f6a7d4d9f39144961bfbfbc386b")
+    text = verify(fmt="text").out.splitlines()
+    assert f"serves: {location}" in text
+    assert json.loads(verify(fmt="json").out)["endpoint"]["modelLocation"] == location

@@ -59,6 +59,9 @@ def test_stack_mode_reads_name_namespace_and_threshold_from_the_dev_stack(fake, 
         "namespace": "inference",
         "routingThreshold": 4096,
         "thresholdSource": "the IEC's pdSpec.routingThreshold",
+        # the dev stack's staged copy: the revision it serves
+        "modelLocation": "models/meta-llama/Llama-3.3-70B-Instruct/"
+        "6f6073b423013f6a7d4d9f39144961bfbfbc386b",
     }
 
 
