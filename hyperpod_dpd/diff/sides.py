@@ -117,7 +117,11 @@ def plan_refs(repo: Path, refs: list[str], stack: str, work: Path) -> dict[str, 
 def resolve(sides: list[str], repo: Path, stack: str | None, work: Path) -> list[PlanData]:
     """Each side as a plan: a plan directory is read, a git ref is planned (needs --stack)."""
     refs = [side for side in sides if not _is_dir(side)]
-    problems = [_neither(side, repo, stack) for side in refs if not _is_ref(repo, side)]
+    problems = [
+        _neither(side, which, repo, stack)
+        for which, side in zip(("BASE", "HEAD", *("RUN",) * len(sides)), sides, strict=False)
+        if side in refs and not _is_ref(repo, side)
+    ]
     if problems:
         raise PlanDirError(problems, source="diff")
     if refs and stack is None:
@@ -145,6 +149,8 @@ def resolve(sides: list[str], repo: Path, stack: str | None, work: Path) -> list
 
 
 def _is_ref(repo: Path, side: str) -> bool:
+    if "\x00" in side:  # no ref holds a NUL (git check-ref-format), nor can an argument
+        return False
     check = subprocess.run(
         ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{side}^{{commit}}"],
         capture_output=True, check=False,
@@ -152,17 +158,18 @@ def _is_ref(repo: Path, side: str) -> bool:
     return check.returncode == 0
 
 
-def _neither(side: str, repo: Path, stack: str | None) -> ConfigProblem:
-    """A side that is no plan directory and no commit: a path is to be planned first."""
+def _neither(side: str, which: str, repo: Path, stack: str | None) -> ConfigProblem:
+    """A side (`which`: BASE or HEAD) that is no plan directory and no commit: a path is to be
+    planned first."""
     try:
         is_file = Path(side).is_file()
     except (OSError, ValueError):  # a name the file system refuses (too long, NUL)
         is_file = False
     got = "a file, not a plan directory" if is_file else "no such directory or git ref"
     return ConfigProblem(
+        which,
         side,
-        got,
-        "a directory written by `hyperpod-dpd plan --out`, or a branch, tag or commit",
+        f"a directory written by `hyperpod-dpd plan --out`, or a branch, tag or commit ({got})",
         f"hyperpod-dpd plan --stack {stack or '<stack>'} --out {side}",
     )
 

@@ -180,9 +180,12 @@ def test_bad_inputs_exit_2(base, tmp_path, capsys, plans_started):
     assert f"{prod}: got 'a plan of stack prod'" in err and f"the same stack as {base} (dev)" in err
     assert main(["diff", str(base), str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
-    assert f"{tmp_path / 'nope'}: got 'no such directory or git ref'" in err
+    assert f"HEAD: got '{tmp_path / 'nope'}'" in err and "(no such directory or git ref)" in err
     assert f"Fix: hyperpod-dpd plan --stack <stack> --out {tmp_path / 'nope'}" in err
     assert "add --stack" not in err
+    # No ref holds a NUL byte: refused as neither, git never asked (it would raise, exit 3).
+    assert main(["diff", "nul\x00byte", str(prod)]) == 2
+    assert "BASE: got 'nul\\x00byte'" in capsys.readouterr().err
     broken = tmp_path / "broken"
     shutil.copytree(base, broken)
     (broken / "resources.json").write_text("{not json")
