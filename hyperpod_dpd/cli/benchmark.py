@@ -22,6 +22,7 @@ Exit codes: 0 done, 1 the load generator or a request failed, 2 bad input, 3 int
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from core import cli_inputs as inputs
@@ -115,6 +116,20 @@ def run_benchmark(args: argparse.Namespace, project_dir: Path) -> int:
 def compare_runs(args: argparse.Namespace, project_dir: Path) -> int:
     from hyperpod_dpd.benchmark.command import compare_runs as compare
 
+    if args.predicted:
+        # Every run is one `advise` can predict (a layout recorded with --stack, fixed lengths)
+        # before report.md is written: a refusal after it would leave a report and exit 2.
+        from core.exits import EXIT_BAD_INPUT, UsageProblem
+        from hyperpod_dpd.advise.measured import read_run, run_layout, run_lengths
+
+        try:
+            for run in args.runs:
+                data = read_run(run)
+                run_layout(data, run)
+                run_lengths(data, run)
+        except UsageProblem as exc:
+            print(f"error: --predicted: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     code = compare(args, project_dir)
     if code != 0 or not args.predicted:
         return code

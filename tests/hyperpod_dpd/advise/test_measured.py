@@ -63,3 +63,20 @@ def test_benchmark_compare_sets_the_prediction_beside_each_run(tmp_path, capsys)
     out = capsys.readouterr().out
     assert out.count(": predicted beside measured\n") == 2
     assert "TPOT p50 ms: the simulator or the deployment is off" in out
+
+
+def test_benchmark_compare_predicted_refuses_a_run_without_its_layout_before_writing(
+    tmp_path, capsys
+):
+    """A run made without --stack cannot be predicted: `compare --predicted` says so with exit 2
+    and writes no report (it wrote report.md, then exited 2)."""
+    base = _run(tmp_path, None, {"8": _level(190, 30.0, 7800, 700)})
+    head = tmp_path / "head"
+    head.mkdir()
+    (head / "results.json").write_text((base / "results.json").read_text())
+    out = tmp_path / "r"
+    argv = ["benchmark", "compare", str(base), str(head), "--out", str(out), "--predicted"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--predicted" in err and "without --stack" in err
+    assert not (out / "report.md").exists()
