@@ -208,4 +208,4 @@ def chart_data(runs: list[dict[str, Any]]) -> dict[str, Any]:
         for m in LATENCIES
     }
     return {"levels": levels, "base": runs[0]["label"], "improvements": improvements,
-            "percentiles": percentiles}  # fmt: skip
+            "percentiles": percentiles, "scenario": runs[0].get("scenario", "")}  # fmt: skip

@@ -40,7 +40,7 @@ def improvement_chart(data: dict, run: str, out: Path) -> Path:
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(levels)), [f"concurrency {c}" for c in levels])
     ax.set_ylabel(f"improvement over {data['base']} (%)\npositive is better")
-    ax.set_title(f"{run} vs {data['base']}")
+    ax.set_title(f"{run} vs {data['base']}: {_workload(data)}")
     ax.legend(fontsize=8, ncols=min(len(bars), 4), loc="upper center", bbox_to_anchor=(0.5, -0.08))
     fig.tight_layout()
     path = out / f"improvement-{_slug(run)}.png"
@@ -49,19 +49,41 @@ def improvement_chart(data: dict, run: str, out: Path) -> Path:
     return path
 
 
+PERCENTILE_STYLES = {"p50": "-", "p95": "--", "p99": ":"}  # line style: the percentile
+
+
+def _workload(data: dict) -> str:
+    """What every chart's title says the numbers are: the scenario, measured (not predicted)."""
+    scenario = data.get("scenario") or "the runs' scenario"
+    return f"{scenario}, measured"
+
+
 def percentile_chart(data: dict, out: Path) -> Path:
+    """One panel per latency; colour is the run, line style the percentile; y from zero; one
+    legend for the figure (runs, then percentiles)."""
+    from matplotlib.lines import Line2D
+
     metrics = data["percentiles"]
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4 * len(metrics), 4), dpi=100)
-    for ax, (metric, runs) in zip(axes, metrics.items(), strict=True):
-        for run, stats in runs.items():
-            for p, style in (("p50", "-o"), ("p95", "--s"), ("p99", ":^")):
-                ax.plot(data["levels"], stats[p], style, label=f"{run} {p}", markersize=4)
+    runs = list(next(iter(metrics.values())))
+    colours = {run: plt.get_cmap("tab10")(i % 10) for i, run in enumerate(runs)}
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4 * len(metrics), 4.4), dpi=100)
+    for ax, (metric, by_run) in zip(axes, metrics.items(), strict=True):
+        for run, stats in by_run.items():
+            for p, style in PERCENTILE_STYLES.items():
+                ys = [v if v is not None else float("nan") for v in stats[p]]
+                ax.plot(data["levels"], ys, style, color=colours[run], marker="o", markersize=3)
         ax.set_title(f"{metric} (ms)")
         ax.set_xlabel("concurrency")
         ax.set_xticks(data["levels"])
+        ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
+    handles = [Line2D([], [], color=colours[r], label=r) for r in runs]
+    handles += [
+        Line2D([], [], color="grey", linestyle=s, label=p) for p, s in PERCENTILE_STYLES.items()
+    ]
+    fig.legend(handles=handles, loc="lower center", ncols=len(handles), fontsize=8, frameon=False)
+    fig.suptitle(f"Latency percentiles per run: {_workload(data)}")
+    fig.tight_layout(rect=(0, 0.08, 1, 0.95))
     path = out / "latency-percentiles.png"
     fig.savefig(path)
     plt.close(fig)

@@ -113,6 +113,8 @@ def test_the_recipe_rows_error_rate_tokens_per_gpu_and_cost():
     bars = data["improvements"]["candidate"]
     assert bars["output tokens/s per GPU"] == [pytest.approx(25.0)] * 2
     assert bars["USD per 1M output tokens"] == [pytest.approx(20.0)] * 2
+    # Every chart's title names the workload it measured (plots.py _workload).
+    assert data["scenario"] == baseline["scenario"]
     # Runs that recorded no GPUs and no cost: no such rows or bars, never a made-up number.
     bare = [_results("a", 300, 40, 800), _results("b", 320, 20, 1000)]
     assert "per GPU" not in report_md(
