@@ -19,10 +19,8 @@ from pydantic import BaseModel, Field, model_validator
 from core.aws.aws_rules import ALB_FORWARD_TARGET_GROUPS_MAX
 from core.problems import ConfigProblem
 from core.regions import REGION_PATTERN
-from core.sizing.catalog import MODELS, SizingError, load_model
-from core.sizing.kv_cache import DOCS_MAX_MODEL_LEN
 from core.sizing.report import SizingReport
-from settings.checkpoint import HF_SOURCE, CheckpointConfig, check_checkpoint, own_checkpoint
+from settings.checkpoint import CheckpointConfig, check_checkpoint, own_checkpoint
 from settings.cluster.aws_limits import check_aws_limits
 from settings.cluster.capacity import check_subnet_addresses, check_system_fits_jobs
 from settings.cluster.groups import (
@@ -42,7 +40,11 @@ from settings.cluster.network import NetworkConfig, check_flow_logs, check_vpc, 
 from settings.config.errors import full_key, set_fix
 from settings.config.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
 from settings.cost import CostConfig
-from settings.endpoint.checkpoints import check_endpoint_checkpoints
+from settings.endpoint.checkpoints import (
+    check_endpoint_checkpoints,
+    check_model_matches_checkpoint,
+    check_one_model,
+)
 from settings.endpoint.entries import EndpointEntry, check_endpoints, entries
 from settings.endpoint.model import (
     EndpointConfig,
@@ -238,10 +240,14 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *(own := check_endpoint_checkpoints(s.checkpoint, listed)),
         *(
             matched := _each(
-                listed, lambda x: _check_model_matches_checkpoint(x, s.checkpoint_of(x))
+                listed, lambda x: check_model_matches_checkpoint(x, s.checkpoint_of(x))
             )
         ),
-        *_check_one_model(s, listed, {p.key for p in [*own, *matched]}),
+        *check_one_model(
+            listed,
+            [s.checkpoint_of(x).effective_prefix for x in listed],
+            {p.key for p in [*own, *matched]},
+        ),
         *check_model_cache(listed, s.inference_operator, groups),
         *_each(listed, lambda x: check_derived_names(x.config, x.path)),
         *_each(listed, lambda x: check_colocated(x.config, x.path)),
@@ -308,92 +314,6 @@ def _check_needs_prometheus(s: StackSettings, listed: list[EndpointEntry]) -> li
             ),
         )
     ]
-
-
-def _check_model_matches_checkpoint(
-    entry: EndpointEntry, c: CheckpointConfig
-) -> list[ConfigProblem]:
-    """The model the sizing and policies assume is the model the checkpoint stages, and vLLM
-    will start with each pool's --max-model-len (named where it was given)."""
-    e = entry.config
-    try:
-        model = load_model(e.model)
-    except SizingError:
-        return []  # reported by check_sizing_inputs
-    problems = []
-    model_key = entry.config_key("model")
-    source_key = (
-        entry.config_key("checkpoint", "source")
-        if entry.config.checkpoint is not None
-        else "hyperpod-dpd:checkpoint.source"
-    )
-    if HF_SOURCE.match(c.source) and e.model in MODELS:
-        repo = c.source.removeprefix("hf://")
-        if repo.lower() not in {r.lower() for r in model.repositories}:
-            by_repo = [
-                m.name for m in MODELS.values() if repo.lower() in map(str.lower, m.repositories)
-            ]
-            fix = (
-                set_fix(model_key, by_repo[0])
-                if by_repo
-                else f"point {model_key} at the staged model's config.json (the sizing needs its "
-                "architecture)"
-            )
-            problems.append(
-                ConfigProblem(
-                    model_key,
-                    e.model,
-                    f"the model {source_key} stages ({repo}); {e.model} is "
-                    f"{', '.join(model.repositories)}",
-                    fix,
-                )
-            )
-    lengths = {p.max_model_len.where: p.max_model_len for p in entry.numbers.pools.values()}
-    for max_len in lengths.values():
-        if model.context_length and max_len.value > model.context_length:
-            problems.append(
-                ConfigProblem(
-                    max_len.key,
-                    max_len.shown,
-                    f"at most {model.context_length}, {model.name}'s context length (vLLM "
-                    "refuses a longer --max-model-len)",
-                    max_len.set_to(min(DOCS_MAX_MODEL_LEN, model.context_length)),
-                )
-            )
-    return problems
-
-
-def _check_one_model(
-    s: StackSettings, listed: list[EndpointEntry], reported: set[str]
-) -> list[ConfigProblem]:
-    """One staged copy, one model: the endpoints that load the same checkpoint (the same
-    modelLocation, specs/endpoint.py) run the same weights, so one sized for another model than
-    the first's would run them with numbers (heads, layers, KV cache) that are not theirs. Each
-    one that differs names the first's key (unless a checkpoint check has named its model or
-    checkpoint keys already: `reported`). Endpoints with checkpoints of their own
-    (endpoints.<key>.checkpoint) may serve other models."""
-    firsts: dict[str, EndpointEntry] = {}
-    problems = []
-    for entry in listed:
-        prefix = s.checkpoint_of(entry).effective_prefix
-        first = firsts.setdefault(prefix, entry)
-        key, theirs = entry.config_key("model"), first.config_key("model")
-        if entry.config.model == first.config.model or key in reported:
-            continue
-        if any(k.startswith(entry.config_key("checkpoint")) for k in reported):
-            continue
-        own = entry.config_key("checkpoint", "source")
-        problems.append(
-            ConfigProblem(
-                key,
-                entry.config.model,
-                f"the model of {theirs} ({first.config.model}): both load the checkpoint staged "
-                f"under {prefix} from the same modelLocation",
-                f"{set_fix(key, first.config.model)}, or give the endpoint the checkpoint of its "
-                f"own model: {set_fix(own)}",
-            )
-        )
-    return problems
 
 
 def endpoint_sizing(s: StackSettings, entry: EndpointEntry | None = None) -> SizingReport | None:
