@@ -17,7 +17,6 @@ anything else: one).
 
 from __future__ import annotations
 
-import argparse
 import ast
 import gzip
 import hashlib
@@ -29,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a file from any directory, installed or not
 
-from core.versions import WORKER_VLLM_VERSION  # noqa: E402
+from scripts.vllm_generated import check_or_write, parse_args  # noqa: E402
 
 OUT = ROOT / "core" / "vllm" / "vllm_flags.json"
 RECORDED = ROOT / "tests" / "core" / "vllm" / "vllm_source"
@@ -264,29 +263,12 @@ def render(data: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--source", type=Path, default=RECORDED, help="wheel, checkout or recorded dir"
-    )
-    parser.add_argument("--version", default=WORKER_VLLM_VERSION, help="the vLLM version it is")
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--record", action="store_true", help="also record the two files (.gz)")
-    parser.add_argument("--check", action="store_true", help="compare instead of writing")
-    args = parser.parse_args(argv)
+    args = parse_args(__doc__, RECORDED, OUT, "also record the two files (.gz)", argv)
     texts = read_sources(args.source)
     text = render(extract(texts, args.version))
-    if args.check:
-        if not args.out.is_file() or args.out.read_text() != text:
-            print(f"{args.out} is stale: run python scripts/extract_vllm_args.py", file=sys.stderr)
-            return 1
-        print(f"{args.out} matches vLLM {args.version}'s source")
-        return 0
-    if args.record:
-        RECORDED.mkdir(parents=True, exist_ok=True)
-        for path, body in texts.items():
-            gz = gzip.compress(body.encode(), mtime=0)
-            (RECORDED / (Path(path).name + ".gz")).write_bytes(gz)
-    args.out.write_text(text)
+    done = check_or_write(args, text, "extract_vllm_args.py", RECORDED, texts)
+    if done is not None:
+        return done
     print(f"wrote {args.out}: {len(json.loads(text)['flags'])} flags of vLLM {args.version}")
     return 0
 

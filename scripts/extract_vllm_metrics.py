@@ -25,7 +25,6 @@ series of both are left out, nothing queries them).
 
 from __future__ import annotations
 
-import argparse
 import ast
 import gzip
 import hashlib
@@ -37,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a file from any directory, installed or not
 
-from core.versions import WORKER_VLLM_VERSION  # noqa: E402
+from scripts.vllm_generated import check_or_write, parse_args  # noqa: E402
 
 OUT = ROOT / "core" / "vllm" / "vllm_metrics.json"
 RECORDED = ROOT / "tests" / "core" / "vllm" / "vllm_source"
@@ -204,31 +203,12 @@ def render(data: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--source", type=Path, default=RECORDED, help="wheel, checkout or recorded dir"
-    )
-    parser.add_argument("--version", default=WORKER_VLLM_VERSION, help="the vLLM version it is")
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--record", action="store_true", help="also record loggers.py (.gz)")
-    parser.add_argument("--check", action="store_true", help="compare instead of writing")
-    args = parser.parse_args(argv)
+    args = parse_args(__doc__, RECORDED, OUT, "also record loggers.py (.gz)", argv)
     text = read_source(args.source)
     rendered = render(extract(text, args.version))
-    if args.check:
-        if not args.out.is_file() or args.out.read_text() != rendered:
-            print(
-                f"{args.out} is stale: run python scripts/extract_vllm_metrics.py",
-                file=sys.stderr,
-            )
-            return 1
-        print(f"{args.out} matches vLLM {args.version}'s source")
-        return 0
-    if args.record:
-        RECORDED.mkdir(parents=True, exist_ok=True)
-        gz = gzip.compress(text.encode(), mtime=0)
-        (RECORDED / (Path(LOGGERS).name + ".gz")).write_bytes(gz)
-    args.out.write_text(rendered)
+    done = check_or_write(args, rendered, "extract_vllm_metrics.py", RECORDED, {LOGGERS: text})
+    if done is not None:
+        return done
     print(
         f"wrote {args.out}: {len(json.loads(rendered)['metrics'])} metrics of vLLM {args.version}"
     )
