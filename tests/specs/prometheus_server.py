@@ -102,33 +102,13 @@ def start(
     )
     if check.returncode != 0:
         raise RuntimeError(f"promtool check config: {check.stdout}{check.stderr}")
-    port = free_port()
-    log = directory / "prometheus.log"
-    process = subprocess.Popen(
-        [
-            binary,
-            f"--config.file={directory / 'prometheus.yml'}",
-            f"--storage.tsdb.path={directory / 'data'}",
-            f"--web.listen-address=127.0.0.1:{port}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("w"),
-    )
-    server = Prometheus(process, f"http://127.0.0.1:{port}", log)
-    deadline = time.monotonic() + 60
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"prometheus exited ({process.returncode}): {log.read_text()}")
-        try:
-            up = server.query(expect_series)["result"]
-            if up and float(up[0]["value"][1]) == len(targets):
-                return server
-        except (OSError, AssertionError):
-            pass
-        if time.monotonic() > deadline:
-            server.stop()
-            raise RuntimeError(f"prometheus did not scrape every target: {log.read_text()}")
-        time.sleep(0.2)
+
+    def scraped_every_target(server: Prometheus) -> bool:
+        up = server.query(expect_series)["result"]
+        return bool(up) and float(up[0]["value"][1]) == len(targets)
+
+    return _serve(binary, directory, directory / "data", scraped_every_target,
+                  "did not scrape every target")  # fmt: skip
 
 
 def serve_backfill(directory: Path, openmetrics_text: str) -> Prometheus:
@@ -146,6 +126,19 @@ def serve_backfill(directory: Path, openmetrics_text: str) -> Prometheus:
     if created.returncode != 0:
         raise RuntimeError(f"promtool backfill: {created.stdout}{created.stderr}")
     (directory / "prometheus.yml").write_text(yaml.safe_dump({"global": {}}))
+    return _serve(
+        binary,
+        directory,
+        data,
+        lambda server: bool(server.query("count({__name__=~'.+'})")["result"]),
+        "served no backfilled series",
+    )
+
+
+def _serve(binary: str, directory: Path, data: Path, ready, failure: str) -> Prometheus:
+    """Prometheus on 127.0.0.1 (a free port) with directory/prometheus.yml and its TSDB in
+    `data`, once `ready(server)` holds (60 s at most; a query of a server still starting counts
+    as not yet)."""
     port = free_port()
     log = directory / "prometheus.log"
     process = subprocess.Popen(
@@ -164,11 +157,11 @@ def serve_backfill(directory: Path, openmetrics_text: str) -> Prometheus:
         if process.poll() is not None:
             raise RuntimeError(f"prometheus exited ({process.returncode}): {log.read_text()}")
         try:
-            if server.query("count({__name__=~'.+'})")["result"]:
+            if ready(server):
                 return server
         except (OSError, AssertionError):
             pass
         if time.monotonic() > deadline:
             server.stop()
-            raise RuntimeError(f"prometheus served no backfilled series: {log.read_text()}")
+            raise RuntimeError(f"prometheus {failure}: {log.read_text()}")
         time.sleep(0.2)
