@@ -96,8 +96,8 @@ def test_on_prod_the_policy_makes_it_mandatory_and_diff_exits_1(tmp_path):
     "policy, level",
     [
         ({"enforcement": {COHERENT_CHANGE_RULE: "mandatory"}}, "mandatory"),
-        ({"advisoriesMandatory": True, "enforcement": {COHERENT_CHANGE_RULE: "advisory"}},
-         "advisory"),
+        ({"advisoriesMandatory": True, "enforcement": {COHERENT_CHANGE_RULE: "advisory",
+          "hyperpod-dpd-images-by-digest": "advisory"}}, "advisory"),
         ({"enforcement": {COHERENT_CHANGE_RULE: "disabled"}}, None),
     ],
 )  # fmt: skip

@@ -13,6 +13,7 @@ from hyperpod_dpd.plan.engine import run_program
 from hyperpod_dpd.plan.planner import Plan, kubernetes_manifests, make_plan, write_plan
 from settings import parse_settings
 from tests.conftest import ROOT, as_pulumi_config, edit, stack_raw, write_project
+from tests.pinned_images import beside_tags, pinned
 
 RESOURCE_KEYS = {"type", "name", "urn", "parent", "provider", "dependsOn", "protect", "inputs"}
 
@@ -52,7 +53,8 @@ def test_plan_writes_its_outputs(dev_plan):
         "resources.json",
         "summary.md",
     ]
-    assert json.loads((out / "policy-report.json").read_text()) == {"violations": []}
+    report = json.loads((out / "policy-report.json").read_text())["violations"]
+    assert report and beside_tags(report) == []  # the images the repo's stacks run by tag
     assert dev_plan.exit_code == 0
 
 
@@ -71,7 +73,7 @@ def test_summary_has_endpoint_resources_and_outputs(dev_plan):
     assert "| Endpoint | llama-3-3-70b in namespace inference, mode dpd |" in summary
     assert "| PD buffer | 8 GiB per TP rank |" in summary
     assert "| `aws:ec2/subnet:Subnet` | 5 |" in summary
-    assert "## Policy violations (0)" in summary
+    assert "## Policy violations (2)" in summary  # the worker and Job images, run by tag
     assert "gpuAvailabilityZoneId" in summary
 
 
@@ -131,7 +133,7 @@ def test_secret_plaintext_never_reaches_any_plan_file(tmp_path):
 
 
 def test_mandatory_violation_exits_1_and_is_reported(tmp_path):
-    raw = edit(stack_raw("dev"), "hyperpod-dpd:endpoint.routingThreshold", 100)
+    raw = edit(pinned(stack_raw("dev")), "hyperpod-dpd:endpoint.routingThreshold", 100)
     plan = make_plan(write_project(tmp_path / "project", raw), "dev", tmp_path / "out")
     assert plan.exit_code == 1 and plan.stopped and plan.registered_before_stop == 0
     report = json.loads((tmp_path / "out" / "policy-report.json").read_text())
@@ -148,7 +150,7 @@ def test_mandatory_violation_exits_1_and_is_reported(tmp_path):
 
 
 def test_advisory_violation_keeps_exit_0(tmp_path):
-    raw = edit(stack_raw("dev"), "hyperpod-dpd:endpoint.prefill.replicas", 2)
+    raw = edit(pinned(stack_raw("dev")), "hyperpod-dpd:endpoint.prefill.replicas", 2)
     edit(raw, "hyperpod-dpd:instanceGroups.prefill.instanceCount", 2)
     plan = make_plan(write_project(tmp_path / "project", raw), "dev", tmp_path / "out")
     assert plan.exit_code == 0 and not plan.stopped
@@ -171,7 +173,7 @@ def test_stale_files_of_a_previous_plan_are_removed(tmp_path):
 def test_first_preview_plans_of_the_repo_stacks(stack, tmp_path):
     """As the first `pulumi preview` of a new stack runs the program: outputs unknown."""
     plan = make_plan(ROOT, stack, tmp_path, preview=True)
-    assert plan.exit_code == 0 and not plan.stopped and plan.violations == []
+    assert plan.exit_code == 0 and not plan.stopped and beside_tags(plan.violations) == []
     resources = json.loads((tmp_path / "resources.json").read_text())
     hyperpod = next(r for r in resources if r["name"] == "hyperpod-cluster")
     group = hyperpod["inputs"]["instanceGroups"][0]
