@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from core.images import ImageRef, parse_image
 from core.versions import VERIFY_CURL_IMAGE
 from hyperpod_dpd.fetch.registry import RegistryError, resolve_digest
+from hyperpod_dpd.shared.images import StackImage, stack_images
 from infra.charts import VENDOR_DIR
 from settings import StackSettings
 
@@ -21,19 +21,9 @@ DIGESTS_FILE = f"{VENDOR_DIR}/image-digests.json"
 VERIFY_FLAG = "hyperpod-dpd verify --curl-image"
 
 
-@dataclass(frozen=True)
-class StackImage:
-    key: str  # the config key that sets it (or the verify flag)
-    image: str
-
-
-def stack_images(settings: StackSettings) -> list[StackImage]:
-    """Every image the stack runs, with the key that sets it: each endpoint's workers, the Jobs
-    (staging, benchmarks), and the curl pod `hyperpod-dpd verify` starts."""
-    images = [StackImage(e.config_key("image"), e.config.image) for e in settings.entries()]
-    images.append(StackImage("hyperpod-dpd:jobs.image", settings.jobs.image))
-    images.append(StackImage(VERIFY_FLAG, VERIFY_CURL_IMAGE))
-    return images
+def images_to_resolve(settings: StackSettings) -> list[StackImage]:
+    """The stack's images, and the curl pod `hyperpod-dpd verify` starts (set by its flag)."""
+    return [*stack_images(settings), StackImage(VERIFY_FLAG, VERIFY_CURL_IMAGE)]
 
 
 def _line(key: str, ref: ImageRef) -> str:
@@ -49,7 +39,7 @@ def resolve_images(
 ) -> tuple[list[str], int]:
     """Resolve and record the stack's tag-only images; the lines to print and how many failed."""
     lines, failed, found = [], 0, {}
-    for item in stack_images(settings):
+    for item in images_to_resolve(settings):
         ref = parse_image(item.image)  # the settings took it: it parses
         if ref.pinned:
             lines.append(f"  pinned already: {_line(item.key, ref)}")

@@ -12,6 +12,7 @@ import yaml
 from hyperpod_dpd.plan.engine import run_program
 from hyperpod_dpd.plan.planner import Plan, kubernetes_manifests, make_plan, write_plan
 from settings import parse_settings
+from specs.schema import validate_manifest
 from tests.conftest import ROOT, as_pulumi_config, edit, stack_raw, write_project
 from tests.pinned_images import beside_tags, pinned
 
@@ -180,3 +181,26 @@ def test_first_preview_plans_of_the_repo_stacks(stack, tmp_path):
     assert group["executionRole"] == "[unknown]"  # the role does not exist yet
     assert group["instanceType"].startswith("ml.")  # what the stack file says is known
     assert len(resources) == len(make_plan(ROOT, stack, tmp_path / "update").run.resources)
+
+
+def test_the_plan_says_which_images_run_by_tag_and_which_are_pinned(dev_plan, tmp_path):
+    summary = (dev_plan.out_dir / "summary.md").read_text()
+    assert "## Images (0 pinned by digest, 2 by tag alone)" in summary
+    assert "| hyperpod-dpd:jobs.image | `public.ecr.aws/docker/library/python:3.11-slim-bookworm` " \
+        "| **by tag alone**: `hyperpod-dpd fetch --stack dev` prints the line" in summary  # fmt: skip
+    # Every image pinned (as the lines fetch prints, pasted): the plan says so and is silent.
+    raw = pinned(stack_raw("dev"))
+    plan = make_plan(write_project(tmp_path / "project", raw), "dev", tmp_path / "out")
+    assert plan.exit_code == 0 and plan.violations == []
+    facts = json.loads((tmp_path / "out" / "plan.json").read_text())
+    assert [(i["key"], i["pinned"]) for i in facts["images"]] == [
+        ("hyperpod-dpd:endpoint.image", True),
+        ("hyperpod-dpd:jobs.image", True),
+    ]
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "## Images (2 pinned by digest, 0 by tag alone)" in summary
+    # The IEC carries the pinned reference as written, and the operator's CRD takes it.
+    path = tmp_path / "out" / "manifests" / "inferenceendpointconfig.inference.llama-3-3-70b.yaml"
+    iec = yaml.safe_load(path.read_text())
+    assert iec["spec"]["worker"]["image"] == raw["hyperpod-dpd:endpoint"]["image"]
+    assert validate_manifest(iec, "3.3") == []
