@@ -21,7 +21,7 @@ _DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
 _DOMAIN = rf"{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*(?::[0-9]+)?"
 _REFERENCE = re.compile(
     rf"(?P<name>(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)"
-    r"(?::(?P<tag>[\w][\w.-]{0,127}))?"
+    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?"
     r"(?:@(?P<digest>[^@]*))?"
 )
 DIGEST_ALGORITHM = "sha256"
@@ -64,7 +64,9 @@ class ImageRef:
     def registry(self) -> str:
         """The registry host (`docker.io` for a name without a domain)."""
         first, sep, _ = self.name.partition("/")
-        domain = sep and ("." in first or ":" in first or first == "localhost")
+        domain = sep and (
+            "." in first or ":" in first or first == "localhost" or first != first.lower()
+        )
         return first if domain else DOCKER_HUB
 
     @property

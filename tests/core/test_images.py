@@ -26,6 +26,7 @@ DIGEST = "sha256:" + "0123456789abcdef" * 4
         (f"localhost:5000/team/vllm:v1@{DIGEST}", "localhost:5000/team/vllm", "v1", DIGEST,
          "localhost:5000", "team/vllm"),
         ("img", "img", None, None, "docker.io", "library/img"),
+        ("Registry/team/x:1", "Registry/team/x", "1", None, "Registry", "team/x"),
     ],
 )  # fmt: skip
 def test_a_reference_reads_as_name_tag_and_digest(text, name, tag, digest, registry, repository):
