@@ -54,8 +54,12 @@ def _open(request: urllib.request.Request) -> tuple[int, dict[str, str], bytes]:
 def token(challenge: str) -> str:
     """An anonymous pull token for a registry's `Bearer realm=..,service=..,scope=..` challenge."""
     fields = dict(re.findall(r'(\w+)="([^"]*)"', challenge))
-    if "realm" not in fields:
-        raise RegistryError(f"the registry asks for credentials ({challenge or 'no challenge'})")
+    if not challenge.lower().startswith("bearer ") or "realm" not in fields:
+        # A private registry (ECR's own asks for Basic credentials): fetch reads anonymously only.
+        raise RegistryError(
+            f"the registry asks for credentials ({challenge or 'no challenge'}): copy the digest "
+            "from the registry (e.g. `aws ecr describe-images`)"
+        )
     query = urllib.parse.urlencode({k: v for k, v in fields.items() if k != "realm"})
     _, _, body = _open(urllib.request.Request(f"{fields['realm']}?{query}"))
     answer = json.loads(body)

@@ -104,6 +104,13 @@ def test_an_unknown_tag_or_an_unreachable_registry_says_which(fake_registry):
         resolve_digest(parse_image("127.0.0.1:1/team/vllm:v1"))
 
 
+def test_a_registry_that_wants_credentials_is_named_not_guessed_at():
+    with pytest.raises(
+        RegistryError, match=r"asks for credentials \(Basic realm=.*describe-images"
+    ):
+        registry.token('Basic realm="https://111122223333.dkr.ecr.us-east-2.amazonaws.com/"')
+
+
 def test_docker_hub_names_are_asked_of_its_api_host_under_library():
     assert registry.manifest_url(parse_image("curlimages/curl:8.11.1")) == (
         "https://registry-1.docker.io/v2/curlimages/curl/manifests/8.11.1"
