@@ -86,7 +86,7 @@ def parse_image(text: str) -> ImageRef:
     m = _REFERENCE.fullmatch(text)
     if m is None:
         name = text.partition("@")[0]
-        if not name or name.startswith(f"{DIGEST_ALGORITHM}:"):
+        if "@" in text and (not name or name.startswith(f"{DIGEST_ALGORITHM}:")):
             raise ImageRefError(f"an image reference with its repository before the digest, {FORM}")
         raise ImageRefError(
             f"an image reference {FORM}, e.g. public.ecr.aws/docker/library/python:3.11-slim "
