@@ -4,9 +4,9 @@ usual causes when the transfer failed."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from core.images import ImageRefError, parse_image
 from hyperpod_dpd.verify import causes, logs
 from hyperpod_dpd.verify.endpoint import container_env, pod_container, pod_name
 from hyperpod_dpd.verify.results import Check, Target
@@ -91,6 +91,15 @@ def _seed(env: dict[str, str | None]) -> str:
     return "from a Secret or field" if value is None else value
 
 
+def _pulled(image_id: str) -> str | None:
+    """The digest in a container's imageID (containerd: repo@sha256:...; older runtimes put a
+    docker-pullable:// scheme before it)."""
+    try:
+        return parse_image(image_id.rpartition("://")[2]).digest
+    except ImageRefError:
+        return None
+
+
 def _builds(pods: dict[str, list[dict[str, Any]]], target: Target) -> str:
     """What one image reference ran as: a tag pulled at different times can name different builds
     (the digest each pod's runtime resolved, containerStatuses[].imageID); pinned by digest, one."""
@@ -98,9 +107,9 @@ def _builds(pods: dict[str, list[dict[str, Any]]], target: Target) -> str:
     for role, ps in pods.items():
         for p in ps:
             for status in (p.get("status") or {}).get("containerStatuses") or []:
-                found = re.search(r"sha256:[0-9a-f]{64}", str(status.get("imageID") or ""))
-                if status.get("name") == target.container(role) and found:
-                    digests.setdefault(found.group(), []).append(pod_name(p))
+                digest = _pulled(str(status.get("imageID") or ""))
+                if status.get("name") == target.container(role) and digest:
+                    digests.setdefault(digest, []).append(pod_name(p))
     if len(digests) < 2:
         return ""
     shown = "; ".join(f"{d[:19]}... on {', '.join(names)}" for d, names in sorted(digests.items()))

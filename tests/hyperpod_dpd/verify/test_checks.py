@@ -119,7 +119,9 @@ def test_one_tag_pulled_as_two_builds_is_named_with_the_pods_running_each():
 
     def pod(name: str, role: str, digest: str) -> dict:
         container = {"name": target.container(role), "image": "repo/vllm:v1", "env": seed}
-        status = {"name": target.container(role), "imageID": f"docker.io/repo/vllm@sha256:{digest}"}
+        # containerd's imageID (repo@sha256:...), and the scheme older runtimes put before it
+        scheme = "docker-pullable://" if role == "prefill" else ""
+        status = {"name": target.container(role), "imageID": f"{scheme}repo/vllm@sha256:{digest}"}
         return {"metadata": {"name": name}, "spec": {"containers": [container]},
                 "status": {"containerStatuses": [status]}}  # fmt: skip
 
