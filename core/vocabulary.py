@@ -239,6 +239,11 @@ def urn(stack: str, project: str, types: tuple[str, ...], name: str) -> str:
     return f"urn:pulumi:{stack}::{project}::{'$'.join(types)}::{name}"
 
 
+def urn_stack(resource_urn: str) -> str:
+    """The stack a URN names (the inverse of `urn`'s first part)."""
+    return resource_urn.removeprefix("urn:pulumi:").split("::", 1)[0]
+
+
 def role_node_selector(role: str) -> dict[str, str]:
     """The nodeSelector that lands a pod on the nodes of `role` (prefill, decode, system)."""
     return {ROLE_LABEL: role}

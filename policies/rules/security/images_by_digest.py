@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from core.images import is_pinned
-from core.vocabulary import JOB_TYPE, PROJECT
+from core.vocabulary import JOB_TYPE, PROJECT, urn_stack
 from policies.rules import views
 from policies.rules.base import Finding, Rule
 
@@ -44,7 +44,7 @@ def check(resources, limits):
         yield Finding(
             urn,
             f"image {image} runs by tag alone (the registry can serve other bytes under it); pin "
-            f"{key} by digest: `hyperpod-dpd fetch --stack <stack>` prints the line, "
+            f"{key} by digest: `hyperpod-dpd fetch --stack {urn_stack(urn)}` prints the line, "
             f"{key}: {image}@sha256:<64 hex digits>",
         )
 
