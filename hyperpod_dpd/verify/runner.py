@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.vocabulary import RouterService
+from core.vocabulary import DPD_ROLE_POD_LABEL, RouterService
 from hyperpod_dpd.shared.kube import ROUTER_NAMESPACE, Cluster, ClusterError
 from hyperpod_dpd.verify import causes, logs
 from hyperpod_dpd.verify.endpoint import (
@@ -55,7 +55,7 @@ from hyperpod_dpd.verify.routing import (
     judge_routing,
 )
 
-ROLE_LABEL = "inference.sagemaker.aws.amazon.com/dpd-role"
+ROLE_LABEL = DPD_ROLE_POD_LABEL
 DEFAULT_THRESHOLD = 4096
 LOG_SLACK_SECONDS = 5
 
