@@ -68,6 +68,13 @@ ENDPOINT_POD_LABEL = "app"
 # https://kubernetes.io/docs/reference/labels-annotations-taints/#kubernetes-io-metadata-name).
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
+
+def network_policy_name(endpoint: str) -> str:
+    """The NetworkPolicy the stack gives endpoint `endpoint`'s workers, in its namespace
+    (specs/isolation/network_policies.py; `verify` reads it back)."""
+    return f"{endpoint}-workers"
+
+
 # --- AWS tags -------------------------------------------------------------------------------
 TIER_TAG = "hyperpod-dpd:tier"  # on subnets: gpu | private | public
 

@@ -8,10 +8,11 @@ semantics: a pod a policy selects for Ingress takes only what some rule admits
 (https://kubernetes.io/docs/concepts/services-networking/network-policies/).
 
 Selected: the endpoint's pods, by the label the operator puts on them (`app=<name>`,
-core/vocabulary.py ENDPOINT_POD_LABEL), and the names of its Deployments (`prefill-<name>`,
-`decode-<name>`, core/vllm/pod_names.py) in case a DPD role's pods carry those instead: a pod
-carrying none of them is not selected and so not restricted (the policy fails open, never
-shut). Admitted, on every port (the operator adds sidecars of its own, such as a reverse proxy,
+core/vocabulary.py ENDPOINT_POD_LABEL), or the names of its Deployments (`prefill-<name>`,
+`decode-<name>`) in case a DPD role's pods carry those instead
+(core/vllm/pod_names.py endpoint_pod_label_values): a pod carrying none of them is not selected
+and so not restricted (the policy fails open, never shut; `hyperpod-dpd verify` fails "workers
+guarded" then). Admitted, on every port (the operator adds sidecars of its own, such as a reverse proxy,
 whose ports it does not document):
 - the operator's namespace: each endpoint's router, the operator, its KEDA and load balancer
   controller (the AWS DPD docs: the router "in hyperpod-inference-system");
@@ -41,26 +42,21 @@ from __future__ import annotations
 from typing import Any
 
 from core.aws.subnets import plan_subnets
-from core.vllm.pod_names import worker_deployment
+from core.vllm.pod_names import endpoint_pod_label_values
 from core.vocabulary import (
     DPD_ROLE_POD_LABEL,
-    DPD_ROLES,
     ENDPOINT_POD_LABEL,
     NAMESPACE_NAME_LABEL,
     NETWORK_POLICY_TYPE,
     OBSERVABILITY_NAMESPACE,
     OPERATOR_NAMESPACE,
+    network_policy_name,
 )
 from settings.stack import StackSettings
 from specs.base import Desired
 
 # The subnets whose addresses are load balancers' and the control plane's, never a GPU pod's.
 LOAD_BALANCER_TIERS = ("private", "public")
-
-
-def endpoint_pod_names(name: str) -> tuple[str, ...]:
-    """The `app` values the operator's pods of endpoint `name` may carry."""
-    return (name, *(worker_deployment(name, role) for role in DPD_ROLES))
 
 
 def admitted(s: StackSettings) -> list[dict[str, Any]]:
@@ -84,7 +80,7 @@ def network_policy(
     name: str, parents: tuple[str, ...], s: StackSettings, endpoint: str, namespace: str
 ) -> Desired:
     """The NetworkPolicy `{name}` of endpoint `endpoint` in `namespace`."""
-    own = {"matchExpressions": [_in(ENDPOINT_POD_LABEL, endpoint_pod_names(endpoint))]}
+    own = {"matchExpressions": [_in(ENDPOINT_POD_LABEL, endpoint_pod_label_values(endpoint))]}
     sources = [{"podSelector": own}, *admitted(s)]
     return Desired(
         NETWORK_POLICY_TYPE,
@@ -93,7 +89,7 @@ def network_policy(
         {
             "apiVersion": "networking.k8s.io/v1",
             "kind": "NetworkPolicy",
-            "metadata": {"name": f"{endpoint}-workers", "namespace": namespace},
+            "metadata": {"name": network_policy_name(endpoint), "namespace": namespace},
             "spec": {
                 "podSelector": own,
                 "policyTypes": ["Ingress"],

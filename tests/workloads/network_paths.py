@@ -8,7 +8,7 @@ semantics the policies rely on, for the peers they use
   kubernetes.io/metadata.name); both, pods matching both; ipBlock, source addresses in its CIDR
   (the VPC CNI matches pod addresses too: they are VPC addresses);
 - traffic from the pod's own node is always allowed.
-Label selectors: matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist).
+Label selectors: core/label_selectors.py.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.label_selectors import selects
 from core.vocabulary import NAMESPACE_NAME_LABEL
 
 
@@ -26,22 +27,6 @@ class Pod:
     labels: dict[str, str] = field(default_factory=dict)
     ip: str = "192.0.2.1"  # TEST-NET-1: in no VPC subnet
     on_same_node: bool = False
-
-
-def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
-    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
-        return False
-    for e in selector.get("matchExpressions") or []:
-        key, op, values = e["key"], e["operator"], e.get("values", [])
-        ok = {
-            "In": key in labels and labels[key] in values,
-            "NotIn": key not in labels or labels[key] not in values,
-            "Exists": key in labels,
-            "DoesNotExist": key not in labels,
-        }[op]
-        if not ok:
-            return False
-    return True
 
 
 def _admits(peer: dict[str, Any], policy_namespace: str, source: Pod) -> bool:
