@@ -245,6 +245,7 @@ RULE_NAMES: tuple[str, ...] = (
     "hyperpod-dpd-hf-token",
     "hyperpod-dpd-cold-start",
     "hyperpod-dpd-traffic-tls",
+    "hyperpod-dpd-pod-ingress",
 )
 
 # Rules only `hyperpod-dpd diff` can judge (they compare two plans: hyperpod_dpd/plan/
