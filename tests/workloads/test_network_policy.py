@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from core.versions import EKS_ADDON_VERSIONS
 from core.vocabulary import (
     DPD_ROLE_POD_LABEL,
     OBSERVABILITY_NAMESPACE,
@@ -129,3 +130,11 @@ def test_the_endpoint_starts_after_its_policy_exists():
     _, run = _policies("dev")
     (iec,) = [r for r in run.resources if r.name == "endpoint-iec"]
     assert any(d.endswith("::endpoint-network-policy") for d in iec.depends_on)
+
+
+def test_every_pinned_vpc_cni_can_enforce_network_policies():
+    """VPC CNI 1.14 brought NetworkPolicy enforcement (aws/amazon-vpc-cni-k8s
+    docs/network-policy-faq.md); a pin below it would accept the policies and enforce none."""
+    for addons in EKS_ADDON_VERSIONS.values():
+        major, minor = (int(x) for x in addons["vpc-cni"].lstrip("v").split(".")[:2])
+        assert (major, minor) >= (1, 14), addons["vpc-cni"]
