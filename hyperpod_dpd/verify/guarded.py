@@ -39,14 +39,14 @@ def judge_guarded(
         return Check.skipped(WORKERS_GUARDED, "no running worker pods to compare")
     selector = (policy.get("spec") or {}).get("podSelector") or {}
     missed = [p for p in workers if not selects(selector, _labels(p))]
-    if missed:
-        shown = "; ".join(f"{pod_name(p)} {_labels(p)}" for p in missed)
-        return Check.failed(
-            WORKERS_GUARDED,
-            f"{name} does not select {shown}",
-            causes.WORKERS_UNGUARDED,
-            **context,
-        )
+    # A pod on the node's own network is beyond any NetworkPolicy (aws/amazon-vpc-cni-k8s
+    # docs/network-policy-faq.md: "Network Policies cannot be applied when using host
+    # networking").
+    host = [p for p in workers if (p.get("spec") or {}).get("hostNetwork")]
+    if missed or host:
+        shown = [f"{name} does not select {pod_name(p)} {_labels(p)}" for p in missed]
+        shown += [f"{pod_name(p)} runs on the host network" for p in host]
+        return Check.failed(WORKERS_GUARDED, "; ".join(shown), causes.WORKERS_UNGUARDED, **context)
     return Check.ok(WORKERS_GUARDED, f"{name} selects all {len(workers)} running workers")
 
 

@@ -276,6 +276,12 @@ def test_workers_the_network_policy_does_not_select_fail_with_its_cause(fake, ve
     assert check["ref"] == "docs/troubleshooting.md#workers-unguarded"
 
 
+def test_a_worker_on_the_host_network_is_beyond_the_policy(fake, verify):
+    fake.pod(NAMESPACE, PREFILL_POD)["spec"]["hostNetwork"] = True
+    check = failed_only(verify("--no-prompts"), "workers guarded")
+    assert check["detail"] == f"{PREFILL_POD} runs on the host network"
+
+
 def test_a_stack_whose_policy_is_missing_in_the_cluster_fails(fake, verify):
     fake.network_policies.clear()
     check = failed_only(verify("--no-prompts", target=("--stack", "dev")), "workers guarded")
