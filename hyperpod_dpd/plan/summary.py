@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from core.units import format_gib
+from core.vocabulary import network_policy_name
 from hyperpod_dpd.plan.endpoint_summary import headline, render_endpoints
 from hyperpod_dpd.plan.resource_tree import render_tree
 from hyperpod_dpd.shared.cost import HOURS_PER_MONTH, hourly_cost, per_hour_and_month, total
@@ -53,6 +54,7 @@ def endpoint_facts(settings: StackSettings, entry: EndpointEntry) -> list[tuple[
         ("Region / GPU AZ", f"{settings.region} / {settings.availability_zone_id}"),
         ("Instance groups", groups),
         ("vLLM", vllm),
+        ("Pod ingress", _pod_ingress(settings, e.name)),
     ]
     if e.mode == "dpd":
         facts += [
@@ -62,6 +64,17 @@ def endpoint_facts(settings: StackSettings, entry: EndpointEntry) -> list[tuple[
              + _from(numbers.pd_buffer)),
         ]  # fmt: skip
     return facts
+
+
+def _pod_ingress(settings: StackSettings, name: str) -> str:
+    if not settings.network_policy.enabled:
+        return "open: networkPolicy.enabled is false, any pod of the cluster reaches the workers"
+    more = settings.network_policy.allow_namespaces
+    named = f", namespaces {', '.join(more)}" if more else ""
+    return (
+        f"NetworkPolicy {network_policy_name(name)}: the router, the endpoint's own pods, the "
+        f"metrics collector, load balancers{named} (the VPC CNI enforces it)"
+    )
 
 
 def _per_pool(numbers: EffectiveNumbers, name: str) -> str:

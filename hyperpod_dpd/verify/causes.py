@@ -214,3 +214,11 @@ STALE_DECODER = Cause(
     "deployment -l inference.sagemaker.aws.amazon.com/dpd-role=decode`",
     "docs/troubleshooting.md#stale-decoder",
 )
+WORKERS_UNGUARDED = Cause(
+    "the endpoint's NetworkPolicy does not apply to these worker pods (it is missing, or the "
+    "operator labels them otherwise than it selects): any pod of the cluster can reach them",
+    "`kubectl get networkpolicy -n {namespace} {name}-workers -o yaml` and `kubectl get pods "
+    "-n {namespace} --show-labels`. Missing: run `pulumi up` (networkPolicy.enabled). Other "
+    "labels: report them to hyperpod-dpd, and keep untrusted pods off the cluster meanwhile",
+    "docs/troubleshooting.md#workers-unguarded",
+)

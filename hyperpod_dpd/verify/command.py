@@ -67,6 +67,7 @@ def resolve_target(args: argparse.Namespace, project_dir: Path) -> Any:
             routing_threshold=args.routing_threshold,
             fallback_threshold=endpoint.routing_threshold,
             colocated=endpoint.mode != "dpd" and not args.name,
+            network_policy=settings.network_policy.enabled and not args.name,
         )
     if key is not None:
         raise UsageProblem(

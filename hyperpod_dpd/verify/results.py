@@ -44,6 +44,9 @@ class Target:
     # A colocated endpoint of the stack: only its router's Service is checked (the DPD checks
     # do not apply; the traffic split binds to that Service in either mode).
     colocated: bool = False
+    # The stack gives the endpoint a NetworkPolicy (networkPolicy.enabled): its selector is
+    # checked against the worker pods' labels.
+    network_policy: bool = False
 
     @property
     def router_prefix(self) -> str:

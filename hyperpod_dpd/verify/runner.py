@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.vocabulary import RouterService
+from core.vocabulary import DPD_ROLE_POD_LABEL, RouterService, network_policy_name
 from hyperpod_dpd.shared.kube import ROUTER_NAMESPACE, Cluster, ClusterError
 from hyperpod_dpd.verify import causes, logs
 from hyperpod_dpd.verify.endpoint import (
@@ -28,6 +28,7 @@ from hyperpod_dpd.verify.endpoint import (
     pod_phase,
     role_pods,
 )
+from hyperpod_dpd.verify.guarded import WORKERS_GUARDED, judge_guarded
 from hyperpod_dpd.verify.kv_transfer import (
     KV_RECEIVED,
     KV_SPEED,
@@ -55,7 +56,7 @@ from hyperpod_dpd.verify.routing import (
     judge_routing,
 )
 
-ROLE_LABEL = "inference.sagemaker.aws.amazon.com/dpd-role"
+ROLE_LABEL = DPD_ROLE_POD_LABEL
 DEFAULT_THRESHOLD = 4096
 LOG_SLACK_SECONDS = 5
 
@@ -207,6 +208,15 @@ class _Run:
         self.add(self.router_service())
         running = {role: self.running(role) for role in ("prefill", "decode")}
         self.add(judge_rendered_env(self.iec, running, t), judge_decoder_freshness(running, t))
+        self.add(self.guarded(running))
+
+    def guarded(self, running: dict[str, list[dict[str, Any]]]) -> Check:
+        t = self.target
+        try:
+            policy = self.cluster.get_network_policy(t.namespace, network_policy_name(t.name))
+        except ClusterError as exc:
+            return Check.failed(WORKERS_GUARDED, str(exc), causes.API_ERROR, **self.base)
+        return judge_guarded(policy, running, t)
 
     def router_service(self) -> Check:
         """The router's Service where the stack expects it (the split binds to it, the

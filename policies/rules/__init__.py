@@ -26,6 +26,7 @@ from policies.rules.security import (
     hf_token,
     iam_wildcards,
     image,
+    pod_ingress,
     public_ingress,
     s3_buckets,
 )
@@ -57,6 +58,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         hf_token,
         cold_start,
         traffic_tls,
+        pod_ingress,
     )
 )
 RULE_NAMES = frozenset(r.name for r in ALL_RULES)

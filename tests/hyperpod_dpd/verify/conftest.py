@@ -26,6 +26,7 @@ ALL_CHECKS = [
     "router service",
     "rendered worker env",
     "decoders newer than prefillers",
+    "workers guarded",
     "prefill role 'sender'",
     "decode role 'receiver'",
     "short prompt answered",
@@ -36,6 +37,9 @@ ALL_CHECKS = [
     "KV transfer throughput",
     "decoder PD buffer",
 ]
+
+# The checks that need the prompts: skipped when none are sent.
+PROMPT_CHECKS = ALL_CHECKS[ALL_CHECKS.index("short prompt answered") :]
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import json
 
 from hyperpod_dpd.verify.prompts import SHORT_SENTENCE
 from hyperpod_dpd.verify.results import FAIL, PASS, SKIP
-from tests.hyperpod_dpd.verify.conftest import ALL_CHECKS
+from tests.hyperpod_dpd.verify.conftest import ALL_CHECKS, PROMPT_CHECKS
 from tests.hyperpod_dpd.verify.fake_kube import NAME, NAMESPACE, PREFILL_POD, ChatServer
 
 
@@ -74,7 +74,7 @@ def test_explicit_threshold_is_compared_with_the_router_log(fake, verify):
 def test_no_prompts_is_read_only(fake, verify):
     result = verify("--no-prompts")
     assert result.code == 0
-    assert [n for n, r in result.results().items() if r == SKIP] == ALL_CHECKS[10:]
+    assert [n for n, r in result.results().items() if r == SKIP] == PROMPT_CHECKS
     assert fake.created == [] and fake.prompts == []
     assert all(method == "GET" for method, _ in fake.requests)
 
