@@ -46,6 +46,7 @@ from hyperpod_dpd.verify.prompts import (
 )
 from hyperpod_dpd.verify.rendered import judge_decoder_freshness, judge_rendered_env
 from hyperpod_dpd.verify.results import FAIL, Check, Report, Target
+from hyperpod_dpd.verify.revision import judge_served_copy
 from hyperpod_dpd.verify.routing import (
     LONG_ANSWERED,
     LONG_ROUTED,
@@ -114,6 +115,7 @@ def verify(
         raise
     run = _Run(cluster, target, prompt_client, options, on_check, iec)
     if target.colocated:
+        run.served_copy()
         run.add(run.router_service())  # what the split needs of a colocated endpoint
         return run.report
     run.endpoint_and_pods()
@@ -183,6 +185,7 @@ class _Run:
     def endpoint_and_pods(self) -> None:
         t = self.target
         self.add(*judge_iec(self.iec, t))
+        self.served_copy()
         for role in ("prefill", "decode"):
             ctx = {**self.base, "role": role, "container": t.container(role)}
             try:
@@ -207,6 +210,11 @@ class _Run:
         self.add(self.router_service())
         running = {role: self.running(role) for role in ("prefill", "decode")}
         self.add(judge_rendered_env(self.iec, running, t), judge_decoder_freshness(running, t))
+
+    def served_copy(self) -> None:
+        """With --stack: the IEC loads the copy the stack stages for the endpoint."""
+        if check := judge_served_copy(self.iec, self.target):
+            self.add(check)
 
     def router_service(self) -> Check:
         """The router's Service where the stack expects it (the split binds to it, the
