@@ -139,7 +139,8 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
     if problems := check_system_fits_jobs(settings.instance_groups, BENCHMARK_JOB):
         raise ConfigError(problems, source=f"Pulumi.{args.stack}.yaml for an in-cluster run")
     endpoint = endpoint_record(args, settings, entry)
-    # The runner's service account lives in the namespace of the endpoint it loads.
+    # The runner's service account lives in the namespace of the endpoint it loads; the
+    # tokenizer is that endpoint's own copy's (endpoints.<key>.checkpoint, else the stack's).
     access = benchmark_access(BENCHMARK, single_view(settings, entry), "")
     bucket = model_bucket(args, settings, project_dir)
     try:
