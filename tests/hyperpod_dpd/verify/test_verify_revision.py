@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from hyperpod_dpd.verify.results import FAIL, PASS
-from tests.conftest import edit, stack_raw, write_project
+from tests.conftest import NEW_REVISION, canary_revision_raw, edit, stack_raw, write_project
 from tests.hyperpod_dpd.verify.fake_kube import NAME, NAMESPACE
 
 OLD = "6f6073b423013f6a7d4d9f39144961bfbfbc386b"  # the canary stack's checkpoint revision
-NEW = "0123456789abcdef0123456789abcdef01234567"
+NEW = NEW_REVISION  # the candidate's own checkpoint (tests/conftest.py canary_revision_raw)
 REPO = "meta-llama/Llama-3.3-70B-Instruct"
 CHECK = "serves the staged copy"
 # The recorded IEC: the recorded deployment, checked as the canary's candidate (--name).
@@ -25,10 +25,7 @@ def project(tmp_path, monkeypatch):
     `pulumi` on PATH (a test that wants one puts it there)."""
     (tmp_path / "empty").mkdir()
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    raw = edit(
-        stack_raw("canary"), "hyperpod-dpd:endpoints.candidate.checkpoint", {"revision": NEW}
-    )
-    return write_project(tmp_path / "project", raw, "canary")
+    return write_project(tmp_path / "project", canary_revision_raw(), "canary")
 
 
 def _location(fake, prefix: str | None = None, bucket: str | None = None) -> dict:
