@@ -160,8 +160,8 @@ def render_cold_start(settings: StackSettings) -> list[str]:
         "## Cold start, scheduled to ready (estimate: caches off / on)",
         "",
         "| endpoint | pool | instance | image pull | weights read | load to GPU | warm-up | "
-        "total | caches | autoscaled |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "total | caches | autoscaled | first start, cold node | later start, warm node |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for entry, c in rows:
         off, on = c.off.to_json(), c.on.to_json()
@@ -172,12 +172,16 @@ def render_cold_start(settings: StackSettings) -> list[str]:
         caches = ", ".join(n for n in ("weights", "image") if getattr(cache, n)) or "off"
         out.append(
             f"| {entry.label} | {c.pool} | {c.instance_type} | {phases} | "
-            f"{off['total']} s / {on['total']} s | {caches} | {'yes' if c.autoscaled else 'no'} |"
+            f"{off['total']} s / {on['total']} s | {caches} | {'yes' if c.autoscaled else 'no'} | "
+            f"{round(c.first.total)} s | {round(c.current.total)} s |"
         )
     out += [
         "",
-        "Figures and their sources: core/cold_start.py. The weights cache helps a node that "
-        "already holds the files; a new node reads from S3 first.",
+        "Figures and their sources: core/cold_start.py. First start: the first worker on a "
+        "node whose caches are not warm yet (a new endpoint or revision, a replaced node) is a "
+        "cache miss: it reads the weights from S3 and pulls the image, caches on or off (the "
+        "operator warms nodes beside the pods, not before them). Later start: a worker on a "
+        "node the operator has warmed, as the endpoint's caches are set.",
     ]
     return out
 

@@ -47,6 +47,7 @@ from hyperpod_dpd.verify.prompts import (
 )
 from hyperpod_dpd.verify.rendered import judge_decoder_freshness, judge_rendered_env
 from hyperpod_dpd.verify.results import FAIL, Check, Report, Target
+from hyperpod_dpd.verify.revision import judge_served_copy
 from hyperpod_dpd.verify.routing import (
     LONG_ANSWERED,
     LONG_ROUTED,
@@ -115,6 +116,7 @@ def verify(
         raise
     run = _Run(cluster, target, prompt_client, options, on_check, iec)
     if target.colocated:
+        run.served_copy()
         run.add(run.router_service())  # what the split needs of a colocated endpoint
         return run.report
     run.endpoint_and_pods()
@@ -184,6 +186,7 @@ class _Run:
     def endpoint_and_pods(self) -> None:
         t = self.target
         self.add(*judge_iec(self.iec, t))
+        self.served_copy()
         for role in ("prefill", "decode"):
             ctx = {**self.base, "role": role, "container": t.container(role)}
             try:
@@ -217,6 +220,11 @@ class _Run:
         except ClusterError as exc:
             return Check.failed(WORKERS_GUARDED, str(exc), causes.API_ERROR, **self.base)
         return judge_guarded(policy, running, t)
+
+    def served_copy(self) -> None:
+        """With --stack: the IEC loads the copy the stack stages for the endpoint."""
+        if check := judge_served_copy(self.iec, self.target):
+            self.add(check)
 
     def router_service(self) -> Check:
         """The router's Service where the stack expects it (the split binds to it, the

@@ -74,7 +74,12 @@ class Result:
 def verify(fake, tmp_path, capsys):
     kubeconfig = fake.kubeconfig(tmp_path)
 
-    def _run(*extra: str, fmt: str = "json", target: tuple[str, ...] | None = None) -> Result:
+    def _run(
+        *extra: str,
+        fmt: str = "json",
+        target: tuple[str, ...] | None = None,
+        project: Path = ROOT,
+    ) -> Result:
         where = target if target is not None else ("--name", NAME, "--namespace", NAMESPACE)
         argv = [
             "--kubeconfig",
@@ -90,7 +95,7 @@ def verify(fake, tmp_path, capsys):
             fmt,
             *extra,
         ]
-        code = run(parse(argv), ROOT)
+        code = run(parse(argv), project)
         captured = capsys.readouterr()
         return Result(code, captured.out, captured.err)
 

@@ -81,7 +81,8 @@ def test_no_prompts_is_read_only(fake, verify):
 
 def test_a_colocated_endpoint_of_the_stack_gets_its_router_service_checked(fake, verify):
     """The canary's baseline is colocated: the DPD checks do not apply, but the split binds to
-    its router's Service all the same, so that Service is checked (and nothing else is)."""
+    its router's Service all the same, so that Service is checked, and the copy it loads (and
+    nothing else is)."""
     iec = copy.deepcopy(fake.iecs[(NAMESPACE, NAME)])
     iec["metadata"]["name"] = "baseline"
     iec["spec"].pop("pdSpec")
@@ -90,10 +91,16 @@ def test_a_colocated_endpoint_of_the_stack_gets_its_router_service_checked(fake,
                             "namespace": "hyperpod-inference-system"}}  # fmt: skip
     target = ("--stack", "canary", "--endpoint", "baseline")
     missing = verify(target=target)
-    assert missing.code == 1 and missing.results() == {"router service": FAIL}
+    assert missing.code == 1 and missing.results() == {
+        "serves the staged copy": PASS,
+        "router service": FAIL,
+    }
     fake.services["hyperpod-inference-system"].append(service)
     found = verify(target=target)
-    assert found.code == 0 and found.results() == {"router service": PASS}
+    assert found.code == 0 and found.results() == {
+        "serves the staged copy": PASS,
+        "router service": PASS,
+    }
     assert found.check("router service")["detail"] == (
         "hyperpod-inference-system/baseline-inference-routing-service"
     )
