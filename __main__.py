@@ -23,6 +23,7 @@ from policies.gate import enforce, judgement
 from program.outputs import Outputs
 from program.stack_config import deployer_arn, load_stack_config
 from specs import desired as names
+from specs.eks import addon_configuration
 from specs.network import flow_log_group_name
 from workloads.benchmark import BenchmarkAccess, BenchmarkAccessArgs
 from workloads.endpoint import (
@@ -87,6 +88,7 @@ eks = Eks(
         protect=s.protect,
         partition=partition,
         tags=tags,
+        addon_configuration=addon_configuration(s.network_policy.enabled),
     ),
 )
 efa = EfaSecurityGroup(names.NODES, EfaSecurityGroupArgs(desired.nodes, outputs))
@@ -190,8 +192,8 @@ for spec in desired.endpoints:
                     if (location := spec.config.model_source.model_location) in staged
                     else []
                 ),
-                *([shared] if shared else []),
             ],
+            shared_namespace=shared,
         ),
     )
 endpoint = endpoints[desired.endpoint.name]

@@ -25,6 +25,40 @@ An estimate from published figures, each cited, scaled by the node's own EC2 num
 - Warm-up. vLLM's engine start after the weights (memory profiling, KV cache allocation, CUDA
   graphs): 23 s ready from S3 minus 4.88 s of loading for Llama-3-8B (run-ai/runai-model-
   streamer docs/src/benchmarks.md), about 18 s; a lower bound for larger models.
+
+Which start. The caches-off figures are the FIRST worker's on a node whose caches are not warm
+(a new endpoint, a new revision, a replaced node): a cache miss that reads S3 and pulls the
+image. The caches-on figures are a LATER worker's on a node the operator has warmed. The
+operator does not hold the first pods for the cache (AWS model caching page,
+https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-model-caching.html):
+it warms the nodes matching the deployment's scheduling constraints and labels each warm one
+(inference.sagemaker.aws.amazon.com/weights-cache-ready.<the cache configuration's UID>); the
+pods prefer those nodes (preferred affinity) but schedule anywhere, and "if a pod is scheduled
+on a node where the cache is not yet available, the deployment falls back to loading model
+weights directly from the remote model source"; a replaced node is warmed again before pods
+prefer it. The image cache pre-pulls beside the pods the same way. So a scale-out onto an idle
+node the operator has already warmed is a cache hit; the first start never is.
+
+Nothing shortens the first start that this project could render (researched for issue 39):
+- A standalone ModelWeightsCacheConfig (CRD inference.sagemaker.aws.amazon.com_
+  modelweightscacheconfigs.yaml in aws/sagemaker-hyperpod-cli's inference-operator chart at
+  commit 0986f2cc4eb14070d3aeb159c2c9b09d1b5f287b:
+  modelSourceConfig, hostPath, nodeSelector, nodeAffinity; status readyNodes/targetNodes)
+  warms a cache of its own: the AWS page says each deployment uses an isolated per-deployment
+  cache directory and each cache-ready label carries its cache configuration's UID, and the
+  IEC's spec.modelCacheConfig.weightsCache has only `enabled` and `hostPath`, no reference to
+  another configuration. Nothing public says an IEC's pods read another configuration's cache.
+- modelSourceConfig.prefetchEnabled (the CRD: "pre-fetch the model to RAM and then the
+  inference server will load to the GPU/CPU device thereafter") makes the operator mount the
+  S3 volume plus a RAM-backed emptyDir, model-weights-copy, that the worker reads from (AWS
+  "Deploy models from local NVMe storage using kubectl",
+  https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-deploy-nvme.html).
+  From S3 the same 141 GB still cross the same mount first, then RAM, before vLLM starts; the
+  copy is the whole checkpoint per pod (TP ranks share the pod, not the copy), charged to the
+  pod's memory (a memory-backed emptyDir counts against the container's memory limit,
+  https://kubernetes.io/docs/concepts/storage/volumes/#emptydir). It fits a p5's 2 TiB but no
+  public figure shows it faster than vLLM reading the mount; AWS pairs it with a custom
+  initContainer copying from NVMe, which is the weights cache's job here.
 """
 
 from __future__ import annotations

@@ -54,6 +54,26 @@ ANNOTATION_PREFIX = "hyperpod-dpd/"
 GPU_RESOURCE = "nvidia.com/gpu"  # extended resource, and the key of the GPU nodes' taint
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+# On the operator's worker pods. The DPD role: "Pods labelled
+# inference.sagemaker.aws.amazon.com/dpd-role=prefill|decode" (AWS DPD docs,
+# sagemaker-hyperpod-model-deployment-dpd.html, "Verifying": kubectl get pod -l ...).
+DPD_ROLE_POD_LABEL = "inference.sagemaker.aws.amazon.com/dpd-role"
+# The endpoint: "The operator labels its pods app=<metadata.name>" (awslabs/ai-on-sagemaker-hyperpod
+# website/docs/00-eks-orchestration/inference/inference-gateway/01-first-gateway.md @141076d5,
+# its `kubectl get pods -l app=vllm-qwen --show-labels` output); the HyperPod CLI finds an
+# endpoint's pods by the same label (aws/sagemaker-hyperpod-cli
+# src/sagemaker/hyperpod/inference/hp_endpoint.py @011ca927, HPEndpoint.list_pods).
+ENDPOINT_POD_LABEL = "app"
+# Set on every namespace by the API server, its value the namespace's name (Kubernetes >= 1.22,
+# https://kubernetes.io/docs/reference/labels-annotations-taints/#kubernetes-io-metadata-name).
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+def network_policy_name(endpoint: str) -> str:
+    """The NetworkPolicy the stack gives endpoint `endpoint`'s workers, in its namespace
+    (specs/isolation/network_policies.py; `verify` reads it back)."""
+    return f"{endpoint}-workers"
+
 
 # --- AWS tags -------------------------------------------------------------------------------
 TIER_TAG = "hyperpod-dpd:tier"  # on subnets: gpu | private | public
@@ -180,6 +200,7 @@ JOB_TYPE = "kubernetes:batch/v1:Job"
 CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 NAMESPACE_TYPE = "kubernetes:core/v1:Namespace"
+NETWORK_POLICY_TYPE = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 
 # --- Component type tokens (public contract: renaming one needs an alias) --------------------
 NETWORK = "hyperpod-dpd:infra:Network"
@@ -224,6 +245,7 @@ RULE_NAMES: tuple[str, ...] = (
     "hyperpod-dpd-hf-token",
     "hyperpod-dpd-cold-start",
     "hyperpod-dpd-traffic-tls",
+    "hyperpod-dpd-pod-ingress",
     "hyperpod-dpd-images-by-digest",
 )
 

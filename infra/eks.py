@@ -43,6 +43,8 @@ class EksArgs:
     # None: eks.deployerAdmin is false.
     deployer_arn: str | None = None
     protect: bool = False  # the cluster: deleting or replacing it loses every workload
+    # Configuration values (JSON) by add-on name (specs/eks.py addon_configuration).
+    addon_configuration: dict[str, str] = field(default_factory=dict)
     partition: str = "aws"
     tags: dict[str, str] = field(default_factory=dict)
 
@@ -167,6 +169,7 @@ class Eks(pulumi.ComponentResource):
             cluster_name=self.cluster.name,
             addon_name=addon,
             addon_version=EKS_ADDON_VERSIONS[self._args.kubernetes_version][addon],
+            configuration_values=self._args.addon_configuration.get(addon),
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="PRESERVE",
             tags=self._args.tags,

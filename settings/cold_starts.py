@@ -1,5 +1,8 @@
 """Each pool's cold start, caches off and on (core/cold_start.py), on the slowest node it may
-land on: what the plan shows per endpoint and pool (summary.md, plan.json)."""
+land on: what the plan shows per endpoint and pool (summary.md, plan.json). The first worker on
+a node whose caches are not warm starts as with caches off, whatever the endpoint's cache says
+(core/cold_start.py, "Which start"); the cache settings change a later worker's, on a warm
+node."""
 
 from __future__ import annotations
 
@@ -17,8 +20,13 @@ class PoolColdStart:
     instance_type: str
     off: ColdStart  # both caches off
     on: ColdStart  # both caches on (on a warm node)
-    current: ColdStart  # as the endpoint's cache settings have it
+    current: ColdStart  # on a warm node, as the endpoint's cache settings have it
     autoscaled: bool
+
+    @property
+    def first(self) -> ColdStart:
+        """The first worker on a node not warm yet: a cache miss, S3 and a pull, caches or not."""
+        return self.off
 
     def to_json(self) -> dict:
         return {
@@ -27,6 +35,10 @@ class PoolColdStart:
             "cachesOff": self.off.to_json(),
             "cachesOn": self.on.to_json(),
             "asConfigured": self.current.to_json(),
+            # Which start each is: the first worker on a cold node (a cache miss: caches-off
+            # figures whatever the cache settings), and later ones on a node the operator warmed.
+            "firstStart": self.first.to_json(),
+            "warmNodeStart": self.current.to_json(),
         }
 
 

@@ -37,6 +37,7 @@ from settings.cluster.groups import (
     instance_type_for,
 )
 from settings.cluster.network import NetworkConfig, check_flow_logs, check_vpc, check_zones
+from settings.cluster.pod_network import NetworkPolicyConfig
 from settings.config.errors import full_key, set_fix
 from settings.config.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
 from settings.cost import CostConfig
@@ -90,6 +91,10 @@ class StackSettings(SettingsModel):
     )
     instance_groups: dict[GroupName, InstanceGroupConfig] = Field(
         description="HyperPod instance groups keyed by name (stable addresses)."
+    )
+    network_policy: NetworkPolicyConfig = Field(
+        default_factory=NetworkPolicyConfig,
+        description="Pod ingress to the endpoints' workers: enabled, allowNamespaces.",
     )
     inference_operator: InferenceOperatorConfig = Field(
         default_factory=InferenceOperatorConfig,

@@ -2,8 +2,10 @@
 
 `hyperpod-dpd benchmark run --stack S` (without --target) starts a Kubernetes Job beside the
 endpoint (hyperpod_dpd/benchmark/job.py renders it). The Job runs as the service account
-declared here, whose IRSA role can read the staged checkpoint's tokenizer files, by exact key,
-and write under the bucket's `benchmarks/` prefix; nothing else. The service account lives in
+declared here, whose IRSA role can read the tokenizer files of each checkpoint copy the stack
+stages (an endpoint with its own `checkpoint` loads another model or revision, and a run reads
+the tokenizer of the endpoint it loads), by exact key, and write under the bucket's
+`benchmarks/` prefix; nothing else. The service account lives in
 the endpoint's namespace, so the run sits next to what it measures.
 """
 
@@ -37,7 +39,7 @@ class BenchmarkAccessSpec:
     name: str
     namespace: str  # the endpoint's: where the service account and the runs' Jobs live
     service_account: str
-    tokenizer_prefix: str  # the staged checkpoint's key prefix
+    tokenizer_prefix: str  # the first endpoint's staged copy: where a run of it reads the tokenizer
     policy: Desired  # the runner role's inline policy
     # The other endpoints' namespaces: a run loads one endpoint from beside it, so the account
     # is in each (one role for all).
@@ -49,15 +51,18 @@ def results_prefix(run_id: str) -> str:
 
 
 def benchmark_access(name: str, s: StackSettings, model_bucket_arn: str) -> BenchmarkAccessSpec:
-    """`model_bucket_arn` is a placeholder (the bucket's ARN is known after it is created)."""
-    prefix = s.checkpoint.effective_prefix
+    """`model_bucket_arn` is a placeholder (the bucket's ARN is known after it is created). With
+    one endpoint's view of the stack (hyperpod_dpd/shared/endpoints.py single_view), the
+    tokenizer prefix is that endpoint's own copy."""
+    prefix = s.checkpoint_of(s.entries()[0]).effective_prefix
+    copies = [c.effective_prefix for c in s.staged_checkpoints()]
     policy = role_policy(
         f"{name}-policy",
         (BENCHMARK_ACCESS,),
         ref(f"{name}-role", "id"),
         allow(
             ["s3:GetObject"],
-            [f"{model_bucket_arn}/{prefix}/{f}" for f in TOKENIZER_FILES],
+            [f"{model_bucket_arn}/{p}/{f}" for p in copies for f in TOKENIZER_FILES],
             "ReadTokenizer",
         ),
         # Only new objects under benchmarks/: a run never reads, lists or deletes another's.

@@ -106,6 +106,8 @@ class DesiredState:
             if spec.namespace:
                 out.append(spec.namespace)
             out.append(spec.iec)
+            if spec.network_policy:
+                out.append(spec.network_policy)
         if self.traffic:
             out += self.traffic.resources()
         out.append(self.benchmark.policy)

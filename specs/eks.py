@@ -7,6 +7,8 @@ only when CIDRs are listed.
 
 from __future__ import annotations
 
+import json
+
 from core.refs import ref
 from core.vocabulary import EKS, EKS_CLUSTER_TYPE
 from specs.base import Desired
@@ -56,3 +58,18 @@ def eks_cluster(
             "tags": tags,
         },
     )
+
+
+# The VPC CNI add-on enforces NetworkPolicies only when asked: its configuration key
+# `enableNetworkPolicy` ("false" by default: aws/amazon-vpc-cni-k8s v1.19.5,
+# charts/aws-vpc-cni/values.yaml, whose values the add-on's configuration takes; EKS user guide,
+# "Restrict Pod network traffic with Kubernetes network policies",
+# https://docs.aws.amazon.com/eks/latest/userguide/cni-network-policy-configure.html). It needs
+# VPC CNI 1.14 or later and Kubernetes 1.25 or later (aws/amazon-vpc-cni-k8s
+# docs/network-policy-faq.md); the pinned add-on (core/versions.py) is newer than both.
+VPC_CNI_NETWORK_POLICY = {"enableNetworkPolicy": "true"}
+
+
+def addon_configuration(network_policy: bool) -> dict[str, str]:
+    """The configuration values (JSON) of each core add-on that takes any, by add-on name."""
+    return {"vpc-cni": json.dumps(VPC_CNI_NETWORK_POLICY)} if network_policy else {}

@@ -37,8 +37,9 @@ from specs.iec import (
     TopologySpec,
     Worker,
 )
+from specs.isolation.network_policies import network_policy
+from specs.isolation.pod_security import pod_security_labels
 from specs.placement import EndpointPlacement, placement_of
-from specs.pod_security import pod_security_labels
 from specs.scaling import pool_autoscaling, server_address
 from specs.schema import spec_has_field
 
@@ -252,6 +253,8 @@ class EndpointSpec:
     config: InferenceEndpointConfig
     iec: Desired
     namespace: Desired | None  # the endpoint's namespace, unless it is "default"
+    # Who may reach its workers (specs/isolation/network_policies.py); None: networkPolicy off.
+    network_policy: Desired | None = None
 
 
 def endpoint(
@@ -276,14 +279,17 @@ def endpoint(
     # The numbers the gate's rules judge: those the manifest's args and env carry, typed.
     facts = entry.numbers.facts()
     iec = Desired(IEC_TYPE, f"{name}-iec", parents, config.to_manifest(), facts=facts)
-    return EndpointSpec(name, config, iec, namespace)
+    policy = None
+    if s.network_policy.enabled:
+        policy = network_policy(f"{name}-network-policy", parents, s, config.name, config.namespace)
+    return EndpointSpec(name, config, iec, namespace, policy)
 
 
 def namespace_desired(
     name: str, parents: tuple[str, ...], namespace: str, kubernetes_version: str
 ) -> Desired:
     """An endpoint namespace, with the Pod Security labels its operator's pods meet
-    (specs/pod_security.py says why `privileged` is enforced there)."""
+    (specs/isolation/pod_security.py says why `privileged` is enforced there)."""
     labels = pod_security_labels("privileged", kubernetes_version)
     return Desired(
         NAMESPACE_TYPE,

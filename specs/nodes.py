@@ -10,7 +10,7 @@ says so, and nothing from the rest of the VPC.
   gardener/gardener-extension-provider-aws #1832). Every HyperPod node (system and GPU groups)
   is in this group, so these rules are also how pods on different nodes reach each other
   (router -> workers, prefill <-> decode NIXL/NCCL over TCP, CoreDNS, metrics scrapes); the
-  NetworkPolicies (specs/network_policies.py) narrow that pod traffic. EFA's SRD traffic bypasses
+  NetworkPolicies (specs/isolation/network_policies.py) narrow that pod traffic. EFA's SRD traffic bypasses
   the kernel: neither conntrack nor a NetworkPolicy sees it; this group is its only guard.
 - The EKS control plane, both ways (eks-ingress, eks-egress, cluster-ingress-from-nodes): the
   kubelet API and webhooks from the control plane, the API server from the nodes ("Amazon EKS

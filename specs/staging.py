@@ -46,7 +46,7 @@ from settings.checkpoint import CheckpointConfig
 from settings.stack import StackSettings
 from specs.base import Desired
 from specs.iam import allow, role_policy
-from specs.pod_security import pod_security_labels
+from specs.isolation.pod_security import pod_security_labels
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = STAGING_NAMESPACE
@@ -190,7 +190,7 @@ def staging(
             "kind": "Namespace",
             "metadata": {
                 "name": NAMESPACE,
-                # The Job's pod meets `restricted` (specs/pod_security.py).
+                # The Job's pod meets `restricted` (specs/isolation/pod_security.py).
                 "labels": pod_security_labels("restricted", s.eks.kubernetes_version),
             },
         },

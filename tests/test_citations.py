@@ -198,3 +198,9 @@ def test_each_section_is_a_failure_verify_reports_with_what_to_do_and_sources(pa
             assert part in body, f"#{anchor} lacks {part}"
         sources = body.split("**Sources.**", 1)[1]
         assert re.search(r"\]\(https://", sources), f"#{anchor} cites no public page"
+
+
+def test_the_page_index_lists_every_section(page):
+    """A reader scanning the index finds every failure `verify` can report."""
+    links = set(re.findall(r"^- \[[^\]]+\]\(#([\w-]+)\)$", page, flags=re.MULTILINE))
+    assert sorted(set(sections(page)) - links) == []

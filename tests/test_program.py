@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 import pytest
 
+from core.vocabulary import NETWORK_POLICY_TYPE
 from tests.conftest import ROOT, run_stack, stack_raw
 
 
@@ -93,9 +94,11 @@ def test_a_stack_with_one_endpoint_keeps_every_resource_of_before_several_endpoi
     now = sorted(f"{r.type} {r.name}" for r in run.resources)
     before = (ROOT / "tests" / "golden" / f"resources-{stack}-1ab6fa2.txt").read_text().splitlines()
     # Issue 36 (security) removed the nodes' all-traffic ingress from the whole VPC and added
-    # the flow logs and the nodes' DNS egress: nothing else of before is gone or new.
+    # the flow logs, the nodes' DNS egress and the workers' NetworkPolicy: nothing else of before
+    # is gone or new.
     removed = {"aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule nodes-vpc-ingress"}
     assert set(before) - set(now) == removed
     added = {line for line in set(now) - set(before)
-             if " network-flow-log" not in line and " nodes-egress-dns-" not in line}  # fmt: skip
+             if " network-flow-log" not in line and " nodes-egress-dns-" not in line
+             and line != f"{NETWORK_POLICY_TYPE} endpoint-network-policy"}  # fmt: skip
     assert not added, sorted(added)

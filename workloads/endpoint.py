@@ -26,12 +26,15 @@ class EndpointArgs:
     provider: k8s.Provider
     # What must exist first: the operator install, the staged checkpoint (when they exist).
     depends_on: list[pulumi.Resource] = field(default_factory=list)
+    # The namespace it shares with other endpoints (EndpointNamespaces), when it owns none.
+    shared_namespace: pulumi.Resource | None = None
 
 
 class InferenceEndpoint(pulumi.ComponentResource):
     spec: InferenceEndpointConfig
     resource: k8s.apiextensions.CustomResource
     namespace: k8s.core.v1.Namespace | None  # None: the endpoint's namespace is not ours
+    network_policy: k8s.networking.v1.NetworkPolicy | None  # None: networkPolicy.enabled false
 
     def __init__(self, name: str, args: EndpointArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(INFERENCE_ENDPOINT, name, None, opts)
@@ -39,11 +42,16 @@ class InferenceEndpoint(pulumi.ComponentResource):
         out = args.outputs
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         depends_on = list(args.depends_on)
+        if args.shared_namespace is not None:
+            depends_on.append(args.shared_namespace)
         self.namespace = None
         if args.spec.namespace is not None:
             ns = args.spec.namespace
             self.namespace = k8s.core.v1.Namespace(ns.name, **out.resolve(ns.kwargs()), opts=child)
             depends_on.append(self.namespace)
+        self.network_policy = self._create_network_policy(args, child)
+        if self.network_policy is not None:
+            depends_on.append(self.network_policy)
         iec = args.spec.iec
         self.resource = k8s.apiextensions.CustomResource(
             iec.name,
@@ -64,6 +72,23 @@ class InferenceEndpoint(pulumi.ComponentResource):
                 "mode": "dpd" if self.spec.is_dpd else "colocated",
                 "routerService": router_service(self.spec) if self.spec.is_dpd else None,
             }
+        )
+
+    def _create_network_policy(
+        self, args: EndpointArgs, child: pulumi.ResourceOptions
+    ) -> k8s.networking.v1.NetworkPolicy | None:
+        """The workers' NetworkPolicy, in their namespace before the IEC starts any pod: no
+        worker runs unguarded. It needs only the namespace (the pods it names come later)."""
+        policy = args.spec.network_policy
+        if policy is None:
+            return None
+        namespace = self.namespace or args.shared_namespace
+        return k8s.networking.v1.NetworkPolicy(
+            policy.name,
+            **args.outputs.resolve(policy.kwargs()),
+            opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(depends_on=[namespace] if namespace else [])
+            ),
         )
 
 

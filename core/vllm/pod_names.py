@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import re
 
+from core.vocabulary import DPD_ROLES
+
 # k8s.io/apimachinery/pkg/util/rand/rand.go: alphanums (SafeEncodeString and String(n)).
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 HASH_MAX = 10  # fmt.Sprint of a uint32: at most 10 characters once encoded
@@ -46,6 +48,12 @@ def worker_deployment(name: str, pool: str) -> str:
     if pool == "colocated":
         return name
     raise ValueError(f"not a worker pool: {pool!r}")
+
+
+def endpoint_pod_label_values(name: str) -> tuple[str, ...]:
+    """The values the operator's `app` label (core/vocabulary.py ENDPOINT_POD_LABEL) may take on
+    endpoint `name`'s worker pods: its name, or one of its Deployments' names."""
+    return (name, *(worker_deployment(name, role) for role in DPD_ROLES))
 
 
 def pod_name_pattern(deployment: str) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -47,6 +46,7 @@ from hyperpod_dpd.benchmark.run import (
 from hyperpod_dpd.benchmark.scenario import BenchmarkArgError, workload_argv
 from hyperpod_dpd.shared.endpoints import single_view
 from hyperpod_dpd.shared.kube import ClusterError
+from hyperpod_dpd.shared.stack_outputs import OutputUnavailable, stack_output
 from settings import ConfigError
 from settings.cluster.capacity import BENCHMARK_JOB, check_system_fits_jobs
 
@@ -70,32 +70,22 @@ def model_bucket(args: argparse.Namespace, settings: Any, project_dir: Path) -> 
         return args.bucket
     if settings.checkpoint.bucket_name:
         return settings.checkpoint.bucket_name
-    fix = "pass --bucket NAME (pulumi stack output modelBucket)"
     try:
-        proc = subprocess.run(
-            ["pulumi", "stack", "output", "modelBucket", "--stack", args.stack],
-            cwd=project_dir, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
-    except FileNotFoundError:
+        return stack_output(project_dir, args.stack, "modelBucket")
+    except OutputUnavailable as exc:
+        if exc.no_cli:
+            raise BenchmarkArgError(
+                "--bucket",
+                MISSING,
+                "the model bucket's name: given with --bucket, or read from the stack with the "
+                "Pulumi CLI, which is not installed here (no `pulumi` on PATH)",
+                "pass --bucket NAME (the stack's modelBucket output, e.g. from the AWS console "
+                "or a machine with Pulumi), or install Pulumi (https://www.pulumi.com/docs/install/)",
+            ) from None
         raise BenchmarkArgError(
-            "--bucket",
-            MISSING,
-            "the model bucket's name: given with --bucket, or read from the stack with the "
-            "Pulumi CLI, which is not installed here (no `pulumi` on PATH)",
-            "pass --bucket NAME (the stack's modelBucket output, e.g. from the AWS console or "
-            "a machine with Pulumi), or install Pulumi (https://www.pulumi.com/docs/install/)",
-        ) from None
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise BenchmarkArgError(
-            "--bucket", MISSING, f"the model bucket's name (pulumi: {exc})", fix
-        ) from None
-    if proc.returncode != 0 or not proc.stdout.strip():
-        raise BenchmarkArgError(
-            "--bucket", MISSING,
-            f"the model bucket's name (`pulumi stack output modelBucket --stack {args.stack}` "
-            f"said: {proc.stderr.strip() or 'nothing'})", fix,
-        )  # fmt: skip
-    return proc.stdout.strip()
+            "--bucket", MISSING, f"the model bucket's name ({exc})",
+            "pass --bucket NAME (pulumi stack output modelBucket)",
+        ) from None  # fmt: skip
 
 
 def in_cluster_target(
@@ -149,7 +139,8 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
     if problems := check_system_fits_jobs(settings.instance_groups, BENCHMARK_JOB):
         raise ConfigError(problems, source=f"Pulumi.{args.stack}.yaml for an in-cluster run")
     endpoint = endpoint_record(args, settings, entry)
-    # The runner's service account lives in the namespace of the endpoint it loads.
+    # The runner's service account lives in the namespace of the endpoint it loads; the
+    # tokenizer is that endpoint's own copy's (endpoints.<key>.checkpoint, else the stack's).
     access = benchmark_access(BENCHMARK, single_view(settings, entry), "")
     bucket = model_bucket(args, settings, project_dir)
     try:

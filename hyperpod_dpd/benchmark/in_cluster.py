@@ -68,8 +68,9 @@ def fetch_tokenizer(s3, bucket: str, prefix: str, files: list[str], into: Path) 
             "tokenizer", f"s3://{bucket}/{prefix}/", f"a staged checkpoint with one of "
             f"{', '.join(TOKENIZER_REQUIRED_ANY)} that the runner role may read",
             "stage the checkpoint first (checkpoint.staging: job, or `hyperpod-dpd checkpoint "
-            "upload`); after changing checkpoint.prefix or revision, `pulumi up` first (the "
-            "role reads the tokenizer files of the stack's prefix only)",
+            "upload`); after changing a checkpoint's prefix or revision (the stack's or the "
+            "endpoint's own), `pulumi up` first (the role reads the tokenizer files of the "
+            "copies the stack stages only)",
         )  # fmt: skip
     print(f"tokenizer: {', '.join(got)} from s3://{bucket}/{prefix}/", flush=True)
     return into

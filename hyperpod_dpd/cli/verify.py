@@ -3,8 +3,10 @@
   hyperpod-dpd verify --stack dev [--endpoint KEY] [--kubeconfig K] [--router-url URL] [--format json]
   hyperpod-dpd verify --name N --namespace NS [--routing-threshold T] [--kubeconfig K]
 
-A colocated endpoint of the stack gets one check, `router service`: its router's Service is
-where the traffic split and the benchmark Job look for it (core/vocabulary.py RouterService).
+With --stack, `serves the staged copy` fails when the live IEC loads another checkpoint copy
+(bucket and prefix: another revision) than the stack stages for the endpoint. A colocated
+endpoint of the stack gets that check and `router service`: its router's Service is where the
+traffic split and the benchmark Job look for it (core/vocabulary.py RouterService).
 
 Exit codes: 0 every check passed (skipped ones allowed), 1 a check failed, 2 bad input (unknown
 stack, no kubeconfig, unreachable API server, endpoint not found).

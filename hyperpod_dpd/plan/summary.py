@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from core.units import format_gib
+from core.vocabulary import network_policy_name
 from hyperpod_dpd.plan.endpoint_summary import headline, render_endpoints
 from hyperpod_dpd.plan.resource_tree import render_tree
 from hyperpod_dpd.shared.cost import HOURS_PER_MONTH, hourly_cost, per_hour_and_month, total
@@ -54,6 +55,7 @@ def endpoint_facts(settings: StackSettings, entry: EndpointEntry) -> list[tuple[
         ("Region / GPU AZ", f"{settings.region} / {settings.availability_zone_id}"),
         ("Instance groups", groups),
         ("vLLM", vllm),
+        ("Pod ingress", _pod_ingress(settings, e.name)),
     ]
     if e.mode == "dpd":
         facts += [
@@ -63,6 +65,17 @@ def endpoint_facts(settings: StackSettings, entry: EndpointEntry) -> list[tuple[
              + _from(numbers.pd_buffer)),
         ]  # fmt: skip
     return facts
+
+
+def _pod_ingress(settings: StackSettings, name: str) -> str:
+    if not settings.network_policy.enabled:
+        return "open: networkPolicy.enabled is false, any pod of the cluster reaches the workers"
+    more = settings.network_policy.allow_namespaces
+    named = f", namespaces {', '.join(more)}" if more else ""
+    return (
+        f"NetworkPolicy {network_policy_name(name)}: the router, the endpoint's own pods, the "
+        f"metrics collector, load balancers{named} (the VPC CNI enforces it)"
+    )
 
 
 def _per_pool(numbers: EffectiveNumbers, name: str) -> str:
@@ -148,8 +161,8 @@ def render_cold_start(settings: StackSettings) -> list[str]:
         "## Cold start, scheduled to ready (estimate: caches off / on)",
         "",
         "| endpoint | pool | instance | image pull | weights read | load to GPU | warm-up | "
-        "total | caches | autoscaled |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "total | caches | autoscaled | first start, cold node | later start, warm node |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for entry, c in rows:
         off, on = c.off.to_json(), c.on.to_json()
@@ -160,12 +173,16 @@ def render_cold_start(settings: StackSettings) -> list[str]:
         caches = ", ".join(n for n in ("weights", "image") if getattr(cache, n)) or "off"
         out.append(
             f"| {entry.label} | {c.pool} | {c.instance_type} | {phases} | "
-            f"{off['total']} s / {on['total']} s | {caches} | {'yes' if c.autoscaled else 'no'} |"
+            f"{off['total']} s / {on['total']} s | {caches} | {'yes' if c.autoscaled else 'no'} | "
+            f"{round(c.first.total)} s | {round(c.current.total)} s |"
         )
     out += [
         "",
-        "Figures and their sources: core/cold_start.py. The weights cache helps a node that "
-        "already holds the files; a new node reads from S3 first.",
+        "Figures and their sources: core/cold_start.py. First start: the first worker on a "
+        "node whose caches are not warm yet (a new endpoint or revision, a replaced node) is a "
+        "cache miss: it reads the weights from S3 and pulls the image, caches on or off (the "
+        "operator warms nodes beside the pods, not before them). Later start: a worker on a "
+        "node the operator has warmed, as the endpoint's caches are set.",
     ]
     return out
 

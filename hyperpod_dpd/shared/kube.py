@@ -65,6 +65,7 @@ class Cluster:
         self.core = client.CoreV1Api(api)
         self.batch = client.BatchV1Api(api)
         self.custom = client.CustomObjectsApi(api)
+        self.networking = client.NetworkingV1Api(api)
         self.timeout = request_timeout
 
     @classmethod
@@ -101,6 +102,20 @@ class Cluster:
             IEC_PLURAL,
             name,
         )
+
+    def get_network_policy(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The NetworkPolicy, or None when there is none of that name."""
+        try:
+            return self._json(
+                "get networkpolicy",
+                self.networking.read_namespaced_network_policy,
+                name,
+                namespace,
+            )
+        except ClusterError as exc:
+            if exc.status == 404:
+                return None
+            raise
 
     def list_pods(self, namespace: str, label_selector: str | None = None) -> list[dict[str, Any]]:
         kwargs = {"label_selector": label_selector} if label_selector else {}

@@ -47,6 +47,16 @@ IEC_NOT_READY = Cause(
     f"and the operator log (`{_OPERATOR_LOG}`)",
     "docs/troubleshooting.md#endpoint-not-ready",
 )
+OTHER_COPY = Cause(
+    "the live endpoint loads another checkpoint copy than the one stack {stack} stages for it "
+    "({key}): it serves another revision. `pulumi up` has not run since the checkpoint "
+    "changed, or the InferenceEndpointConfig was edited by hand",
+    "run `pulumi up --stack {stack}` so it loads the stack's copy (a new revision of a DPD "
+    "endpoint rolls prefill and decode separately: serve it from a candidate endpoint behind "
+    '`traffic`, docs/deploy.md "Upgrade the model without mixed versions"); if it was changed '
+    "by hand, put that revision in {key} instead, or the next `pulumi up` reverts it",
+    "docs/troubleshooting.md#endpoint-serves-another-copy",
+)
 NOT_DPD = Cause(
     "the InferenceEndpointConfig has no spec.pdSpec: it is a colocated endpoint, the operator "
     "creates no prefill/decode pods or router for it",
@@ -213,4 +223,12 @@ STALE_DECODER = Cause(
     "restart the decoders after the prefillers: `kubectl rollout restart -n {namespace} "
     "deployment -l inference.sagemaker.aws.amazon.com/dpd-role=decode`",
     "docs/troubleshooting.md#stale-decoder",
+)
+WORKERS_UNGUARDED = Cause(
+    "the endpoint's NetworkPolicy does not apply to these worker pods (it is missing, or the "
+    "operator labels them otherwise than it selects): any pod of the cluster can reach them",
+    "`kubectl get networkpolicy -n {namespace} {name}-workers -o yaml` and `kubectl get pods "
+    "-n {namespace} --show-labels`. Missing: run `pulumi up` (networkPolicy.enabled). Other "
+    "labels: report them to hyperpod-dpd, and keep untrusted pods off the cluster meanwhile",
+    "docs/troubleshooting.md#workers-unguarded",
 )

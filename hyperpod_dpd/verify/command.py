@@ -14,9 +14,10 @@ from core.exits import EXIT_BAD_INPUT, UsageProblem
 from core.vocabulary import router_url
 from hyperpod_dpd.shared.endpoints import choose_endpoint
 from hyperpod_dpd.shared.kube import Cluster, ClusterError, KubeconfigError, kubeconfig_path
+from hyperpod_dpd.shared.stack_outputs import OutputUnavailable, stack_output
 from hyperpod_dpd.verify.prompts import HttpPromptClient, PodPromptClient
 from hyperpod_dpd.verify.report import render_text, report_json
-from hyperpod_dpd.verify.results import Target
+from hyperpod_dpd.verify.results import StagedCopy, Target
 from hyperpod_dpd.verify.runner import EndpointNotFound, Options, verify
 from settings.stack_file import read_stack
 
@@ -67,6 +68,8 @@ def resolve_target(args: argparse.Namespace, project_dir: Path) -> Any:
             routing_threshold=args.routing_threshold,
             fallback_threshold=endpoint.routing_threshold,
             colocated=endpoint.mode != "dpd" and not args.name,
+            network_policy=settings.network_policy.enabled and not args.name,
+            staged=staged_copy(settings, entry, args.stack, project_dir),
         )
     if key is not None:
         raise UsageProblem(
@@ -78,6 +81,39 @@ def resolve_target(args: argparse.Namespace, project_dir: Path) -> Any:
     if args.routing_threshold is not None and args.routing_threshold < 0:
         raise UsageProblem("--routing-threshold must be >= 0")
     return Target(args.name, args.namespace or "default", args.routing_threshold)
+
+
+def staged_copy(settings: Any, entry: Any, stack: str, project_dir: Path) -> StagedCopy:
+    """The copy the stack stages for `entry`; its bucket from checkpoint.bucketName, else the
+    stack's modelBucket output (Pulumi generates the name), else unknown (the prefix alone is
+    compared, and the check says so)."""
+    c = settings.checkpoint_of(entry)
+    key = (
+        entry.config_key("checkpoint")
+        if c is not settings.checkpoint
+        else "hyperpod-dpd:checkpoint"
+    )
+    bucket, note = settings.checkpoint.bucket_name, ""
+    if bucket is None:
+        try:
+            bucket = stack_output(project_dir, stack, "modelBucket")
+        except OutputUnavailable as exc:
+            note = f"no checkpoint.bucketName and no modelBucket output ({exc})"
+    users: dict[str, list[str]] = {}
+    for x in settings.entries():
+        users.setdefault(settings.checkpoint_of(x).effective_prefix, []).append(x.label)
+    copies = tuple(
+        (
+            copy.effective_prefix,
+            f"{_revision(copy)} for {', '.join(users.get(copy.effective_prefix, ['no endpoint']))}",
+        )
+        for copy in settings.staged_checkpoints()
+    )
+    return StagedCopy(stack, key, c.effective_prefix, _revision(c), bucket, note, copies)
+
+
+def _revision(c: Any) -> str:
+    return f"{c.source}@{c.revision}" if c.revision else c.source
 
 
 def prompt_client(args: argparse.Namespace, cluster: Any, target: Any) -> Any:

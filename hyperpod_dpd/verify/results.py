@@ -36,14 +36,35 @@ class Check:
 
 
 @dataclass(frozen=True)
+class StagedCopy:
+    """The checkpoint copy the stack stages for the endpoint (endpoints.<key>.checkpoint, else
+    the stack's), which its IEC's spec.modelSourceConfig must load."""
+
+    stack: str
+    key: str  # the config key that sets it: hyperpod-dpd:endpoints.<key>.checkpoint or ...
+    prefix: str  # effective prefix, no leading or trailing '/'
+    revision: str  # source@revision, what the prefix means
+    bucket: str | None  # None: not known here (`bucket_note` says why); only the prefix is judged
+    bucket_note: str = ""
+    # Every copy the stack stages: prefix -> "source@revision (endpoints ...)", to say which
+    # revision another prefix means.
+    copies: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class Target:
     name: str
     namespace: str
     routing_threshold: int | None = None  # explicit: wins over the IEC's value
     fallback_threshold: int | None = None  # the stack's value, if the IEC has none
-    # A colocated endpoint of the stack: only its router's Service is checked (the DPD checks
-    # do not apply; the traffic split binds to that Service in either mode).
+    # A colocated endpoint of the stack: only its router's Service (and the copy it loads) is
+    # checked (the DPD checks do not apply; the traffic split binds to that Service in either
+    # mode).
     colocated: bool = False
+    # The stack gives the endpoint a NetworkPolicy (networkPolicy.enabled): its selector is
+    # checked against the worker pods' labels.
+    network_policy: bool = False
+    staged: StagedCopy | None = None  # with --stack: the copy the endpoint must load
 
     @property
     def router_prefix(self) -> str:

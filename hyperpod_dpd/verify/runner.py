@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.vocabulary import RouterService
+from core.vocabulary import DPD_ROLE_POD_LABEL, RouterService, network_policy_name
 from hyperpod_dpd.shared.kube import ROUTER_NAMESPACE, Cluster, ClusterError
 from hyperpod_dpd.verify import causes, logs
 from hyperpod_dpd.verify.endpoint import (
@@ -28,6 +28,7 @@ from hyperpod_dpd.verify.endpoint import (
     pod_phase,
     role_pods,
 )
+from hyperpod_dpd.verify.guarded import WORKERS_GUARDED, judge_guarded
 from hyperpod_dpd.verify.kv_transfer import (
     KV_RECEIVED,
     KV_SPEED,
@@ -46,6 +47,7 @@ from hyperpod_dpd.verify.prompts import (
 )
 from hyperpod_dpd.verify.rendered import judge_decoder_freshness, judge_rendered_env
 from hyperpod_dpd.verify.results import FAIL, Check, Report, Target
+from hyperpod_dpd.verify.revision import judge_served_copy
 from hyperpod_dpd.verify.routing import (
     LONG_ANSWERED,
     LONG_ROUTED,
@@ -55,7 +57,7 @@ from hyperpod_dpd.verify.routing import (
     judge_routing,
 )
 
-ROLE_LABEL = "inference.sagemaker.aws.amazon.com/dpd-role"
+ROLE_LABEL = DPD_ROLE_POD_LABEL
 DEFAULT_THRESHOLD = 4096
 LOG_SLACK_SECONDS = 5
 
@@ -114,6 +116,7 @@ def verify(
         raise
     run = _Run(cluster, target, prompt_client, options, on_check, iec)
     if target.colocated:
+        run.served_copy()
         run.add(run.router_service())  # what the split needs of a colocated endpoint
         return run.report
     run.endpoint_and_pods()
@@ -183,6 +186,7 @@ class _Run:
     def endpoint_and_pods(self) -> None:
         t = self.target
         self.add(*judge_iec(self.iec, t))
+        self.served_copy()
         for role in ("prefill", "decode"):
             ctx = {**self.base, "role": role, "container": t.container(role)}
             try:
@@ -207,6 +211,20 @@ class _Run:
         self.add(self.router_service())
         running = {role: self.running(role) for role in ("prefill", "decode")}
         self.add(judge_rendered_env(self.iec, running, t), judge_decoder_freshness(running, t))
+        self.add(self.guarded(running))
+
+    def guarded(self, running: dict[str, list[dict[str, Any]]]) -> Check:
+        t = self.target
+        try:
+            policy = self.cluster.get_network_policy(t.namespace, network_policy_name(t.name))
+        except ClusterError as exc:
+            return Check.failed(WORKERS_GUARDED, str(exc), causes.API_ERROR, **self.base)
+        return judge_guarded(policy, running, t)
+
+    def served_copy(self) -> None:
+        """With --stack: the IEC loads the copy the stack stages for the endpoint."""
+        if check := judge_served_copy(self.iec, self.target):
+            self.add(check)
 
     def router_service(self) -> Check:
         """The router's Service where the stack expects it (the split binds to it, the

@@ -27,6 +27,7 @@ from policies.rules.security import (
     iam_wildcards,
     image,
     images_by_digest,
+    pod_ingress,
     public_ingress,
     s3_buckets,
 )
@@ -58,6 +59,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         hf_token,
         cold_start,
         traffic_tls,
+        pod_ingress,
         images_by_digest,
     )
 )

@@ -165,7 +165,13 @@ class AutoscalingConfig(ScalingConfig):
 
 class CacheConfig(SettingsModel):
     """The operator's model caches (spec.modelCacheConfig, operator 3.3 and newer: AWS model
-    caching page, sagemaker-hyperpod-model-deployment-model-caching)."""
+    caching page, sagemaker-hyperpod-model-deployment-model-caching).
+
+    Nothing more is rendered to warm nodes before a first pod (core/cold_start.py, "Which
+    start"): the operator warms its own per-deployment cache beside the pods, not before them;
+    a standalone ModelWeightsCacheConfig has a cache directory and node label of its own that
+    no IEC field points to; modelSourceConfig.prefetchEnabled copies the weights from the same
+    S3 mount into RAM before the worker starts, which adds a step rather than removing one."""
 
     weights: bool = Field(
         False,

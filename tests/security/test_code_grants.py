@@ -22,7 +22,7 @@ import pytest
 
 from specs.benchmark import RESULTS_PREFIX, TOKENIZER_FILES
 from specs.staging import shipped_paths
-from tests.conftest import edit, run_stack, stack_raw
+from tests.conftest import canary_revision_raw, edit, run_stack, stack_raw
 from tests.security.calls import OPERATION_ACTIONS, Call, calls_in
 from tests.security.iam import Request, access_level, allows, dead_grants
 
@@ -135,13 +135,28 @@ def test_an_s3_source_is_readable_by_the_staging_role():
     assert not allows(document, Request("s3:PutObject", "arn:aws:s3:::weights-archive/llama/x"))
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_the_benchmark_role_grants_every_call_of_the_benchmark_job(stack):
-    run = run_stack(stack_raw(stack), stack=stack)
-    bucket, prefix = _bucket(run)
-    document = _policy(run, "benchmark-policy")
+def _loaded_copies(run) -> list[tuple[str, str]]:
+    """(bucket, prefix) of each copy an IEC of the stack loads: what a run against that endpoint
+    reads the tokenizer of."""
+    return [
+        (r.inputs["spec"]["modelSourceConfig"]["s3Storage"]["bucketName"],
+         r.inputs["spec"]["modelSourceConfig"]["modelLocation"])
+        for r in run.resources
+        if r.type.endswith(":InferenceEndpointConfig")
+    ]  # fmt: skip
 
-    def requests(call: Call) -> list[Request]:
+
+@pytest.mark.parametrize("stack", [*STACKS, "canary-new-revision"])
+def test_the_benchmark_role_grants_every_call_of_the_benchmark_job(stack):
+    """Against each endpoint, of its own copy (the canary's candidate may serve a new
+    revision, endpoints.<key>.checkpoint)."""
+    raw = canary_revision_raw() if stack == "canary-new-revision" else stack_raw(stack)
+    run = run_stack(raw, stack=stack.split("-")[0])
+    document = _policy(run, "benchmark-policy")
+    copies = _loaded_copies(run)
+    assert copies and _bucket(run) in copies  # the stack's own copy among them
+
+    def requests(call: Call, bucket: str, prefix: str) -> list[Request]:
         # Reads: the tokenizer files by key (in_cluster.fetch_tokenizer); writes: the run's
         # results under benchmarks/<run id>/ (upload_results).
         out = []
@@ -155,7 +170,10 @@ def test_the_benchmark_role_grants_every_call_of_the_benchmark_job(stack):
                 out.append(Request(action, f"arn:aws:s3:::{bucket}/{key}"))
         return out
 
-    refused = _refused(document, calls_in(["hyperpod_dpd/benchmark/in_cluster.py"]), requests)
+    calls = calls_in(["hyperpod_dpd/benchmark/in_cluster.py"])
+    refused = []
+    for bucket, prefix in copies:
+        refused += _refused(document, calls, lambda c, b=bucket, p=prefix: requests(c, b, p))
     assert not refused, "the benchmark role refuses:\n  " + "\n  ".join(refused)
 
 

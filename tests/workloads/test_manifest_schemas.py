@@ -31,7 +31,7 @@ def test_the_programs_kubernetes_objects_are_valid_at_the_stacks_version(stack):
             continue
         _validate(manifest, version)
         kinds.add(manifest["kind"])
-    assert {"Job", "ConfigMap", "ServiceAccount", "Namespace"} <= kinds
+    assert {"Job", "ConfigMap", "ServiceAccount", "Namespace", "NetworkPolicy"} <= kinds
 
 
 def test_a_benchmark_runs_job_and_code_are_valid_at_the_stacks_version():

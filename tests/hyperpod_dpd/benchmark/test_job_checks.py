@@ -5,14 +5,17 @@ stack, the bucket, the kubeconfig, the runner's account, a system node that hold
 from __future__ import annotations
 
 import argparse
+import shlex
 
 import yaml
 
 from hyperpod_dpd.benchmark import cluster_run as cluster_run_module
 from hyperpod_dpd.cli import main
 from settings import parse_settings
-from tests.conftest import ROOT, edit, stack_raw, write_project
+from specs.benchmark import TOKENIZER_FILES, benchmark_access
+from tests.conftest import NEW_REVISION, ROOT, canary_revision_raw, edit, stack_raw, write_project
 from tests.hyperpod_dpd.benchmark.fake_cluster import FakeCluster
+from tests.security.iam import Request, allows
 
 
 def _in_cluster_argv(project, tmp_path, *extra: str) -> list[str]:
@@ -141,3 +144,32 @@ def test_a_system_group_too_small_for_the_job_is_refused_before_the_cluster_is_a
     (container,) = job["spec"]["template"]["spec"]["containers"]
     assert container["resources"]["requests"]["cpu"] == "4"
     assert container["resources"]["requests"]["memory"] == "8Gi"
+
+
+def test_a_run_of_an_endpoint_with_its_own_checkpoint_reads_its_own_tokenizer(
+    tmp_path, monkeypatch, capsys
+):
+    """The canary's candidate serves a new revision (its own checkpoint): the Job reads the
+    tokenizer of that copy, the baseline's run the stack's, and the runner role the stack
+    renders may read both (by exact key)."""
+    project = write_project(tmp_path / "project", canary_revision_raw(), "canary")
+    cluster = FakeCluster(tmp_path, {})
+    monkeypatch.setattr("hyperpod_dpd.shared.kube.Cluster.from_kubeconfig", lambda *a, **k: cluster)
+    policy = benchmark_access("benchmark", parse_settings(canary_revision_raw()), "arn:b").policy
+    prefixes = {}
+    for key in ("candidate", "baseline"):
+        argv = _in_cluster_argv(project, tmp_path, "--dry-run", "--endpoint", key)
+        argv[argv.index("dev")] = "canary"
+        assert main(argv) == 0
+        job, _ = yaml.safe_load_all(capsys.readouterr().out)
+        (container,) = job["spec"]["template"]["spec"]["containers"]
+        words = shlex.split(container["command"][2])
+        prefixes[key] = words[words.index("--tokenizer-prefix") + 1]
+        for name in TOKENIZER_FILES:
+            wanted = Request("s3:GetObject", f"arn:b/{prefixes[key]}/{name}")
+            assert allows(policy.props["policy"], wanted), wanted
+    model = "models/meta-llama/Llama-3.3-70B-Instruct"
+    assert prefixes == {
+        "candidate": f"{model}/{NEW_REVISION}",
+        "baseline": f"{model}/6f6073b423013f6a7d4d9f39144961bfbfbc386b",
+    }

@@ -44,3 +44,26 @@ def test_a_cached_endpoint_starts_as_its_caches_say(tmp_path):
     assert cold["candidate"]["decode"]["asConfigured"] == cold["candidate"]["decode"]["cachesOn"]
     assert cold["baseline"]["colocated"]["asConfigured"]["imagePull"] > 0
     assert "weights, image" in (out / "summary.md").read_text()
+
+
+def test_the_first_start_is_a_cache_miss_even_with_both_caches_on(tmp_path):
+    """The operator warms a node beside the first pods, not before them (AWS model caching page:
+    a pod on a node whose cache is not yet available loads from the remote source): the first
+    worker's start is the caches-off one; the caches make a later worker's, on a warm node."""
+    cached = (
+        "      maxModelLen: 16384\n      routingThreshold: 4096\n",
+        "      maxModelLen: 16384\n      routingThreshold: 4096\n"
+        "      cache:\n        weights: true\n        image: true\n",
+    )
+    out = head_with(tmp_path, cached, stack="canary")
+    decode = json.loads((out / "plan.json").read_text())["coldStart"]["candidate"]["decode"]
+    assert decode["firstStart"] == decode["cachesOff"]
+    assert decode["warmNodeStart"] == decode["cachesOn"]
+    assert decode["firstStart"]["total"] > 600 > 120 > decode["warmNodeStart"]["total"]
+    summary = (out / "summary.md").read_text()
+    row = next(line for line in summary.splitlines() if line.startswith("| candidate | decode"))
+    first, later = row.rstrip(" |").split(" | ")[-2:]
+    assert first == f"{decode['cachesOff']['total']} s"
+    assert later == f"{decode['cachesOn']['total']} s"
+    assert "| first start, cold node | later start, warm node |" in summary
+    assert "is a cache miss: it reads the weights from S3 and pulls the image" in summary

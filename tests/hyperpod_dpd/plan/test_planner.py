@@ -76,6 +76,7 @@ def test_summary_has_endpoint_resources_and_outputs(dev_plan):
     assert "| `aws:ec2/subnet:Subnet` | 5 |" in summary
     assert "## Policy violations (2)" in summary  # the worker and Job images, run by tag
     assert "gpuAvailabilityZoneId" in summary
+    assert "| Pod ingress | NetworkPolicy llama-3-3-70b-workers: the router, " in summary
 
 
 def test_plans_are_deterministic(tmp_path):
@@ -159,6 +160,17 @@ def test_advisory_violation_keeps_exit_0(tmp_path):
         ("hyperpod-dpd-routing-strategy", "advisory")
     ]
     assert len(plan.run.resources) > 100  # an advisory never stops the program
+
+
+def test_a_stack_without_network_policies_is_told_its_workers_are_open(tmp_path):
+    raw = stack_raw("dev") | {"hyperpod-dpd:networkPolicy": {"enabled": False}}
+    plan = make_plan(write_project(tmp_path / "project", raw), "dev", tmp_path / "out")
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "| Pod ingress | open: networkPolicy.enabled is false" in summary
+    assert [(v.policy, v.enforcement) for v in plan.violations] == [
+        ("hyperpod-dpd-pod-ingress", "advisory")
+    ]
+    assert plan.exit_code == 0
 
 
 def test_stale_files_of_a_previous_plan_are_removed(tmp_path):

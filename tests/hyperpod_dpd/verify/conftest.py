@@ -26,6 +26,7 @@ ALL_CHECKS = [
     "router service",
     "rendered worker env",
     "decoders newer than prefillers",
+    "workers guarded",
     "prefill role 'sender'",
     "decode role 'receiver'",
     "short prompt answered",
@@ -36,6 +37,9 @@ ALL_CHECKS = [
     "KV transfer throughput",
     "decoder PD buffer",
 ]
+
+# The checks that need the prompts: skipped when none are sent.
+PROMPT_CHECKS = ALL_CHECKS[ALL_CHECKS.index("short prompt answered") :]
 
 
 @pytest.fixture
@@ -70,7 +74,12 @@ class Result:
 def verify(fake, tmp_path, capsys):
     kubeconfig = fake.kubeconfig(tmp_path)
 
-    def _run(*extra: str, fmt: str = "json", target: tuple[str, ...] | None = None) -> Result:
+    def _run(
+        *extra: str,
+        fmt: str = "json",
+        target: tuple[str, ...] | None = None,
+        project: Path = ROOT,
+    ) -> Result:
         where = target if target is not None else ("--name", NAME, "--namespace", NAMESPACE)
         argv = [
             "--kubeconfig",
@@ -86,7 +95,7 @@ def verify(fake, tmp_path, capsys):
             fmt,
             *extra,
         ]
-        code = run(parse(argv), ROOT)
+        code = run(parse(argv), project)
         captured = capsys.readouterr()
         return Result(code, captured.out, captured.err)
 

@@ -28,6 +28,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from settings import parse_settings
+from specs.isolation.network_policies import network_policy
+from tests.conftest import stack_raw
 from tests.hyperpod_dpd.verify.kube_api import KubeApi, serve_http, status
 
 RECORDED = Path(__file__).parent / "recorded"
@@ -58,6 +61,11 @@ def recorded_log(name: str) -> list[tuple[float, str]]:
     return out
 
 
+def dev_network_policy() -> dict[str, Any]:
+    settings = parse_settings(stack_raw("dev"))
+    return dict(network_policy("policy", (), settings, NAME, NAMESPACE).props)
+
+
 class FakeKube(KubeApi):
     def __init__(self) -> None:
         self.lock = threading.RLock()  # on_prompt runs inside a pod read
@@ -78,6 +86,9 @@ class FakeKube(KubeApi):
                 "spec": {"ports": [{"port": 443}]},
             }]
         }  # fmt: skip
+        # The NetworkPolicy the dev stack gives the endpoint, as the program renders it.
+        policy = dev_network_policy()
+        self.network_policies = {(NAMESPACE, policy["metadata"]["name"]): policy}
         self.router_threshold: int | None = None  # None: the IEC's routingThreshold
         self.kv_variant = "healthy"  # decoder-kv-<variant>.log
         self.prompt_pod_mode = "complete"  # complete | stuck

@@ -27,6 +27,9 @@ PODS_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
 POD_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)$")
 LOG_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 SERVICES_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/services$")
+NETWORK_POLICY_PATH = re.compile(
+    r"^/apis/networking\.k8s\.io/v1/namespaces/([^/]+)/networkpolicies/([^/]+)$"
+)
 
 
 def status(code: int, reason: str, message: str) -> dict[str, Any]:
@@ -42,8 +45,8 @@ def status(code: int, reason: str, message: str) -> dict[str, Any]:
 
 
 class KubeApi:
-    """The API paths over the state of `FakeKube`, which mixes this in: its IECs, pods and
-    logs under its lock, the prompt pods it creates and advances on each read, and the
+    """The API paths over the state of `FakeKube`, which mixes this in: its IECs, pods,
+    NetworkPolicies and logs under its lock, the prompt pods it creates and advances on each read, and the
     requests it records."""
 
     def handle(self, method: str, path: str, query: dict[str, list[str]], body: bytes | None):
@@ -66,6 +69,12 @@ class KubeApi:
         if m := SERVICES_PATH.match(path):
             items = self.services.get(m[1], [])
             return 200, {"apiVersion": "v1", "kind": "ServiceList", "metadata": {}, "items": items}
+        if m := NETWORK_POLICY_PATH.match(path):
+            if policy := self.network_policies.get((m[1], m[2])):
+                return 200, policy
+            return 404, status(
+                404, "NotFound", f'networkpolicies.networking.k8s.io "{m[2]}" not found'
+            )
         if m := LOG_PATH.match(path):
             return self.read_log(m[1], m[2], q)
         if m := POD_PATH.match(path):

@@ -11,7 +11,7 @@ import json
 import re
 
 from hyperpod_dpd.verify.results import FAIL, PASS, SKIP
-from tests.hyperpod_dpd.verify.conftest import ALL_CHECKS, failed_only
+from tests.hyperpod_dpd.verify.conftest import ALL_CHECKS, PROMPT_CHECKS, failed_only
 from tests.hyperpod_dpd.verify.fake_kube import (
     DECODE_POD,
     NAME,
@@ -89,7 +89,7 @@ def test_decode_pod_pending_for_lack_of_gpu_nodes(fake, verify):
     assert results["decode role 'receiver'"] == SKIP
     skipped = [n for n, r in results.items() if r == SKIP]
     assert skipped[:2] == ["decoders newer than prefillers", "decode role 'receiver'"]
-    assert skipped[2:] == ALL_CHECKS[10:]
+    assert skipped[2:] == PROMPT_CHECKS
     assert fake.created == []  # no prompt is sent to an endpoint that cannot answer
 
 
@@ -184,7 +184,7 @@ def test_text_table_of_a_failing_run(fake, verify):
     assert lines[row + 1].strip().startswith("cause: the decoder recomputed the prompt")
     assert lines[row + 2].strip().startswith("fix:   keep PYTHONHASHSEED=0 in the worker env")
     assert lines[row + 3].strip() == "see:   docs/troubleshooting.md#kv-transfer-absent"
-    assert lines[-1] == "15 passed, 1 failed, 1 skipped"
+    assert lines[-1] == "16 passed, 1 failed, 1 skipped"
 
 
 def test_recompute_detail_names_a_role_without_the_seed_and_a_second_image(fake, verify):
@@ -263,3 +263,36 @@ def test_the_report_says_which_revision_the_endpoint_serves(fake, verify):
     text = verify(fmt="text").out.splitlines()
     assert f"serves: {location}" in text
     assert json.loads(verify(fmt="json").out)["endpoint"]["modelLocation"] == location
+
+
+def test_workers_the_network_policy_does_not_select_fail_with_its_cause(fake, verify):
+    """The operator labels a pool's pods otherwise than the policy selects: the pods are
+    unguarded, and only this check says so."""
+    fake.pod(NAMESPACE, DECODE_POD)["metadata"]["labels"]["app"] = "llama-decode"
+    check = failed_only(verify("--no-prompts"), "workers guarded")
+    assert check["detail"].startswith(f"llama-3-3-70b-workers does not select {DECODE_POD} ")
+    assert "'app': 'llama-decode'" in check["detail"]
+    assert "--show-labels" in check["fix"]
+    assert check["ref"] == "docs/troubleshooting.md#workers-unguarded"
+
+
+def test_a_worker_on_the_host_network_is_beyond_the_policy(fake, verify):
+    fake.pod(NAMESPACE, PREFILL_POD)["spec"]["hostNetwork"] = True
+    check = failed_only(verify("--no-prompts"), "workers guarded")
+    assert check["detail"] == f"{PREFILL_POD} runs on the host network"
+
+
+def test_a_stack_whose_policy_is_missing_in_the_cluster_fails(fake, verify):
+    fake.network_policies.clear()
+    check = failed_only(verify("--no-prompts", target=("--stack", "dev")), "workers guarded")
+    assert check["detail"] == (
+        f"no NetworkPolicy llama-3-3-70b-workers in {NAMESPACE}, though the stack creates one"
+    )
+    assert "pulumi up" in check["fix"]
+
+
+def test_without_a_stack_a_missing_policy_is_skipped(fake, verify):
+    fake.network_policies.clear()
+    result = verify("--no-prompts")
+    assert result.code == 0
+    assert result.check("workers guarded")["result"] == SKIP

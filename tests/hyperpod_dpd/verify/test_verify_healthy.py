@@ -10,7 +10,7 @@ import json
 
 from hyperpod_dpd.verify.prompts import SHORT_SENTENCE
 from hyperpod_dpd.verify.results import FAIL, PASS, SKIP
-from tests.hyperpod_dpd.verify.conftest import ALL_CHECKS
+from tests.hyperpod_dpd.verify.conftest import ALL_CHECKS, PROMPT_CHECKS
 from tests.hyperpod_dpd.verify.fake_kube import NAME, NAMESPACE, PREFILL_POD, ChatServer
 
 
@@ -74,14 +74,15 @@ def test_explicit_threshold_is_compared_with_the_router_log(fake, verify):
 def test_no_prompts_is_read_only(fake, verify):
     result = verify("--no-prompts")
     assert result.code == 0
-    assert [n for n, r in result.results().items() if r == SKIP] == ALL_CHECKS[10:]
+    assert [n for n, r in result.results().items() if r == SKIP] == PROMPT_CHECKS
     assert fake.created == [] and fake.prompts == []
     assert all(method == "GET" for method, _ in fake.requests)
 
 
 def test_a_colocated_endpoint_of_the_stack_gets_its_router_service_checked(fake, verify):
     """The canary's baseline is colocated: the DPD checks do not apply, but the split binds to
-    its router's Service all the same, so that Service is checked (and nothing else is)."""
+    its router's Service all the same, so that Service is checked, and the copy it loads (and
+    nothing else is)."""
     iec = copy.deepcopy(fake.iecs[(NAMESPACE, NAME)])
     iec["metadata"]["name"] = "baseline"
     iec["spec"].pop("pdSpec")
@@ -90,10 +91,16 @@ def test_a_colocated_endpoint_of_the_stack_gets_its_router_service_checked(fake,
                             "namespace": "hyperpod-inference-system"}}  # fmt: skip
     target = ("--stack", "canary", "--endpoint", "baseline")
     missing = verify(target=target)
-    assert missing.code == 1 and missing.results() == {"router service": FAIL}
+    assert missing.code == 1 and missing.results() == {
+        "serves the staged copy": PASS,
+        "router service": FAIL,
+    }
     fake.services["hyperpod-inference-system"].append(service)
     found = verify(target=target)
-    assert found.code == 0 and found.results() == {"router service": PASS}
+    assert found.code == 0 and found.results() == {
+        "serves the staged copy": PASS,
+        "router service": PASS,
+    }
     assert found.check("router service")["detail"] == (
         "hyperpod-inference-system/baseline-inference-routing-service"
     )

@@ -1,0 +1,38 @@
+"""A stack's outputs as the Pulumi CLI reports them (`pulumi stack output NAME --stack S`): the
+names Pulumi generated at `pulumi up` (the model bucket's), which no stack file holds."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+
+class OutputUnavailable(Exception):
+    """The output could not be read; `no_cli` when there is no `pulumi` on PATH."""
+
+    def __init__(self, reason: str, no_cli: bool = False):
+        super().__init__(reason)
+        self.no_cli = no_cli
+
+
+def stack_output(project_dir: Path, stack: str, name: str) -> str:
+    """The output's value, or OutputUnavailable saying why (no CLI, a failed or empty answer)."""
+    command = ["pulumi", "stack", "output", name, "--stack", stack]
+    try:
+        proc = subprocess.run(
+            command,
+            cwd=project_dir,
+            stdin=subprocess.DEVNULL,  # never a login prompt
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise OutputUnavailable("no `pulumi` on PATH", no_cli=True) from None
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise OutputUnavailable(f"pulumi: {exc}") from None
+    if proc.returncode != 0 or not proc.stdout.strip():
+        said = proc.stderr.strip() or "nothing"
+        raise OutputUnavailable(f"`{' '.join(command)}` said: {said}")
+    return proc.stdout.strip()

@@ -1,0 +1,140 @@
+"""Who reaches an endpoint's workers: each path a user relies on stays open (router, the other
+role, metrics, load balancers, a namespace they name) and the ones issue 36 closes are shut (a
+pod of another namespace on the GPU nodes, another endpoint's colocated pods), judged by the
+Kubernetes semantics of the rendered policies (tests/workloads/network_paths.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.versions import EKS_ADDON_VERSIONS
+from core.vocabulary import (
+    DPD_ROLE_POD_LABEL,
+    OBSERVABILITY_NAMESPACE,
+    OPERATOR_NAMESPACE,
+)
+from hyperpod_dpd.plan.planner import kubernetes_manifests
+from tests.conftest import run_stack, stack_raw
+from tests.workloads.network_paths import Pod, reaches
+
+NS = "hyperpod-dpd"
+DEV = "llama-3-3-70b"  # Pulumi.dev.yaml's endpoint name
+GPU_POD_IP = "10.0.5.9"  # the GPU subnet: 10.0.0.0/18 of the dev VPC 10.0.0.0/16
+PRIVATE_IP = "10.0.64.10"  # a private subnet (10.0.64.0/21): load balancers, system nodes
+PUBLIC_IP = "10.0.128.10"  # a public subnet (10.0.128.0/21): internet-facing load balancers
+
+
+def _policies(stack="dev", *edits):
+    raw = stack_raw(stack)
+    for key, value in edits:
+        raw[f"{NS}:{key}"] = value
+    run = run_stack(raw, stack=stack)
+    manifests = kubernetes_manifests(run).values()
+    return [m for m in manifests if m["kind"] == "NetworkPolicy"], run
+
+
+def _worker(name, role, app=None, namespace="inference"):
+    labels = {"app": app or name}
+    if role in ("prefill", "decode"):
+        labels[DPD_ROLE_POD_LABEL] = role
+    return Pod(namespace, labels, ip=GPU_POD_IP)
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return _policies("dev")[0]
+
+
+@pytest.mark.parametrize("role", ["prefill", "decode"])
+def test_the_router_reaches_each_role(dev, role):
+    router = Pod(OPERATOR_NAMESPACE, {"app": f"{DEV}-inference-router"}, ip=PRIVATE_IP)
+    assert reaches(dev, router, _worker(DEV, role))
+
+
+@pytest.mark.parametrize("app_of", [lambda role: DEV, lambda role: f"{role}-{DEV}"])
+def test_prefill_and_decode_reach_each_other_whichever_app_label_they_carry(dev, app_of):
+    prefill = _worker(DEV, "prefill", app=app_of("prefill"))
+    decode = _worker(DEV, "decode", app=app_of("decode"))
+    assert reaches(dev, prefill, decode) and reaches(dev, decode, prefill)
+
+
+def test_the_metrics_collector_and_load_balancers_reach_the_workers(dev):
+    decode = _worker(DEV, "decode")
+    assert reaches(dev, Pod(OBSERVABILITY_NAMESPACE, {"app": "otel"}, ip=PRIVATE_IP), decode)
+    assert reaches(dev, Pod("alb", ip=PRIVATE_IP), decode)  # an ALB's address, no pod
+    assert reaches(dev, Pod("alb", ip=PUBLIC_IP), decode)
+
+
+def test_a_pod_of_another_namespace_on_the_gpu_nodes_cannot_skip_the_router(dev):
+    other = Pod("team-b", {"app": DEV}, ip=GPU_POD_IP)  # even with the endpoint's own label
+    assert not reaches(dev, other, _worker(DEV, "decode"))
+    assert not reaches(dev, other, _worker(DEV, "prefill"))
+
+
+def test_the_kubelet_on_the_pods_own_node_is_never_blocked(dev):
+    kubelet = Pod("", ip=GPU_POD_IP, on_same_node=True)
+    assert reaches(dev, kubelet, _worker(DEV, "decode"))
+
+
+def test_only_the_endpoints_pods_are_selected(dev):
+    """A pod the policy does not name (the benchmark runner in the same namespace) is left as it
+    was: the policy fails open, never shut, when a pod carries other labels."""
+    runner = Pod("inference", {"app.kubernetes.io/name": "benchmark-runner"}, ip=GPU_POD_IP)
+    assert reaches(dev, Pod("team-b", ip=GPU_POD_IP), runner)
+
+
+def test_in_a_shared_namespace_a_colocated_endpoint_cannot_reach_the_dpd_candidate():
+    policies, _ = _policies("canary")
+    assert sorted(p["metadata"]["name"] for p in policies) == [
+        "baseline-workers",
+        "candidate-workers",
+    ]
+    baseline = _worker("baseline", "colocated")
+    assert not reaches(policies, baseline, _worker("candidate", "decode"))
+    assert not reaches(policies, baseline, _worker("candidate", "prefill"))
+    # The candidate's roles still reach each other; the shared namespace's door is documented:
+    # a DPD role pod of the namespace reaches the baseline (specs/isolation/network_policies.py).
+    candidate = _worker("candidate", "prefill")
+    assert reaches(policies, candidate, _worker("candidate", "decode"))
+    assert reaches(policies, candidate, baseline)
+
+
+def test_a_namespace_the_user_names_is_admitted_and_the_collector_only_when_observability_is_on():
+    gateway = Pod("my-gateway", ip=GPU_POD_IP)
+    collector = Pod(OBSERVABILITY_NAMESPACE, ip=GPU_POD_IP)
+    named, _ = _policies("dev", ("networkPolicy", {"allowNamespaces": ["my-gateway"]}))
+    assert reaches(named, gateway, _worker(DEV, "decode"))
+    no_metrics, _ = _policies("dev", ("observability", {"enabled": False}))
+    assert not reaches(no_metrics, collector, _worker(DEV, "decode"))
+    assert not reaches(no_metrics, gateway, _worker(DEV, "decode"))
+
+
+def _vpc_cni(run):
+    (addon,) = [r for r in run.resources if r.name == "eks-vpc-cni"]
+    return addon.inputs.get("configurationValues")
+
+
+def test_the_vpc_cni_enforces_policies_only_when_there_are_policies():
+    policies, run = _policies("dev")
+    assert len(policies) == 1
+    assert json.loads(_vpc_cni(run)) == {"enableNetworkPolicy": "true"}
+    policies, run = _policies("dev", ("networkPolicy", {"enabled": False}))
+    assert policies == []
+    assert _vpc_cni(run) is None
+
+
+def test_the_endpoint_starts_after_its_policy_exists():
+    """The IEC depends on the policy: no worker runs before its door is closed."""
+    _, run = _policies("dev")
+    (iec,) = [r for r in run.resources if r.name == "endpoint-iec"]
+    assert any(d.endswith("::endpoint-network-policy") for d in iec.depends_on)
+
+
+def test_every_pinned_vpc_cni_can_enforce_network_policies():
+    """VPC CNI 1.14 brought NetworkPolicy enforcement (aws/amazon-vpc-cni-k8s
+    docs/network-policy-faq.md); a pin below it would accept the policies and enforce none."""
+    for addons in EKS_ADDON_VERSIONS.values():
+        major, minor = (int(x) for x in addons["vpc-cni"].lstrip("v").split(".")[:2])
+        assert (major, minor) >= (1, 14), addons["vpc-cni"]
