@@ -163,7 +163,7 @@ def test_advisory_violation_keeps_exit_0(tmp_path):
 
 
 def test_a_stack_without_network_policies_is_told_its_workers_are_open(tmp_path):
-    raw = stack_raw("dev") | {"hyperpod-dpd:networkPolicy": {"enabled": False}}
+    raw = pinned(stack_raw("dev")) | {"hyperpod-dpd:networkPolicy": {"enabled": False}}
     plan = make_plan(write_project(tmp_path / "project", raw), "dev", tmp_path / "out")
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "| Pod ingress | open: networkPolicy.enabled is false" in summary
