@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from core.images import ImageRefError, parse_image
 from core.problems import ConfigProblem
 from core.regions import REGION_PATTERN
 
@@ -159,4 +160,14 @@ def aws_region(value: str) -> str:
     """An AWS Region name (botocore refuses anything else with an error of its own)."""
     if not re.match(REGION_PATTERN, value):
         raise _bad(value, "an AWS Region name such as us-east-2", "e.g. --region us-east-2")
+    return value
+
+
+def image_reference(value: str) -> str:
+    """An image reference as the stacks take it: repo:tag, or pinned repo:tag@sha256:<64 hex>."""
+    try:
+        parse_image(value)
+    except ImageRefError as exc:
+        fix = f"give {exc.suggestion}" if exc.suggestion else "give repo:tag or repo:tag@sha256:..."
+        raise _bad(value, str(exc), fix) from None
     return value

@@ -246,6 +246,7 @@ RULE_NAMES: tuple[str, ...] = (
     "hyperpod-dpd-cold-start",
     "hyperpod-dpd-traffic-tls",
     "hyperpod-dpd-pod-ingress",
+    "hyperpod-dpd-images-by-digest",
 )
 
 # Rules only `hyperpod-dpd diff` can judge (they compare two plans: hyperpod_dpd/plan/
@@ -258,6 +259,11 @@ def urn(stack: str, project: str, types: tuple[str, ...], name: str) -> str:
     """The URN the engine gives resource `name` of type `types[-1]` inside components of
     types `types[:-1]` (outermost first)."""
     return f"urn:pulumi:{stack}::{project}::{'$'.join(types)}::{name}"
+
+
+def urn_stack(resource_urn: str) -> str:
+    """The stack a URN names (the inverse of `urn`'s first part)."""
+    return resource_urn.removeprefix("urn:pulumi:").split("::", 1)[0]
 
 
 def role_node_selector(role: str) -> dict[str, str]:

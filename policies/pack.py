@@ -182,8 +182,9 @@ def pack_config(enforcement: Mapping[str, str], advisories_mandatory: bool) -> d
             config[policy.name] = {"enforcementLevel": "advisory"}  # never blocks a preview
             continue
         base = policy.name.removesuffix("-advisory")
-        level = enforcement.get(base) or policy.enforcement_level.value
-        if advisories_mandatory and level == "advisory":
+        own = enforcement.get(base)
+        level = own or policy.enforcement_level.value
+        if advisories_mandatory and own is None and level == "advisory":
             level = "mandatory"
         config[policy.name] = {"enforcementLevel": level}
     return config

@@ -10,7 +10,7 @@ from pydantic import AfterValidator, Field
 
 from core.job_pods import index_environment
 from core.versions import JOB_PYTHON_IMAGE
-from settings.config.fields import IMAGE_PATTERN, SettingsModel, matching
+from settings.config.fields import ImageReference, SettingsModel
 
 
 def _index_url(value: str) -> str:
@@ -30,11 +30,12 @@ def _index_url(value: str) -> str:
 
 
 class JobsConfig(SettingsModel):
-    image: Annotated[str, matching(IMAGE_PATTERN)] = Field(
+    image: ImageReference = Field(
         JOB_PYTHON_IMAGE,
         description="Image of the in-cluster Jobs (checkpoint staging, benchmark runs): CPython "
         "3.11, as the hash-pinned wheels they install are built for it. A private cluster "
-        "points it at a registry in reach (an ECR pull-through cache of ECR Public).",
+        "points it at a registry in reach (an ECR pull-through cache of ECR Public). Pin it by "
+        "digest as repo:tag@sha256:<64 hex> (`hyperpod-dpd fetch --stack <stack>` prints it).",
     )
     pip_index_url: Annotated[str, AfterValidator(_index_url)] | None = Field(
         None,

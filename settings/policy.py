@@ -24,7 +24,8 @@ class PolicyConfig(SettingsModel):
     advisories_mandatory: bool = Field(
         False,
         description="Treat every advisory rule as mandatory (stricter stacks, e.g. prod), "
-        "hyperpod-dpd-coherent-change of `hyperpod-dpd diff` included.",
+        "hyperpod-dpd-coherent-change of `hyperpod-dpd diff` included; a rule given its own "
+        "level in enforcement keeps that level.",
     )
 
     def diff_rule_level(self, name: str) -> PolicyLevel:

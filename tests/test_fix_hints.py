@@ -145,6 +145,8 @@ NO_VALUE_FIXES = {
     (f"{NS}:network.vpcCidr", "even a /16 VPC cannot hold"): "fewer nodes or another stack",
     # An advisory: DPD on a small model works, it seldom pays; the user measures both modes.
     ("hyperpod-dpd-model-size", "benchmark both"): "a benchmark, not a value",
+    # The digest is the registry's: `hyperpod-dpd fetch --stack` asks it and prints the line.
+    ("hyperpod-dpd-images-by-digest", "hyperpod-dpd fetch --stack"): "the registry's digest",
 }
 
 

@@ -136,7 +136,11 @@ BROKEN: dict[str, tuple[dict, int, str]] = {
         "environmentVariables.EXTRA_HEADERS",
     ),
     "token inside an image path": (
-        {"endpoint.image": f"registry.example/{TOKEN}/vllm:1", "endpoint.imageDpdCapable": True},
+        # (lowercase: an image path is, distribution/reference)
+        {
+            "endpoint.image": f"registry.example/{TOKEN.lower()}/vllm:1",
+            "endpoint.imageDpdCapable": True,
+        },
         1,
         "hyperpod-dpd-hf-token",
     ),

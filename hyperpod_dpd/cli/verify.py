@@ -63,7 +63,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     prompts.add_argument(
         "--prompt-namespace", help="namespace of the curl pod (default: endpoint's)"
     )
-    prompts.add_argument("--curl-image", default=VERIFY_CURL_IMAGE, help="image of the curl pod")
+    prompts.add_argument(
+        "--curl-image",
+        default=VERIFY_CURL_IMAGE,
+        type=inputs.image_reference,
+        help="image of the curl pod (pin it: repo:tag@sha256:..., `hyperpod-dpd fetch --stack` "
+        "prints the line)",
+    )
     prompts.add_argument("--model", help="model name in requests (default: the IEC's --model)")
     prompts.add_argument(
         "--no-prompts",

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.images import ImageRefError, parse_image
 from core.vllm.vllm_args import flag_value, merge_args
 from core.vocabulary import COHERENT_CHANGE_RULE
 from hyperpod_dpd.diff.values import SIZE_PATH, shown
@@ -132,6 +133,27 @@ def _text(name: str, value: Any) -> str:
     return "unset" if value is None else str(value)
 
 
+def image_change(base: Any, head: Any) -> str | None:
+    """What an image change is when the tag stays and only the digest beside it changes: still a
+    roll of both pools, and not always to the build the running pods have (they pulled the tag
+    when they started; it may have moved since)."""
+    try:
+        a, b = parse_image(str(base)), parse_image(str(head))
+    except ImageRefError:
+        return None
+    if a.tagged != b.tagged or a.digest == b.digest:
+        return None
+    if a.digest is None:
+        return (
+            f"the same tag, now pinned by digest: both pools roll to the build {b.digest} "
+            "names, which is the running pods' build only if the tag has not moved since they "
+            "pulled it"
+        )
+    if b.digest is None:
+        return "the same tag, its digest dropped: each new pod runs whatever the tag names then"
+    return "the same tag, another digest: another build"
+
+
 def coherent_changes(
     base: dict[str, dict[str, Any]], head: dict[str, dict[str, Any]], level: str = "advisory"
 ) -> list[CoherentChange]:
@@ -153,6 +175,10 @@ def coherent_changes(
             for name in dict.fromkeys([*fa, *fb])
             if fa.get(name) != fb.get(name)
         }
+        note = image_change(fa.get("image"), fb.get("image"))
+        if note is not None:
+            base_image, head_image = changed["image"]
+            changed["image"] = (base_image, f"{head_image} ({note})")
         if changed:
             meta = (b.get("inputs") or {}).get("metadata") or {}
             where = f"{meta.get('namespace', 'default')}/{meta.get('name', b.get('name'))}"

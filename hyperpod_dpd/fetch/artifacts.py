@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shutil
 import tarfile
 import tempfile
@@ -25,6 +24,7 @@ import urllib.request
 from pathlib import Path
 
 from core.versions import GitHubChart, GitHubFile
+from hyperpod_dpd.fetch.registry import token
 from infra.charts import COMPLETE, VendorError, chart_path, file_path
 from settings.yaml_files import safe_load
 
@@ -138,19 +138,11 @@ def _oci_chart(repo: str, name: str, version: str, scheme: str) -> bytes:
     except urllib.error.HTTPError as exc:
         if exc.code != 401:
             raise
-        headers["Authorization"] = f"Bearer {_token(exc.headers.get('WWW-Authenticate', ''))}"
+        headers["Authorization"] = f"Bearer {token(exc.headers.get('WWW-Authenticate', ''))}"
         manifest = _get(f"{registry}/manifests/{version}", headers)
     (layer,) = [x for x in json.loads(manifest)["layers"] if x["mediaType"] == HELM_LAYER]
     blob = _get(f"{registry}/blobs/{layer['digest']}", headers)
     return _verified(blob, layer["digest"], f"{name}:{version}")
-
-
-def _token(challenge: str) -> str:
-    """An anonymous pull token for a registry's `Bearer realm=..,service=..,scope=..` challenge."""
-    fields = dict(re.findall(r'(\w+)="([^"]*)"', challenge))
-    query = urllib.parse.urlencode({k: v for k, v in fields.items() if k != "realm"})
-    answer = json.loads(_get(f"{fields['realm']}?{query}"))
-    return answer.get("token") or answer["access_token"]
 
 
 def fetch_file(pin: GitHubFile, project_dir: Path, base_url: str = RAW_BASE_URL) -> Path:

@@ -1,5 +1,6 @@
-"""`hyperpod-dpd fetch`, run: the pinned chart and policy downloaded into .hyperpod-dpd/. The
-parser is hyperpod_dpd/cli/fetch.py."""
+"""`hyperpod-dpd fetch`, run: the pinned chart and policy downloaded into .hyperpod-dpd/; with
+`--stack`, also the digest of each image that stack runs by tag (hyperpod_dpd/fetch/images.py).
+The parser is hyperpod_dpd/cli/fetch.py."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ from pathlib import Path
 from core.exits import EXIT_FAILED, EXIT_OK
 from core.versions import ALB_CONTROLLER_POLICY, HYPERPOD_DEPENDENCIES_CHART
 from hyperpod_dpd.fetch.artifacts import fetch_chart, fetch_file
+from hyperpod_dpd.fetch.images import DIGESTS_FILE, resolve_images
 from infra.charts import VendorError
+from settings.stack_file import read_stack
 
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
+    # The stack is read first: a bad stack file is refused (exit 2) before anything downloads.
+    settings = read_stack(project_dir, args.stack).settings if args.stack else None
     try:
         chart = fetch_chart(HYPERPOD_DEPENDENCIES_CHART, project_dir)
         policy = fetch_file(ALB_CONTROLLER_POLICY, project_dir)
@@ -21,4 +26,15 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
         return EXIT_FAILED
     for path in (chart, policy):
         print(f"  {path.relative_to(project_dir)}")
+    if settings is None:
+        print("Images: `hyperpod-dpd fetch --stack <stack>` resolves the digests of the images "
+              "a stack runs by tag and prints the lines that pin them.")  # fmt: skip
+        return EXIT_OK
+    lines, failed = resolve_images(settings, project_dir)
+    print(f"Images of stack '{args.stack}' (digests recorded in {DIGESTS_FILE}); pinned, paste "
+          f"into Pulumi.{args.stack}.yaml:")  # fmt: skip
+    print("\n".join(lines))
+    if failed:
+        print(f"{failed} image(s) not resolved: the chart and policy are fetched; run again where "
+              "the registry is in reach, or copy the digest from the registry's console.")  # fmt: skip
     return EXIT_OK

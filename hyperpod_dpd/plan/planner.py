@@ -25,6 +25,7 @@ from hyperpod_dpd.plan.endpoint_summary import endpoint_rows
 from hyperpod_dpd.plan.engine import ProgramRun, run_program
 from hyperpod_dpd.plan.summary import cold_start_json, render_summary
 from hyperpod_dpd.shared.cost import hourly_cost, total
+from hyperpod_dpd.shared.images import images_json
 from hyperpod_dpd.shared.output_dirs import claim, clear
 from policies.gate import HANDED_JUDGEMENT, PolicyStop, judgement
 from policies.rules import Violation
@@ -193,6 +194,8 @@ def plan_facts(plan: Plan) -> dict[str, Any]:
         "numbers": {entry.label: entry.numbers.to_json() for entry in plan.settings.entries()},
         # A new worker's start per endpoint and pool, by phase, caches off and on.
         "coldStart": cold_start_json(plan.settings),
+        # Each image the stack runs, pinned by digest or by tag alone (hyperpod-dpd-images-by-digest).
+        "images": images_json(plan.settings),
         # The levels of the rules `diff` judges against the base plan (this stack's policy).
         "diffRules": {name: plan.settings.policy.diff_rule_level(name) for name in DIFF_RULE_NAMES},
         "costPerHour": {

@@ -14,6 +14,7 @@ from core.vocabulary import network_policy_name
 from hyperpod_dpd.plan.endpoint_summary import headline, render_endpoints
 from hyperpod_dpd.plan.resource_tree import render_tree
 from hyperpod_dpd.shared.cost import HOURS_PER_MONTH, hourly_cost, per_hour_and_month, total
+from hyperpod_dpd.shared.images import images_json, stack_images
 from settings import StackSettings
 from settings.cold_starts import pool_cold_starts
 from settings.endpoint.entries import EndpointEntry
@@ -247,6 +248,7 @@ def render_summary(plan: Any) -> str:
     lines += [f"| `{t}` | {n} |" for t, n in resource_counts(plan.run.resources)]
     if plan.stopped:
         lines += ["", plan.stopped_text]
+    lines += render_images(plan.settings, plan.stack.stack)
     lines += ["", f"## Policy violations ({len(plan.violations)})", ""]
     if plan.violations:
         lines += ["| policy | enforcement | resource | message |", "|---|---|---|---|"]
@@ -262,6 +264,22 @@ def render_summary(plan: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_images(settings: StackSettings, stack: str) -> list[str]:
+    """Each image the stack runs, pinned by digest or by tag alone (what
+    hyperpod-dpd-images-by-digest judges), with the key that sets it."""
+    images = stack_images(settings)
+    by_tag = sum(not i.pinned for i in images)
+    lines = ["", f"## Images ({len(images) - by_tag} pinned by digest, {by_tag} by tag alone)", ""]
+    lines += ["| key | image | pinned |", "|---|---|---|"]
+    lines += [
+        f"| {i.key} | `{i.image}` | "
+        + ("by digest |" if i.pinned else f"**by tag alone**: `hyperpod-dpd fetch --stack {stack}` "
+           "prints the line that pins it |")
+        for i in images
+    ]  # fmt: skip
+    return lines
+
+
 def plan_json(plan: Any) -> dict:
     return {
         "stack": plan.stack.stack,
@@ -272,6 +290,7 @@ def plan_json(plan: Any) -> dict:
         "byType": dict(resource_counts(plan.run.resources)),
         "manifests": sorted(plan.manifests),
         "violations": [v.to_json() for v in plan.violations],
+        "images": images_json(plan.settings),
         "outDir": str(plan.out_dir),
     }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.images import ImageRefError, parse_image
 from hyperpod_dpd.verify import causes, logs
 from hyperpod_dpd.verify.endpoint import container_env, pod_container, pod_name
 from hyperpod_dpd.verify.results import Check, Target
@@ -90,6 +91,31 @@ def _seed(env: dict[str, str | None]) -> str:
     return "from a Secret or field" if value is None else value
 
 
+def _pulled(image_id: str) -> str | None:
+    """The digest in a container's imageID (containerd: repo@sha256:...; older runtimes put a
+    docker-pullable:// scheme before it)."""
+    try:
+        return parse_image(image_id.rpartition("://")[2]).digest
+    except ImageRefError:
+        return None
+
+
+def _builds(pods: dict[str, list[dict[str, Any]]], target: Target) -> str:
+    """What one image reference ran as: a tag pulled at different times can name different builds
+    (the digest each pod's runtime resolved, containerStatuses[].imageID); pinned by digest, one."""
+    digests = {}
+    for role, ps in pods.items():
+        for p in ps:
+            for status in (p.get("status") or {}).get("containerStatuses") or []:
+                digest = _pulled(str(status.get("imageID") or ""))
+                if status.get("name") == target.container(role) and digest:
+                    digests.setdefault(digest, []).append(pod_name(p))
+    if len(digests) < 2:
+        return ""
+    shown = "; ".join(f"{d[:19]}... on {', '.join(names)}" for d, names in sorted(digests.items()))
+    return f", but the pods run {len(digests)} builds of it ({shown}): pin it by digest"
+
+
 def kv_diagnostics(pods: dict[str, list[dict[str, Any]]], target: Target) -> dict[str, str]:
     """What the pods show about the usual causes of a failed KV transfer: the hash seed and image
     each role runs with (docs/troubleshooting.md#kv-transfer-absent), the EFA devices each
@@ -106,7 +132,7 @@ def kv_diagnostics(pods: dict[str, list[dict[str, Any]]], target: Target) -> dic
             efa.append(f"{pod_name(p)} efa={requested.get('vpc.amazonaws.com/efa', 'none')}")
     distinct = {i for _, role_images in images for i in role_images}
     image_text = (
-        "one image for both roles"
+        "one image for both roles" + _builds(pods, target)
         if len(distinct) == 1
         else "images differ: " + "; ".join(f"{r} {', '.join(i)}" for r, i in images)
     )

@@ -26,6 +26,7 @@ from policies.rules.security import (
     hf_token,
     iam_wildcards,
     image,
+    images_by_digest,
     pod_ingress,
     public_ingress,
     s3_buckets,
@@ -59,6 +60,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         cold_start,
         traffic_tls,
         pod_ingress,
+        images_by_digest,
     )
 )
 RULE_NAMES = frozenset(r.name for r in ALL_RULES)
@@ -71,7 +73,8 @@ def evaluate(
     advisories_mandatory: bool = False,
     limits: Limits | None = None,
 ) -> list[Violation]:
-    """Run `rules`; `enforcement` overrides a rule's level per stack ("disabled" skips it)."""
+    """Run `rules`; `enforcement` overrides a rule's level per stack ("disabled" skips it), and
+    `advisories_mandatory` makes every rule without its own override mandatory."""
     levels = dict(enforcement or {})
     violations = []
     for rule in rules:
@@ -82,7 +85,7 @@ def evaluate(
             if finding.unchecked:
                 continue  # not a violation; the pack reports these (policies/pack.py)
             level = override or finding.enforcement or rule.enforcement
-            if advisories_mandatory:
+            if advisories_mandatory and override is None:  # a rule's own level wins, as in diff
                 level = "mandatory"
             violations.append(Violation(rule.name, level, finding.urn, finding.message))
     return sorted(violations, key=lambda v: (v.enforcement != "mandatory", v.policy, v.urn))

@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Str
 from pydantic.alias_generators import to_camel
 
 from core.aws.cidrs import parse_cidr
+from core.images import parse_image
 from core.regions import AZ_ID_PATTERN, REGION_PATTERN
 from core.units import BYTE_SIZE_FORMS, parse_byte_size
 from core.vocabulary import RESERVED_NAMESPACES, STACK_NAMESPACES
@@ -27,8 +28,6 @@ ADDON_VERSION_PATTERN = r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$"
 TRAINING_PLAN_PATTERN = r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:[0-9]{12}:training-plan/.+$"
 BUCKET_PATTERN = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
 SEMVER_PATTERN = r"^[0-9]+\.[0-9]+\.[0-9]+$"
-# An image reference: [registry/]repository[:tag][@sha256:digest], lowercase, no spaces.
-IMAGE_PATTERN = r"^[a-z0-9][a-z0-9._/:@-]*[a-z0-9]$"
 # Where SNS delivers an alert: an email address (protocol email) or an HTTPS URL (https).
 ALERT_TARGET_PATTERN = r"^(https://[^\s]+|[^@\s]+@[^@\s]+\.[^@\s]+)$"
 
@@ -61,7 +60,6 @@ PATTERN_HINTS = {
     BUCKET_PATTERN: "an S3 bucket name such as my-models (lowercase, digits, '.', '-')",
     SEMVER_PATTERN: "a version MAJOR.MINOR.PATCH such as 1.2.3",
     ALERT_TARGET_PATTERN: "an email address (oncall@example.com) or an HTTPS URL (https://...)",
-    IMAGE_PATTERN: "an image reference such as public.ecr.aws/docker/library/python:3.11-slim",
 }
 
 
@@ -93,6 +91,15 @@ def bucket_rules(value: str) -> str:
         if value.endswith(suffix):
             raise ValueError(f"S3 reserves bucket names ending with '{suffix}'")
     return value
+
+
+def _image_reference(value: str) -> str:
+    parse_image(value)  # ImageRefError (a ValueError): its message, and the nearest that works
+    return value
+
+
+# An image the stack runs: `repo:tag`, or pinned `repo:tag@sha256:<64 hex>` (core/images.py).
+ImageReference = Annotated[str, AfterValidator(_image_reference)]
 
 
 def _own_namespace(value: str) -> str:

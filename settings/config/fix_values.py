@@ -89,6 +89,8 @@ def _repaired(error: dict[str, Any]) -> Any | None:
         return repair_pattern(ctx["pattern"], value)
     if kind == "string_too_long" and isinstance(value, str):
         return value[: ctx["max_length"]]
+    if kind == "value_error":  # a check that knows the nearest value it takes says so
+        return getattr(ctx.get("error"), "suggestion", None)
     return None
 
 

@@ -26,6 +26,7 @@ from settings.config.fields import (
     EnvName,
     EnvValue,
     GroupName,
+    ImageReference,
     Namespace,
     SettingsModel,
 )
@@ -207,10 +208,11 @@ class EndpointConfig(SettingsModel):
         description="This endpoint's own checkpoint (source, revision, prefix), staged once per "
         "distinct source and revision under its own prefix. Default: hyperpod-dpd:checkpoint.",
     )
-    image: str = Field(
+    image: ImageReference = Field(
         DEFAULT_IMAGE,
-        min_length=1,
-        description="Worker image (vLLM + LMCache + NIXL + EFA libfabric), same for both roles.",
+        description="Worker image (vLLM + LMCache + NIXL + EFA libfabric), same for both roles. "
+        "Pin it by digest as repo:tag@sha256:<64 hex>, the tag kept for readers and the image "
+        "policies (`hyperpod-dpd fetch --stack <stack>` prints it).",
     )
     image_dpd_capable: bool = Field(
         False,

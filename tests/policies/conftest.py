@@ -8,18 +8,21 @@ import pytest
 
 from policies.rules import ResourceView
 from tests.conftest import run_stack, stack_raw
+from tests.pinned_images import pinned
 
-_CACHE: dict[tuple[str, bool], list[ResourceView]] = {}
+_CACHE: dict[tuple[str, bool, bool], list[ResourceView]] = {}
 
 
-def recorded(stack: str = "dev", preview: bool = False) -> list[ResourceView]:
-    """A fresh deep copy of the stack's recorded resources (tests mutate them); `preview`: as a
-    first `pulumi preview` records them (outputs of resources not created yet unknown)."""
-    if (stack, preview) not in _CACHE:
-        run = run_stack(stack_raw(stack), stack=stack, preview=preview)
+def recorded(stack: str = "dev", preview: bool = False, by_tag: bool = False) -> list[ResourceView]:
+    """A fresh deep copy of the stack's recorded resources (tests mutate them), its images pinned
+    by digest (tests/pinned_images.py) unless `by_tag`; `preview`: as a first `pulumi preview`
+    records them (outputs of resources not created yet unknown)."""
+    if (stack, preview, by_tag) not in _CACHE:
+        raw = stack_raw(stack) if by_tag else pinned(stack_raw(stack))
+        run = run_stack(raw, stack=stack, preview=preview)
         views = [ResourceView(r.type, r.name, r.urn, r.inputs) for r in run.resources]
-        _CACHE[stack, preview] = views
-    return copy.deepcopy(_CACHE[stack, preview])
+        _CACHE[stack, preview, by_tag] = views
+    return copy.deepcopy(_CACHE[stack, preview, by_tag])
 
 
 def named(views: list[ResourceView], name: str) -> ResourceView:

@@ -18,6 +18,7 @@ from policies.rules import views as rule_views
 from settings import parse_settings
 from specs.desired import desired_state
 from tests.conftest import canary_raw, edit, run_stack, stack_raw, write_project
+from tests.pinned_images import pinned
 
 NS = "hyperpod-dpd"
 TOKEN = "hf_" + "x" * 34
@@ -96,7 +97,8 @@ def test_the_plan_exits_1_names_rule_and_key_and_counts_0_registrations(case, tm
 
 
 def test_a_rule_made_advisory_by_the_stack_does_not_stop_it(tmp_path, capsys):
-    raw = edit(stack_raw("dev"), f"{NS}:instanceGroups.decode.instanceType", "ml.g6e.48xlarge")
+    raw = edit(pinned(stack_raw("dev")), f"{NS}:instanceGroups.decode.instanceType",
+               "ml.g6e.48xlarge")  # fmt: skip
     edit(raw, f"{NS}:policy", {"enforcement": {"hyperpod-dpd-instance-type": "advisory"}})
     project = write_project(tmp_path / "p", raw)
     code = main(

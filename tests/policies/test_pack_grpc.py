@@ -35,6 +35,7 @@ from hyperpod_dpd.shared.venvs import foreign_env
 from policies.pack import UNCHECKED_POLICY, build_policies, pack_config
 from policies.rules import Limits, ResourceView
 from tests.conftest import ROOT, exclusive, run_stack, stack_raw
+from tests.pinned_images import pinned
 from tests.policies import rules as rule_tests
 from tests.policies.conftest import gpu_group, iec_spec, named, recorded
 from tests.policies.test_pack import run_pack
@@ -213,7 +214,7 @@ def test_the_repo_stacks_pass_with_no_preview_errors(analyzer, stack, preview):
 
 
 def test_a_token_kept_as_a_pulumi_secret_is_not_a_violation(analyzer):
-    raw = stack_raw("dev") | {"hyperpod-dpd:hfToken": TOKEN}
+    raw = pinned(stack_raw("dev")) | {"hyperpod-dpd:hfToken": TOKEN}
     run = run_stack(raw, secret_keys=["hyperpod-dpd:hfToken"])
     views = [ResourceView(r.type, r.name, r.urn, r.inputs) for r in run.resources]
     assert named(views, "checkpoint-hf-token").props["stringData"] == "[secret]"

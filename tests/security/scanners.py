@@ -129,13 +129,19 @@ def checkov_findings(stack: str, run, manifests: dict[str, Any], workdir: Path) 
         logical = c["resource"].rsplit(".", 1)[-1]
         found.append(Found("checkov", c["check_id"], names.get(logical, logical), stack,
                            c.get("check_name", "")))  # fmt: skip
+    return found + checkov_kubernetes(stack, manifests, workdir)
+
+
+def checkov_kubernetes(stack: str, manifests: dict[str, Any], workdir: Path) -> list[Found]:
+    """checkov's Kubernetes checks on a plan's manifests."""
     k8s = workdir / "k8s"
     k8s.mkdir(parents=True, exist_ok=True)
     for file, manifest in manifests.items():
         (k8s / file).write_text(yaml.safe_dump(manifest))
-    for c in _checkov(k8s, "kubernetes"):
-        found.append(Found("checkov", c["check_id"], c["resource"], stack, c.get("check_name", "")))
-    return found
+    return [
+        Found("checkov", c["check_id"], c["resource"], stack, c.get("check_name", ""))
+        for c in _checkov(k8s, "kubernetes")
+    ]
 
 
 def policy_documents(run) -> list[dict[str, str]]:

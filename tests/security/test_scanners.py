@@ -8,9 +8,11 @@ import pytest
 
 from hyperpod_dpd.plan.planner import make_plan
 from tests.conftest import stack_raw, write_project
+from tests.pinned_images import pinned
 from tests.security.scanners import (
     STACKS,
     checkov_findings,
+    checkov_kubernetes,
     is_reviewed,
     parliament_findings,
     reviewed,
@@ -42,3 +44,15 @@ def test_every_reviewed_entry_still_matches_a_finding(findings):
     used = {id(is_reviewed(f)) for f in findings}
     stale = [f"{e['tool']} {e['check']} {e['resource']}" for e in reviewed() if id(e) not in used]
     assert not stale, f"reviewed.yaml entries no finding matches any more: {stale}"
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("scanners")
+def test_a_stack_with_every_image_pinned_has_no_image_finding(tmp_path):
+    """CKV_K8S_43 (image without digest) and CKV_K8S_15 (pull policy, moot with a digest) are
+    reviewed for the repo's stacks, which run their images by tag (hyperpod-dpd-images-by-digest
+    says so); pinned as `hyperpod-dpd fetch --stack` prints, the Job has neither."""
+    plan = make_plan(write_project(tmp_path / "project", pinned(stack_raw("dev"))), "dev",
+                     tmp_path / "plan")  # fmt: skip
+    checks = {f.check for f in checkov_kubernetes("dev", plan.manifests, tmp_path / "scan")}
+    assert checks and not checks & {"CKV_K8S_43", "CKV_K8S_15"}, checks

@@ -121,7 +121,7 @@ BAD_VALUES = [
     (f"{NS}:endpoint.namespace", "Inference", "such as"),
     (f"{NS}:endpoint.mode", "disaggregated", "one of 'dpd', 'colocated'"),
     (f"{NS}:endpoint.model", "", "at least 1 characters"),
-    (f"{NS}:endpoint.image", "", "at least 1 characters"),
+    (f"{NS}:endpoint.image", "", "an image reference [registry/]repository:tag"),
     (f"{NS}:endpoint.tensorParallelSize", 0, ">= 1"),
     (f"{NS}:endpoint.tensorParallelSize", 2.5, "a whole number"),
     (f"{NS}:endpoint.maxModelLen", "long", "a whole number"),

@@ -10,6 +10,7 @@ import pytest
 from hyperpod_dpd.diff.compare import diff_plans, load_plan
 from hyperpod_dpd.plan.planner import make_plan
 from tests.conftest import ROOT
+from tests.pinned_images import beside_tags
 
 IEC = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
 
@@ -36,7 +37,7 @@ def canary(tmp_path_factory):
 
 def test_the_canary_plans_two_endpoints_behind_one_weighted_listener(canary):
     plan, _ = canary
-    assert plan.exit_code == 0 and not plan.violations
+    assert plan.exit_code == 0 and not beside_tags(plan.violations)
     iecs = plan.run.of_type(IEC)
     assert sorted(r.inputs["metadata"]["name"] for r in iecs) == ["baseline", "candidate"]
     (listener,) = plan.run.of_type("aws:lb/listener:Listener")
@@ -117,7 +118,7 @@ def test_without_a_certificate_the_listener_is_http_and_the_plan_says_so(tmp_pat
     (listener,) = plan.run.of_type("aws:lb/listener:Listener")
     assert (listener.inputs["protocol"], listener.inputs["port"]) == ("HTTP", 80)
     assert "sslPolicy" not in listener.inputs
-    (found,) = plan.violations
+    (found,) = beside_tags(plan.violations)
     assert (found.policy, found.enforcement) == ("hyperpod-dpd-traffic-tls", "advisory")
     assert "clear text" in found.message and plan.exit_code == 0
 

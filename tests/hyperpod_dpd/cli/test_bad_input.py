@@ -31,6 +31,10 @@ CASES = {
          "--endpoint-url", "notaurl"],
         "argument --endpoint-url: got 'notaurl'",
     ),
+    "a --curl-image digest one hex digit short": (
+        ["verify", "--name", "x", "--curl-image", "curlimages/curl:8.11.1@sha256:" + "a" * 63],
+        "argument --curl-image: got 'curlimages/curl:8.11.1@sha256:",
+    ),
     "a bad revision, before any credentials": (
         ["checkpoint", "upload", "--source", "hf://org/model", "--revision", "main",
          "--dest", "s3://bucket-a/p", "--endpoint-url", "http://127.0.0.1:9"],

@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from core.versions import LMCACHE_VLLM_IMAGE
+from core.versions import DLC_VLLM_IMAGE, LMCACHE_VLLM_IMAGE
 from core.vocabulary import COHERENT_CHANGE_RULE
 from hyperpod_dpd.cli import main
-from hyperpod_dpd.diff.coherent import ANSWER, HAZARD, paired_fields
+from hyperpod_dpd.diff.coherent import ANSWER, HAZARD, image_change, paired_fields
 from hyperpod_dpd.diff.compare import diff_plans, load_plan
 from hyperpod_dpd.diff.render import render_json, render_markdown, render_text
 from hyperpod_dpd.plan.planner import make_plan
@@ -60,6 +60,20 @@ def test_a_new_image_in_place_is_named(base, tmp_path):  # noqa: F811
     }  # fmt: skip
 
 
+def test_pinning_the_same_tag_by_digest_is_a_change_and_says_what_it_is(base, tmp_path):  # noqa: F811
+    pinned = f"{DLC_VLLM_IMAGE}@sha256:{'ab' * 32}"
+    head = head_with(tmp_path, (NEW_IMAGE[0], NEW_IMAGE[0] + f"    image: {pinned}\n"))
+    (change,) = diff_plans(load_plan(base), load_plan(head)).coherent
+    before, after = change.fields["image"]
+    assert before == DLC_VLLM_IMAGE and after.startswith(f"{pinned} (the same tag, now pinned")
+    assert "which is the running pods' build only if the tag has not moved" in after
+    assert image_change(pinned, DLC_VLLM_IMAGE).startswith("the same tag, its digest dropped")
+    assert image_change(pinned, f"{DLC_VLLM_IMAGE}@sha256:{'cd' * 32}") == (
+        "the same tag, another digest: another build"
+    )
+    assert image_change(DLC_VLLM_IMAGE, LMCACHE_VLLM_IMAGE) is None  # another image: no note
+
+
 def test_more_replicas_get_no_coherent_change(base, tmp_path):  # noqa: F811
     d = diff_plans(load_plan(base), load_plan(head_with(tmp_path, *MORE_DECODE)))
     assert d.changed and d.coherent == []
@@ -96,8 +110,8 @@ def test_on_prod_the_policy_makes_it_mandatory_and_diff_exits_1(tmp_path):
     "policy, level",
     [
         ({"enforcement": {COHERENT_CHANGE_RULE: "mandatory"}}, "mandatory"),
-        ({"advisoriesMandatory": True, "enforcement": {COHERENT_CHANGE_RULE: "advisory"}},
-         "advisory"),
+        ({"advisoriesMandatory": True, "enforcement": {COHERENT_CHANGE_RULE: "advisory",
+          "hyperpod-dpd-images-by-digest": "advisory"}}, "advisory"),
         ({"enforcement": {COHERENT_CHANGE_RULE: "disabled"}}, None),
     ],
 )  # fmt: skip

@@ -12,7 +12,9 @@ import yaml
 from hyperpod_dpd.plan.engine import run_program
 from hyperpod_dpd.plan.planner import Plan, kubernetes_manifests, make_plan, write_plan
 from settings import parse_settings
+from specs.schema import validate_manifest
 from tests.conftest import ROOT, as_pulumi_config, edit, stack_raw, write_project
+from tests.pinned_images import beside_tags, pinned
 
 RESOURCE_KEYS = {"type", "name", "urn", "parent", "provider", "dependsOn", "protect", "inputs"}
 
@@ -52,7 +54,8 @@ def test_plan_writes_its_outputs(dev_plan):
         "resources.json",
         "summary.md",
     ]
-    assert json.loads((out / "policy-report.json").read_text()) == {"violations": []}
+    report = json.loads((out / "policy-report.json").read_text())["violations"]
+    assert report and beside_tags(report) == []  # the images the repo's stacks run by tag
     assert dev_plan.exit_code == 0
 
 
@@ -71,7 +74,7 @@ def test_summary_has_endpoint_resources_and_outputs(dev_plan):
     assert "| Endpoint | llama-3-3-70b in namespace inference, mode dpd |" in summary
     assert "| PD buffer | 8 GiB per TP rank |" in summary
     assert "| `aws:ec2/subnet:Subnet` | 5 |" in summary
-    assert "## Policy violations (0)" in summary
+    assert "## Policy violations (2)" in summary  # the worker and Job images, run by tag
     assert "gpuAvailabilityZoneId" in summary
     assert "| Pod ingress | NetworkPolicy llama-3-3-70b-workers: the router, " in summary
 
@@ -132,7 +135,7 @@ def test_secret_plaintext_never_reaches_any_plan_file(tmp_path):
 
 
 def test_mandatory_violation_exits_1_and_is_reported(tmp_path):
-    raw = edit(stack_raw("dev"), "hyperpod-dpd:endpoint.routingThreshold", 100)
+    raw = edit(pinned(stack_raw("dev")), "hyperpod-dpd:endpoint.routingThreshold", 100)
     plan = make_plan(write_project(tmp_path / "project", raw), "dev", tmp_path / "out")
     assert plan.exit_code == 1 and plan.stopped and plan.registered_before_stop == 0
     report = json.loads((tmp_path / "out" / "policy-report.json").read_text())
@@ -149,7 +152,7 @@ def test_mandatory_violation_exits_1_and_is_reported(tmp_path):
 
 
 def test_advisory_violation_keeps_exit_0(tmp_path):
-    raw = edit(stack_raw("dev"), "hyperpod-dpd:endpoint.prefill.replicas", 2)
+    raw = edit(pinned(stack_raw("dev")), "hyperpod-dpd:endpoint.prefill.replicas", 2)
     edit(raw, "hyperpod-dpd:instanceGroups.prefill.instanceCount", 2)
     plan = make_plan(write_project(tmp_path / "project", raw), "dev", tmp_path / "out")
     assert plan.exit_code == 0 and not plan.stopped
@@ -160,7 +163,7 @@ def test_advisory_violation_keeps_exit_0(tmp_path):
 
 
 def test_a_stack_without_network_policies_is_told_its_workers_are_open(tmp_path):
-    raw = stack_raw("dev") | {"hyperpod-dpd:networkPolicy": {"enabled": False}}
+    raw = pinned(stack_raw("dev")) | {"hyperpod-dpd:networkPolicy": {"enabled": False}}
     plan = make_plan(write_project(tmp_path / "project", raw), "dev", tmp_path / "out")
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "| Pod ingress | open: networkPolicy.enabled is false" in summary
@@ -183,10 +186,33 @@ def test_stale_files_of_a_previous_plan_are_removed(tmp_path):
 def test_first_preview_plans_of_the_repo_stacks(stack, tmp_path):
     """As the first `pulumi preview` of a new stack runs the program: outputs unknown."""
     plan = make_plan(ROOT, stack, tmp_path, preview=True)
-    assert plan.exit_code == 0 and not plan.stopped and plan.violations == []
+    assert plan.exit_code == 0 and not plan.stopped and beside_tags(plan.violations) == []
     resources = json.loads((tmp_path / "resources.json").read_text())
     hyperpod = next(r for r in resources if r["name"] == "hyperpod-cluster")
     group = hyperpod["inputs"]["instanceGroups"][0]
     assert group["executionRole"] == "[unknown]"  # the role does not exist yet
     assert group["instanceType"].startswith("ml.")  # what the stack file says is known
     assert len(resources) == len(make_plan(ROOT, stack, tmp_path / "update").run.resources)
+
+
+def test_the_plan_says_which_images_run_by_tag_and_which_are_pinned(dev_plan, tmp_path):
+    summary = (dev_plan.out_dir / "summary.md").read_text()
+    assert "## Images (0 pinned by digest, 2 by tag alone)" in summary
+    assert "| hyperpod-dpd:jobs.image | `public.ecr.aws/docker/library/python:3.11-slim-bookworm` " \
+        "| **by tag alone**: `hyperpod-dpd fetch --stack dev` prints the line" in summary  # fmt: skip
+    # Every image pinned (as the lines fetch prints, pasted): the plan says so and is silent.
+    raw = pinned(stack_raw("dev"))
+    plan = make_plan(write_project(tmp_path / "project", raw), "dev", tmp_path / "out")
+    assert plan.exit_code == 0 and plan.violations == []
+    facts = json.loads((tmp_path / "out" / "plan.json").read_text())
+    assert [(i["key"], i["pinned"]) for i in facts["images"]] == [
+        ("hyperpod-dpd:endpoint.image", True),
+        ("hyperpod-dpd:jobs.image", True),
+    ]
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "## Images (2 pinned by digest, 0 by tag alone)" in summary
+    # The IEC carries the pinned reference as written, and the operator's CRD takes it.
+    path = tmp_path / "out" / "manifests" / "inferenceendpointconfig.inference.llama-3-3-70b.yaml"
+    iec = yaml.safe_load(path.read_text())
+    assert iec["spec"]["worker"]["image"] == raw["hyperpod-dpd:endpoint"]["image"]
+    assert validate_manifest(iec, "3.3") == []

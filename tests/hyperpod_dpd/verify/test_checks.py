@@ -108,3 +108,27 @@ def test_a_hash_seed_from_a_secret_is_not_reported_as_unset():
     assert recompute.startswith(
         "PYTHONHASHSEED prefill 0, decode from a Secret or field/unset; one image"
     )
+
+
+def test_one_tag_pulled_as_two_builds_is_named_with_the_pods_running_each():
+    from hyperpod_dpd.verify.kv_transfer import kv_diagnostics
+    from hyperpod_dpd.verify.results import Target
+
+    target = Target("llama", "inference", None)
+    seed = [{"name": "PYTHONHASHSEED", "value": "0"}]
+
+    def pod(name: str, role: str, digest: str) -> dict:
+        container = {"name": target.container(role), "image": "repo/vllm:v1", "env": seed}
+        # containerd's imageID (repo@sha256:...), and the scheme older runtimes put before it
+        scheme = "docker-pullable://" if role == "prefill" else ""
+        status = {"name": target.container(role), "imageID": f"{scheme}repo/vllm@sha256:{digest}"}
+        return {"metadata": {"name": name}, "spec": {"containers": [container]},
+                "status": {"containerStatuses": [status]}}  # fmt: skip
+
+    same = {"prefill": [pod("p", "prefill", "a" * 64)], "decode": [pod("d", "decode", "a" * 64)]}
+    assert kv_diagnostics(same, target)["recompute"].endswith("; one image for both roles")
+    moved = {"prefill": [pod("p", "prefill", "a" * 64)], "decode": [pod("d", "decode", "b" * 64)]}
+    assert kv_diagnostics(moved, target)["recompute"].endswith(
+        "one image for both roles, but the pods run 2 builds of it (sha256:aaaaaaaaaaaa... on p; "
+        "sha256:bbbbbbbbbbbb... on d): pin it by digest"
+    )

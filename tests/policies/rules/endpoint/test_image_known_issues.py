@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from core.versions import LMCACHE_VLLM_IMAGE
 from tests.policies.conftest import iec_spec
 from tests.policies.rules.helpers import findings
 
@@ -28,4 +29,12 @@ def test_images_with_a_known_dpd_breakage(dev, image):
 )
 def test_neighbouring_versions_are_not_flagged(dev, image):
     iec_spec(dev)["worker"]["image"] = image
+    assert findings("hyperpod-dpd-image-known-issues", dev) == []
+
+
+def test_a_known_bad_image_pinned_by_digest_is_still_known_bad(dev):
+    iec_spec(dev)["worker"]["image"] = f"lmcache/vllm-openai:v0.4.4@sha256:{'5eed' * 16}"
+    ((_, message),) = findings("hyperpod-dpd-image-known-issues", dev)
+    assert "LMCache 0.4.4 regressed on HyperPod" in message
+    iec_spec(dev)["worker"]["image"] = f"{LMCACHE_VLLM_IMAGE}@sha256:{'5eed' * 16}"
     assert findings("hyperpod-dpd-image-known-issues", dev) == []

@@ -4,6 +4,7 @@ dpd-capable-image annotation)."""
 
 from __future__ import annotations
 
+from core.versions import DPD_IMAGES
 from policies.rules import Limits
 from tests.policies.conftest import iec_spec, named
 from tests.policies.rules.helpers import findings
@@ -27,3 +28,14 @@ def test_image_marked_dpd_capable_or_trusted_by_limits(dev):
         "hyperpod-dpd/dpd-capable-image"
     ] = "true"
     assert findings("hyperpod-dpd-image", dev) == []
+
+
+DIGEST = "sha256:" + "5eed" * 16
+
+
+def test_a_documented_image_pinned_by_digest_is_still_the_documented_image(dev):
+    iec_spec(dev)["worker"]["image"] = f"{DPD_IMAGES[0]}@{DIGEST}"
+    assert findings("hyperpod-dpd-image", dev) == []
+    iec_spec(dev)["worker"]["image"] = f"{DPD_IMAGES[0].partition(':')[0]}@{DIGEST}"
+    ((_, message),) = findings("hyperpod-dpd-image", dev)
+    assert "pinned without its tag: write repo:tag@sha256:..." in message

@@ -1,0 +1,176 @@
+"""`hyperpod-dpd fetch --stack`: each image the stack runs by tag resolved to its digest against a
+fake OCI registry on 127.0.0.1 (the anonymous token flow, HEAD with Docker-Content-Digest, a
+registry that refuses HEAD, an unknown tag, one out of reach), recorded and printed as the line
+that pins it."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import threading
+
+import pytest
+
+from core.images import parse_image
+from core.versions import ALB_CONTROLLER_POLICY, HYPERPOD_DEPENDENCIES_CHART, JOB_PYTHON_IMAGE
+from hyperpod_dpd.cli import main
+from hyperpod_dpd.fetch import registry
+from hyperpod_dpd.fetch.images import DIGESTS_FILE
+from hyperpod_dpd.fetch.registry import MANIFEST_TYPES, RegistryError, resolve_digest
+from infra.charts import COMPLETE, chart_path, file_path
+from tests.conftest import edit, stack_raw, write_project
+
+INDEX = json.dumps({"schemaVersion": 2, "mediaType": MANIFEST_TYPES[0], "manifests": []}).encode()
+MANIFEST = json.dumps({"schemaVersion": 2, "mediaType": MANIFEST_TYPES[3], "layers": []}).encode()
+TOKEN = "anon-pull-token"
+
+
+@pytest.fixture
+def fake_registry(monkeypatch):
+    """`/v2/team/vllm/manifests/v1` (an index, HEAD answered with its digest, a token needed) and
+    `/v2/head-refused/python/manifests/3.11` (a manifest; HEAD answered 405, no digest header on
+    GET); every other tag 404. Records (method, path, authorized) of each request."""
+    state = {"requests": []}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def _answer(self, send_body: bool):
+            authorized = self.headers.get("Authorization") == f"Bearer {TOKEN}"
+            state["requests"].append((self.command, self.path, authorized))
+            if self.path.startswith("/token?"):
+                return self._send(200, {}, json.dumps({"token": TOKEN}).encode(), send_body)
+            realm = f'Bearer realm="{state["url"]}/token",service="fake",scope="repository:x:pull"'
+            if not authorized:
+                return self._send(401, {"WWW-Authenticate": realm}, b"", send_body)
+            accepted = self.headers.get("Accept", "")
+            if self.path == "/v2/team/vllm/manifests/v1" and MANIFEST_TYPES[0] in accepted:
+                digest = "sha256:" + hashlib.sha256(INDEX).hexdigest()
+                return self._send(200, {"Docker-Content-Digest": digest}, INDEX, send_body)
+            if self.path == "/v2/head-refused/python/manifests/3.11":
+                if self.command == "HEAD":
+                    return self._send(405, {}, b"", send_body)
+                return self._send(200, {}, MANIFEST, send_body)
+            return self._send(404, {}, b'{"errors": [{"code": "MANIFEST_UNKNOWN"}]}', send_body)
+
+        def _send(self, status, headers, body, send_body):
+            self.send_response(status)
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if send_body:
+                self.wfile.write(body)
+
+        def do_GET(self):
+            self._answer(True)
+
+        def do_HEAD(self):
+            self._answer(False)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    ).start()
+    state["url"] = f"http://127.0.0.1:{httpd.server_address[1]}"
+    state["host"] = f"127.0.0.1:{httpd.server_address[1]}"
+    monkeypatch.setattr(registry, "SCHEME", "http")
+    yield state
+    httpd.shutdown()
+
+
+def test_head_with_the_anonymous_token_gives_the_digest_of_the_bytes_served(fake_registry):
+    ref = parse_image(f"{fake_registry['host']}/team/vllm:v1")
+    assert resolve_digest(ref) == "sha256:" + hashlib.sha256(INDEX).hexdigest()
+    assert [(m, p.partition("?")[0], a) for m, p, a in fake_registry["requests"]] == [
+        ("HEAD", "/v2/team/vllm/manifests/v1", False),  # 401: the challenge
+        ("GET", "/token", False),
+        ("HEAD", "/v2/team/vllm/manifests/v1", True),  # the digest, no body
+    ]
+
+
+def test_a_registry_that_refuses_head_is_asked_with_get(fake_registry):
+    ref = parse_image(f"{fake_registry['host']}/head-refused/python:3.11")
+    assert resolve_digest(ref) == "sha256:" + hashlib.sha256(MANIFEST).hexdigest()
+    assert ("GET", "/v2/head-refused/python/manifests/3.11", True) in fake_registry["requests"]
+
+
+def test_an_unknown_tag_or_an_unreachable_registry_says_which(fake_registry):
+    with pytest.raises(RegistryError, match=r"has no tag v9 in team/vllm \(.*: 404\)"):
+        resolve_digest(parse_image(f"{fake_registry['host']}/team/vllm:v9"))
+    with pytest.raises(RegistryError, match=r"cannot reach 127\.0\.0\.1:1 "):
+        resolve_digest(parse_image("127.0.0.1:1/team/vllm:v1"))
+
+
+def test_a_registry_that_wants_credentials_is_named_not_guessed_at():
+    with pytest.raises(
+        RegistryError, match=r"asks for credentials \(Basic realm=.*describe-images"
+    ):
+        registry.token('Basic realm="https://111122223333.dkr.ecr.us-east-2.amazonaws.com/"')
+
+
+def test_docker_hub_names_are_asked_of_its_api_host_under_library():
+    assert registry.manifest_url(parse_image("curlimages/curl:8.11.1")) == (
+        "https://registry-1.docker.io/v2/curlimages/curl/manifests/8.11.1"
+    )
+    assert registry.manifest_url(parse_image("python:3.11")) == (
+        "https://registry-1.docker.io/v2/library/python/manifests/3.11"
+    )
+
+
+def _fetched_already(project):
+    """The chart and policy in place, as a previous fetch left them (no GitHub from here)."""
+    chart = project / chart_path(HYPERPOD_DEPENDENCIES_CHART)
+    chart.mkdir(parents=True)
+    (chart / COMPLETE).write_text("done\n")
+    policy = project / file_path(ALB_CONTROLLER_POLICY)
+    policy.parent.mkdir(parents=True)
+    policy.write_text("{}")
+
+
+def test_fetch_with_a_stack_records_and_prints_the_line_that_pins_each_image(
+    fake_registry, tmp_path, capsys, monkeypatch
+):
+    host = fake_registry["host"]
+    raw = edit(stack_raw("dev"), "hyperpod-dpd:endpoint.image", f"{host}/team/vllm:v1")
+    edit(raw, "hyperpod-dpd:endpoint.imageDpdCapable", True)
+    edit(raw, "hyperpod-dpd:jobs", {"image": f"{host}/head-refused/python:3.11"})
+    project = write_project(tmp_path / "project", raw)
+    _fetched_already(project)
+    monkeypatch.setitem(registry.API_HOSTS, "docker.io", "127.0.0.1:1")  # out of reach
+    assert main(["fetch", "--stack", "dev", "--project-dir", str(project)]) == 0
+    out = capsys.readouterr().out
+    index = "sha256:" + hashlib.sha256(INDEX).hexdigest()
+    manifest = "sha256:" + hashlib.sha256(MANIFEST).hexdigest()
+    assert json.loads((project / DIGESTS_FILE).read_text()) == {
+        f"{host}/head-refused/python:3.11": manifest,
+        f"{host}/team/vllm:v1": index,
+    }
+    assert f"  hyperpod-dpd:endpoint.image: {host}/team/vllm:v1@{index}\n" in out
+    assert f"  hyperpod-dpd:jobs.image: {host}/head-refused/python:3.11@{manifest}\n" in out
+    # verify's curl pod is on Docker Hub, out of reach here: its own line, the rest done.
+    assert "  not resolved: curlimages/curl:8.11.1 (hyperpod-dpd verify --curl-image): " in out
+    assert "1 image(s) not resolved: the chart and policy are fetched" in out
+    # Pasted, the lines are taken and nothing is asked of the registry again.
+    edit(raw, "hyperpod-dpd:endpoint.image", f"{host}/team/vllm:v1@{index}")
+    edit(raw, "hyperpod-dpd:jobs", {"image": f"{host}/head-refused/python:3.11@{manifest}"})
+    write_project(project, raw)
+    asked = len(fake_registry["requests"])
+    assert main(["fetch", "--stack", "dev", "--project-dir", str(project)]) == 0
+    assert (
+        f"pinned already: hyperpod-dpd:jobs.image: {host}/head-refused/python:3.11@{manifest}"
+        in (capsys.readouterr().out)
+    )
+    assert len(fake_registry["requests"]) == asked
+
+
+def test_fetch_without_a_stack_fetches_what_it_did_and_says_how_to_pin_images(tmp_path, capsys):
+    project = write_project(tmp_path / "project", stack_raw("dev"))
+    _fetched_already(project)
+    assert main(["fetch", "--project-dir", str(project)]) == 0
+    out = capsys.readouterr().out
+    assert "`hyperpod-dpd fetch --stack <stack>` resolves the digests" in out
+    assert not (project / DIGESTS_FILE).exists()
+    assert JOB_PYTHON_IMAGE not in out
