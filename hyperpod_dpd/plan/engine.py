@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import hashlib
+import logging
 import runpy
 import sys
 from collections.abc import Mapping
@@ -72,6 +73,22 @@ class RecordedResource:
             "id": self.id,
             "inputs": self.inputs,
         }
+
+
+class _ProgramLog(logging.Handler):
+    """The program's log (pulumi.log) on stderr, as the CLI shows it, less the advisory findings
+    the gate logs for `pulumi up` (policies/gate.py): the plan lists those with its violations,
+    so a plan would print each twice. Written to the stderr of the moment (tests capture it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if not message.startswith("advisory "):
+            print(f"{record.levelname.lower()}: {message}", file=sys.stderr)
+
+
+PROGRAM_LOG = logging.getLogger("hyperpod_dpd.program")
+PROGRAM_LOG.addHandler(_ProgramLog())
+PROGRAM_LOG.propagate = False
 
 
 @dataclass
@@ -282,7 +299,12 @@ def _run(
     mocks = ProgramMocks(cloud)
     monitor = RecordingMonitor(mocks, CODE_ROOT, recorded)
     pulumi.runtime.set_mocks(
-        mocks, project=project, stack=stack, preview=cloud.preview, monitor=monitor
+        mocks,
+        project=project,
+        stack=stack,
+        preview=cloud.preview,
+        logger=PROGRAM_LOG,
+        monitor=monitor,
     )
     set_all_config(dict(config), list(secret_keys))
     program_dir = str(program.resolve().parent)

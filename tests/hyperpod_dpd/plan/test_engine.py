@@ -69,6 +69,21 @@ def test_a_duplicate_urn_fails_as_in_the_real_engine(tmp_path):
     assert [r.name for r in run.resources] == ["one"]
 
 
+def test_the_programs_warnings_reach_stderr_but_not_the_advisories_the_plan_lists(
+    tmp_path, capsys
+):
+    from hyperpod_dpd.plan.engine import run_program
+
+    program = tmp_path / "__main__.py"
+    program.write_text(
+        "import pulumi\n"
+        "pulumi.log.warn('advisory hyperpod-dpd-x: endpoint-iec: listed by the plan')\n"
+        "pulumi.log.warn('the chart is not fetched: run make fetch')\n"
+    )
+    run_program(program, {"aws:region": "us-east-2"}, [], project="p", stack="dev")
+    assert capsys.readouterr().err == "warning: the chart is not fetched: run make fetch\n"
+
+
 def _qualified_type(r, by_urn) -> str:
     """The rule, from the resources alone: the types of its component ancestors, outermost
     first, then its own; the root stack (never recorded) is no ancestor."""
