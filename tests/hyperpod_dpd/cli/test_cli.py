@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,11 @@ def test_plan_prints_a_table_and_exits_0(tmp_path, capsys):
     assert "aws:ec2/subnet:Subnet" in out and "Policy violations, mandatory" not in out
     # The one advisory of the repo's dev stack: its worker and Job images run by tag.
     assert "Policy violations, advisory (2):" in out and "hyperpod-dpd-images-by-digest" in out
+    # The README's first command says what it prints: the same count and cost.
+    readme = (ROOT / "README.md").read_text()
+    plan_line = re.search(r"Plan: \d+ to add", out)[0]
+    cost = re.search(r"Cost: (\$[\d.]+/h, about \$[\d,]+/month)", out)[1]
+    assert f"`{plan_line}`" in readme and f"`{cost}`" in readme
 
 
 def test_a_plan_hands_the_collector_back_on_with_nothing_young_to_scan(tmp_path, capsys):
