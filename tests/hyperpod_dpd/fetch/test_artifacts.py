@@ -8,13 +8,13 @@ import io
 import json
 import re
 import tarfile
-import threading
 
 import pytest
 
 from core.versions import GitHubChart, GitHubFile
 from hyperpod_dpd.fetch.artifacts import FetchError, fetch_chart, fetch_file, vendor_dependencies
 from infra.charts import COMPLETE, chart_path, vendored_chart
+from tests.hyperpod_dpd.fetch.local_http import serving
 
 PIN = GitHubChart("aws/example-repo", "0123456789abcdef0123456789abcdef01234567", "charts/deps")
 TOP = f"example-repo-{PIN.commit}"
@@ -56,15 +56,8 @@ def server():
         def log_message(self, *args):
             pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    # A short poll interval: shutdown() waits up to one interval (0.5 s by default).
-    threading.Thread(
-        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    ).start()
-    state["url"] = f"http://127.0.0.1:{httpd.server_address[1]}"
-    state["host"] = f"127.0.0.1:{httpd.server_address[1]}"
-    yield state
-    httpd.shutdown()
+    with serving(Handler) as (state["url"], state["host"]):
+        yield state
 
 
 def _archive_route(server, members):

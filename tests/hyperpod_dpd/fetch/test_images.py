@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
-import threading
 
 import pytest
 
@@ -20,6 +19,7 @@ from hyperpod_dpd.fetch.images import DIGESTS_FILE
 from hyperpod_dpd.fetch.registry import MANIFEST_TYPES, RegistryError, resolve_digest
 from infra.charts import COMPLETE, chart_path, file_path
 from tests.conftest import edit, stack_raw, write_project
+from tests.hyperpod_dpd.fetch.local_http import serving
 
 INDEX = json.dumps({"schemaVersion": 2, "mediaType": MANIFEST_TYPES[0], "manifests": []}).encode()
 MANIFEST = json.dumps({"schemaVersion": 2, "mediaType": MANIFEST_TYPES[3], "layers": []}).encode()
@@ -70,15 +70,9 @@ def fake_registry(monkeypatch):
         def log_message(self, *args):
             pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(
-        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    ).start()
-    state["url"] = f"http://127.0.0.1:{httpd.server_address[1]}"
-    state["host"] = f"127.0.0.1:{httpd.server_address[1]}"
     monkeypatch.setattr(registry, "SCHEME", "http")
-    yield state
-    httpd.shutdown()
+    with serving(Handler) as (state["url"], state["host"]):
+        yield state
 
 
 def test_head_with_the_anonymous_token_gives_the_digest_of_the_bytes_served(fake_registry):
