@@ -69,9 +69,7 @@ def test_a_duplicate_urn_fails_as_in_the_real_engine(tmp_path):
     assert [r.name for r in run.resources] == ["one"]
 
 
-def test_the_programs_warnings_reach_stderr_but_not_the_advisories_the_plan_lists(
-    tmp_path, capsys
-):
+def test_the_programs_warnings_reach_stderr_but_not_the_advisories_the_plan_lists(tmp_path, capsys):
     from hyperpod_dpd.plan.engine import run_program
 
     program = tmp_path / "__main__.py"
