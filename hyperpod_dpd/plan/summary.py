@@ -68,13 +68,14 @@ def endpoint_facts(settings: StackSettings, entry: EndpointEntry) -> list[tuple[
 
 
 def _pod_ingress(settings: StackSettings, name: str) -> str:
-    if not settings.network_policy.enabled:
+    policy = settings.network_policy
+    if not policy.enabled:
         return "open: networkPolicy.enabled is false, any pod of the cluster reaches the workers"
-    more = settings.network_policy.allow_namespaces
-    named = f", namespaces {', '.join(more)}" if more else ""
+    more = [f"namespaces {', '.join(policy.allow_namespaces)}"] if policy.allow_namespaces else []
+    more += [f"addresses {', '.join(policy.allow_cidrs)}"] if policy.allow_cidrs else []
     return (
         f"NetworkPolicy {network_policy_name(name)}: the router, the endpoint's own pods, the "
-        f"metrics collector, load balancers{named} (the VPC CNI enforces it)"
+        f"metrics collector{''.join(', ' + m for m in more)} (the VPC CNI enforces it)"
     )
 
 

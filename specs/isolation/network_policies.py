@@ -12,8 +12,8 @@ core/vocabulary.py ENDPOINT_POD_LABEL), or the names of its Deployments (`prefil
 `decode-<name>`) in case a DPD role's pods carry those instead
 (core/vllm/pod_names.py endpoint_pod_label_values): a pod carrying none of them is not selected
 and so not restricted (the policy fails open, never shut; `hyperpod-dpd verify` fails "workers
-guarded" then). Admitted, on every port (the operator adds sidecars of its own, such as a reverse proxy,
-whose ports it does not document):
+guarded" then). Admitted, on every port (the operator adds sidecars of its own, such as a
+reverse proxy, whose ports it does not document):
 - the operator's namespace: each endpoint's router, the operator, its KEDA and load balancer
   controller (the AWS DPD docs: the router "in hyperpod-inference-system");
 - the endpoint's own pods, and every DPD role pod of its namespace
@@ -23,12 +23,16 @@ whose ports it does not document):
 - the observability add-on's collector, which scrapes the workers' metrics (when
   observability is on);
 - the namespaces in `networkPolicy.allowNamespaces`;
-- the VPC's private and public subnets: the load balancers the operator creates for an endpoint
-  register pod IPs as targets, so their health checks and requests come from their own
-  addresses there, as do the EKS control plane's (its ENIs are in the private subnets). The GPU
-  subnet, where every GPU pod's address lies, is not among them: another endpoint's workers
-  cannot reach these. Pods on the system nodes (private subnets) can, by address; the stack runs
-  only operators there.
+- the CIDRs in `networkPolicy.allowCidrs` (none by default).
+No address range is admitted by default, not even the load balancers' subnets: the system
+nodes' pods take their addresses there too, so any pod of any namespace that lands on a system
+node would pass. Requests reach the workers through the router: intelligent routing is always on
+(specs/iec.py), the AWS DPD docs invoke an endpoint at its router's Service, and the router picks
+the prefill and decode workers itself (conditional routing, prefix-aware selection), which a load
+balancer sending to the workers directly would bypass. So the operator's load balancer is taken
+to front the router, as the traffic split's does (specs/traffic.py); no public document says
+which pods it registers. Should one reach workers by pod IP (its targets unhealthy, the endpoint
+never ready), name its subnets in `networkPolicy.allowCidrs`.
 Always allowed whatever the policy: traffic from the pod's own node (kubelet probes; Kubernetes
 network-policies page: "traffic to and from the node where a Pod is running is always
 allowed"). Not affected: EFA. The KV cache moves over EFA's SRD, which bypasses the kernel, so
@@ -41,7 +45,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.aws.subnets import plan_subnets
 from core.vllm.pod_names import endpoint_pod_label_values
 from core.vocabulary import (
     DPD_ROLE_POD_LABEL,
@@ -55,9 +58,6 @@ from core.vocabulary import (
 from settings.stack import StackSettings
 from specs.base import Desired
 
-# The subnets whose addresses are load balancers' and the control plane's, never a GPU pod's.
-LOAD_BALANCER_TIERS = ("private", "public")
-
 
 def admitted(s: StackSettings) -> list[dict[str, Any]]:
     """The peers every endpoint's workers admit besides the endpoint's own pods (which
@@ -69,10 +69,7 @@ def admitted(s: StackSettings) -> list[dict[str, Any]]:
     if s.observability.enabled:
         peers.append(_namespace(OBSERVABILITY_NAMESPACE))
     peers += [_namespace(n) for n in s.network_policy.allow_namespaces]
-    plans = plan_subnets(
-        s.network.vpc_cidr, s.availability_zone_id, list(s.network.control_plane_az_ids)
-    )
-    peers += [{"ipBlock": {"cidr": p.cidr}} for p in plans if p.tier in LOAD_BALANCER_TIERS]
+    peers += [{"ipBlock": {"cidr": cidr}} for cidr in s.network_policy.allow_cidrs]
     return peers
 
 

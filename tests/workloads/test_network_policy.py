@@ -1,7 +1,9 @@
 """Who reaches an endpoint's workers: each path a user relies on stays open (router, the other
-role, metrics, load balancers, a namespace they name) and the ones issue 36 closes are shut (a
-pod of another namespace on the GPU nodes, another endpoint's colocated pods), judged by the
-Kubernetes semantics of the rendered policies (tests/workloads/network_paths.py)."""
+role, metrics, a namespace or addresses they name) and the ones issue 36 closes are shut (a pod
+of another namespace on a GPU or a system node, another endpoint's colocated pods), judged by the
+Kubernetes semantics of the rendered policies (tests/workloads/network_paths.py). Sources run on
+the GPU subnet's addresses unless a test says otherwise, so no address range can stand in for
+the selector a path needs."""
 
 from __future__ import annotations
 
@@ -22,8 +24,7 @@ from tests.workloads.network_paths import Pod, reaches
 NS = "hyperpod-dpd"
 DEV = "llama-3-3-70b"  # Pulumi.dev.yaml's endpoint name
 GPU_POD_IP = "10.0.5.9"  # the GPU subnet: 10.0.0.0/18 of the dev VPC 10.0.0.0/16
-PRIVATE_IP = "10.0.64.10"  # a private subnet (10.0.64.0/21): load balancers, system nodes
-PUBLIC_IP = "10.0.128.10"  # a public subnet (10.0.128.0/21): internet-facing load balancers
+PRIVATE_IP = "10.0.64.10"  # a private subnet (10.0.64.0/21): the system nodes' pods, load balancers
 
 
 def _policies(stack="dev", *edits):
@@ -49,7 +50,7 @@ def dev():
 
 @pytest.mark.parametrize("role", ["prefill", "decode"])
 def test_the_router_reaches_each_role(dev, role):
-    router = Pod(OPERATOR_NAMESPACE, {"app": f"{DEV}-inference-router"}, ip=PRIVATE_IP)
+    router = Pod(OPERATOR_NAMESPACE, {"app": f"{DEV}-inference-router"}, ip=GPU_POD_IP)
     assert reaches(dev, router, _worker(DEV, role))
 
 
@@ -60,22 +61,23 @@ def test_prefill_and_decode_reach_each_other_whichever_app_label_they_carry(dev,
     assert reaches(dev, prefill, decode) and reaches(dev, decode, prefill)
 
 
-def test_the_metrics_collector_and_load_balancers_reach_the_workers(dev):
-    decode = _worker(DEV, "decode")
-    assert reaches(dev, Pod(OBSERVABILITY_NAMESPACE, {"app": "otel"}, ip=PRIVATE_IP), decode)
-    assert reaches(dev, Pod("alb", ip=PRIVATE_IP), decode)  # an ALB's address, no pod
-    assert reaches(dev, Pod("alb", ip=PUBLIC_IP), decode)
+def test_the_metrics_collector_reaches_the_workers(dev):
+    collector = Pod(OBSERVABILITY_NAMESPACE, {"app": "otel"}, ip=GPU_POD_IP)
+    assert reaches(dev, collector, _worker(DEV, "decode"))
+
+
+def test_no_address_range_is_admitted_by_default(dev):
+    """The system nodes' pods take the private subnets' addresses: admitting the load balancers
+    there by range would admit any pod of any namespace scheduled on a system node."""
+    on_system_node = Pod("team-b", {"app": "notebook"}, ip=PRIVATE_IP)
+    assert not reaches(dev, on_system_node, _worker(DEV, "decode"))
+    assert not any("ipBlock" in peer for p in dev for peer in p["spec"]["ingress"][0]["from"])
 
 
 def test_a_pod_of_another_namespace_on_the_gpu_nodes_cannot_skip_the_router(dev):
     other = Pod("team-b", {"app": DEV}, ip=GPU_POD_IP)  # even with the endpoint's own label
     assert not reaches(dev, other, _worker(DEV, "decode"))
     assert not reaches(dev, other, _worker(DEV, "prefill"))
-
-
-def test_the_kubelet_on_the_pods_own_node_is_never_blocked(dev):
-    kubelet = Pod("", ip=GPU_POD_IP, on_same_node=True)
-    assert reaches(dev, kubelet, _worker(DEV, "decode"))
 
 
 def test_only_the_endpoints_pods_are_selected(dev):
@@ -101,11 +103,17 @@ def test_in_a_shared_namespace_a_colocated_endpoint_cannot_reach_the_dpd_candida
     assert reaches(policies, candidate, baseline)
 
 
-def test_a_namespace_the_user_names_is_admitted_and_the_collector_only_when_observability_is_on():
+def test_what_the_user_names_is_admitted_and_the_collector_only_when_observability_is_on():
     gateway = Pod("my-gateway", ip=GPU_POD_IP)
+    balancer = Pod("", ip=PRIVATE_IP)  # a load balancer of theirs, registering pod IPs
     collector = Pod(OBSERVABILITY_NAMESPACE, ip=GPU_POD_IP)
-    named, _ = _policies("dev", ("networkPolicy", {"allowNamespaces": ["my-gateway"]}))
+    named, _ = _policies(
+        "dev",
+        ("networkPolicy", {"allowNamespaces": ["my-gateway"], "allowCidrs": ["10.0.64.0/24"]}),
+    )
     assert reaches(named, gateway, _worker(DEV, "decode"))
+    assert reaches(named, balancer, _worker(DEV, "decode"))
+    assert not reaches(named, Pod("", ip="10.0.65.10"), _worker(DEV, "decode"))
     no_metrics, _ = _policies("dev", ("observability", {"enabled": False}))
     assert not reaches(no_metrics, collector, _worker(DEV, "decode"))
     assert not reaches(no_metrics, gateway, _worker(DEV, "decode"))
