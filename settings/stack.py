@@ -37,7 +37,7 @@ from settings.cluster.groups import (
     instance_type_for,
 )
 from settings.cluster.network import NetworkConfig, check_flow_logs, check_vpc, check_zones
-from settings.cluster.pod_network import NetworkPolicyConfig
+from settings.cluster.pod_network import NetworkPolicyConfig, check_network_policy
 from settings.config.errors import full_key, set_fix
 from settings.config.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
 from settings.cost import CostConfig
@@ -231,6 +231,12 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *check_zones(s.network, s.region, s.availability_zone_id),
         *check_vpc(s.network),
         *check_flow_logs(s.network),
+        *check_network_policy(
+            s.network_policy,
+            s.network.vpc_cidr,
+            s.availability_zone_id,
+            list(s.network.control_plane_az_ids),
+        ),
         *check_subnet_addresses(s.network, s.availability_zone_id, groups),
         *check_kubernetes(s.eks),
         *check_access_entries(s.eks),

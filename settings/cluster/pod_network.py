@@ -3,8 +3,13 @@ by the VPC CNI's network policy agent (specs/isolation/network_policies.py rende
 
 from __future__ import annotations
 
+import ipaddress
+
 from pydantic import Field
 
+from core.aws.subnets import plan_subnets
+from core.problems import ConfigProblem
+from settings.config.errors import full_key, set_fix
 from settings.config.fields import Cidr, DnsLabel, SettingsModel
 
 
@@ -31,3 +36,32 @@ class NetworkPolicyConfig(SettingsModel):
         "private subnets also hold the system nodes' pods.",
         examples=[["10.0.96.0/24"]],
     )
+
+
+def check_network_policy(
+    policy: NetworkPolicyConfig, vpc_cidr: str, gpu_az_id: str, control_plane_az_ids: list[str]
+) -> list[ConfigProblem]:
+    """allowCidrs that would reach into the GPU subnet admit every pod there (each endpoint's
+    workers and any other GPU pod): that is turning the policies off, said plainly."""
+    if not policy.enabled:
+        return []  # no policy renders the CIDRs
+    (gpu,) = [
+        ipaddress.ip_network(p.cidr)
+        for p in plan_subnets(vpc_cidr, gpu_az_id, control_plane_az_ids)
+        if p.tier == "gpu"
+    ]
+    problems = []
+    for i, cidr in enumerate(policy.allow_cidrs):
+        if ipaddress.ip_network(cidr).overlaps(gpu):
+            key = full_key(("networkPolicy", "allowCidrs", i))
+            problems.append(
+                ConfigProblem(
+                    key,
+                    cidr,
+                    f"addresses outside the GPU subnet {gpu}, whose addresses are the GPU pods' "
+                    "(admitting them lets any pod there skip the router)",
+                    "name the load balancer's own subnets; to open the workers to every pod, "
+                    + set_fix(full_key(("networkPolicy", "enabled")), False),
+                )
+            )
+    return problems
