@@ -35,8 +35,8 @@ def check(resources, limits):
                 iec.urn,
                 f"endpoint {name}'s workers take connections from any pod of the cluster, "
                 "bypassing its router: no NetworkPolicy of namespace "
-                f"{namespace} selects them; set hyperpod-dpd:networkPolicy.enabled true (the "
-                "default)",
+                f"{namespace} selects them; turn the policies back on (the default): pulumi config "
+                "set --path 'hyperpod-dpd:networkPolicy.enabled' true",
             )
 
 

@@ -28,7 +28,8 @@ def test_an_endpoint_without_a_policy_is_named(dev):
             IEC_URN,
             f"endpoint {iec['name']}'s workers take connections from any pod of the cluster, "
             f"bypassing its router: no NetworkPolicy of namespace {iec['namespace']} selects "
-            "them; set hyperpod-dpd:networkPolicy.enabled true (the default)",
+            "them; turn the policies back on (the default): pulumi config set --path "
+            "'hyperpod-dpd:networkPolicy.enabled' true",
         )
     ]
     assert RULES[RULE].enforcement == "advisory"
