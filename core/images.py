@@ -147,3 +147,12 @@ def is_pinned(text: str) -> bool:
         return parse_image(text).pinned
     except ImageRefError:
         return False
+
+
+def pin_command(key: str, image: str) -> str:
+    """The command that sets the image key `key` (e.g. 'hyperpod-dpd:endpoint.image') to `image`
+    in Pulumi.<stack>.yaml: `pulumi config set --path` edits the nested key in the stack file in
+    place (https://www.pulumi.com/docs/iac/cli/commands/pulumi_config_set/), where a pasted
+    `hyperpod-dpd:endpoint.image: ...` line would be a new top-level key. Both words are single-
+    quoted for the shell (a key or a reference the settings take holds no quote)."""
+    return f"pulumi config set --path '{key}' '{image}'"

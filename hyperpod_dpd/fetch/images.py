@@ -1,7 +1,9 @@
 """`hyperpod-dpd fetch --stack <stack>`: the digest each image the stack runs by tag names today,
-recorded in `.hyperpod-dpd/image-digests.json` and printed as the stack-YAML line that pins it
-(hyperpod-dpd-images-by-digest names the same images). An image already pinned is left as the
-stack has it; a registry out of reach is one line for that image, never a failed fetch.
+recorded in `.hyperpod-dpd/image-digests.json` and printed as the command that pins it,
+`pulumi config set --path 'KEY' 'REF@sha256:...'` (hyperpod-dpd-images-by-digest names the same
+images; core/images.py pin_command says why a command and not a YAML line). An image already
+pinned is left as the stack has it; a registry out of reach is one line for that image, never a
+failed fetch.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from core.images import ImageRef, parse_image
+from core.images import ImageRef, parse_image, pin_command
 from core.versions import VERIFY_CURL_IMAGE
 from hyperpod_dpd.fetch.registry import RegistryError, resolve_digest
 from hyperpod_dpd.shared.images import StackImage, stack_images
@@ -27,9 +29,10 @@ def images_to_resolve(settings: StackSettings) -> list[StackImage]:
 
 
 def _line(key: str, ref: ImageRef) -> str:
+    """The command that runs `ref`; single quotes for the shell (a reference holds none)."""
     if key == VERIFY_FLAG:
-        return f"{key} {ref}"
-    return f"{key}: {ref}"
+        return f"{key} '{ref}'"
+    return pin_command(key, str(ref))
 
 
 def resolve_images(
@@ -42,7 +45,7 @@ def resolve_images(
     for item in images_to_resolve(settings):
         ref = parse_image(item.image)  # the settings took it: it parses
         if ref.pinned:
-            lines.append(f"  pinned already: {_line(item.key, ref)}")
+            lines.append(f"  pinned already: {item.key}: {ref}")
             continue
         try:
             digest = found.get(ref.tagged) or resolve(ref)

@@ -10,6 +10,7 @@ import http.server
 import json
 
 import pytest
+import yaml
 
 from core.images import parse_image
 from core.versions import ALB_CONTROLLER_POLICY, HYPERPOD_DEPENDENCIES_CHART, JOB_PYTHON_IMAGE
@@ -19,6 +20,7 @@ from hyperpod_dpd.fetch.images import DIGESTS_FILE
 from hyperpod_dpd.fetch.registry import MANIFEST_TYPES, RegistryError, resolve_digest
 from infra.charts import COMPLETE, chart_path, file_path
 from tests.conftest import edit, stack_raw, write_project
+from tests.fix_hints.edits import follow_in_file
 from tests.hyperpod_dpd.fetch.local_http import serving
 
 INDEX = json.dumps({"schemaVersion": 2, "mediaType": MANIFEST_TYPES[0], "manifests": []}).encode()
@@ -124,7 +126,11 @@ def _fetched_already(project):
     policy.write_text("{}")
 
 
-def test_fetch_with_a_stack_records_and_prints_the_line_that_pins_each_image(
+def _fetch(project, stack="dev") -> str:
+    return main(["fetch", "--stack", stack, "--project-dir", str(project)])
+
+
+def test_fetch_with_a_stack_records_and_prints_the_command_that_pins_each_image(
     fake_registry, tmp_path, capsys, monkeypatch
 ):
     host = fake_registry["host"]
@@ -134,7 +140,7 @@ def test_fetch_with_a_stack_records_and_prints_the_line_that_pins_each_image(
     project = write_project(tmp_path / "project", raw)
     _fetched_already(project)
     monkeypatch.setitem(registry.API_HOSTS, "docker.io", "127.0.0.1:1")  # out of reach
-    assert main(["fetch", "--stack", "dev", "--project-dir", str(project)]) == 0
+    assert _fetch(project) == 0
     out = capsys.readouterr().out
     index = "sha256:" + hashlib.sha256(INDEX).hexdigest()
     manifest = "sha256:" + hashlib.sha256(MANIFEST).hexdigest()
@@ -142,22 +148,71 @@ def test_fetch_with_a_stack_records_and_prints_the_line_that_pins_each_image(
         f"{host}/head-refused/python:3.11": manifest,
         f"{host}/team/vllm:v1": index,
     }
-    assert f"  hyperpod-dpd:endpoint.image: {host}/team/vllm:v1@{index}\n" in out
-    assert f"  hyperpod-dpd:jobs.image: {host}/head-refused/python:3.11@{manifest}\n" in out
+    endpoint = (
+        f"pulumi config set --path 'hyperpod-dpd:endpoint.image' '{host}/team/vllm:v1@{index}'"
+    )
+    jobs = f"pulumi config set --path 'hyperpod-dpd:jobs.image' '{host}/head-refused/python:3.11@{manifest}'"
+    assert f"  {endpoint}\n" in out and f"  {jobs}\n" in out
     # verify's curl pod is on Docker Hub, out of reach here: its own line, the rest done.
     assert "  not resolved: curlimages/curl:8.11.1 (hyperpod-dpd verify --curl-image): " in out
     assert "1 image(s) not resolved: the chart and policy are fetched" in out
-    # Pasted, the lines are taken and nothing is asked of the registry again.
-    edit(raw, "hyperpod-dpd:endpoint.image", f"{host}/team/vllm:v1@{index}")
-    edit(raw, "hyperpod-dpd:jobs", {"image": f"{host}/head-refused/python:3.11@{manifest}"})
-    write_project(project, raw)
+    # Run, the commands pin both images in the nested keys: the plan takes the stack file.
+    for command in (endpoint, jobs):
+        follow_in_file(project / "Pulumi.dev.yaml", command)
+    config = yaml.safe_load((project / "Pulumi.dev.yaml").read_text())["config"]
+    assert not [k for k in config if k.endswith(".image")]  # no new top-level key
+    assert _plan_images(project, tmp_path / "plan") == [
+        ("hyperpod-dpd:endpoint.image", f"{host}/team/vllm:v1@{index}", True),
+        ("hyperpod-dpd:jobs.image", f"{host}/head-refused/python:3.11@{manifest}", True),
+    ]
+    # Pinned, nothing is asked of the registry again.
     asked = len(fake_registry["requests"])
-    assert main(["fetch", "--stack", "dev", "--project-dir", str(project)]) == 0
+    assert _fetch(project) == 0
     assert (
         f"pinned already: hyperpod-dpd:jobs.image: {host}/head-refused/python:3.11@{manifest}"
         in (capsys.readouterr().out)
     )
     assert len(fake_registry["requests"]) == asked
+
+
+def _plan_images(project, out) -> list[tuple[str, str, bool]]:
+    """`hyperpod-dpd plan` of the project's dev stack (exit 0): its images, as plan.json has them."""
+    assert main(["plan", "--stack", "dev", "--project-dir", str(project), "--out", str(out)]) == 0
+    facts = json.loads((out / "plan.json").read_text())
+    return [(i["key"], i["image"], i["pinned"]) for i in facts["images"]]
+
+
+def test_the_commands_fetch_prints_pin_each_endpoint_of_a_map(
+    fake_registry, tmp_path, capsys, monkeypatch
+):
+    """`hyperpod-dpd:endpoints.<name>.image`, as the canary stack sets its two endpoints."""
+    host = fake_registry["host"]
+    raw = stack_raw("canary")
+    for name in raw["hyperpod-dpd:endpoints"]:
+        edit(raw, f"hyperpod-dpd:endpoints.{name}.image", f"{host}/team/vllm:v1")
+        edit(raw, f"hyperpod-dpd:endpoints.{name}.imageDpdCapable", True)
+    project = write_project(tmp_path / "project", raw, "canary")
+    _fetched_already(project)
+    monkeypatch.setitem(registry.API_HOSTS, "docker.io", "127.0.0.1:1")
+    assert _fetch(project, "canary") == 0
+    commands = [
+        line.strip()
+        for line in capsys.readouterr().out.splitlines()
+        if "hyperpod-dpd:endpoints." in line
+    ]
+    index = "sha256:" + hashlib.sha256(INDEX).hexdigest()
+    assert commands == [
+        f"pulumi config set --path 'hyperpod-dpd:endpoints.{name}.image' '{host}/team/vllm:v1@{index}'"
+        for name in raw["hyperpod-dpd:endpoints"]
+    ]
+    for command in commands:
+        follow_in_file(project / "Pulumi.canary.yaml", command)
+    config = yaml.safe_load((project / "Pulumi.canary.yaml").read_text())["config"]
+    assert {e["image"] for e in config["hyperpod-dpd:endpoints"].values()} == {
+        f"{host}/team/vllm:v1@{index}"
+    }
+    assert main(["plan", "--stack", "canary", "--project-dir", str(project),
+                 "--out", str(tmp_path / "plan")]) == 0  # fmt: skip
 
 
 def test_fetch_without_a_stack_fetches_what_it_did_and_says_how_to_pin_images(tmp_path, capsys):
