@@ -38,8 +38,8 @@ MANIFEST_TYPES = (
 DIGEST_HEADER = "Docker-Content-Digest"
 # Docker Hub's API host: `docker.io` names the registry, registry-1.docker.io serves it (what
 # the Docker Engine dials for docker.io, distribution/reference normalize.go and the engine's
-# registry config).
-API_HOSTS = {DOCKER_HUB: "registry-1.docker.io", "index.docker.io": "registry-1.docker.io"}
+# registry config); ImageRef.registry reads index.docker.io as docker.io.
+API_HOSTS = {DOCKER_HUB: "registry-1.docker.io"}
 
 
 class RegistryError(ValueError):

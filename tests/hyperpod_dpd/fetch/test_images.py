@@ -111,9 +111,23 @@ def test_docker_hub_names_are_asked_of_its_api_host_under_library():
     assert registry.manifest_url(parse_image("curlimages/curl:8.11.1")) == (
         "https://registry-1.docker.io/v2/curlimages/curl/manifests/8.11.1"
     )
-    assert registry.manifest_url(parse_image("python:3.11")) == (
-        "https://registry-1.docker.io/v2/library/python/manifests/3.11"
+    for python in ("python:3.11", "docker.io/python:3.11", "index.docker.io/python:3.11",
+                   "index.docker.io/library/python:3.11"):  # fmt: skip
+        assert registry.manifest_url(parse_image(python)) == (
+            "https://registry-1.docker.io/v2/library/python/manifests/3.11"
+        ), python
+    assert registry.manifest_url(parse_image("index.docker.io/lmcache/vllm-openai:v0.4.3")) == (
+        "https://registry-1.docker.io/v2/lmcache/vllm-openai/manifests/v0.4.3"
     )
+
+
+@pytest.mark.parametrize("hub", ["docker.io/", "index.docker.io/", ""])
+def test_each_spelling_of_docker_hub_is_resolved_by_its_api_host(fake_registry, monkeypatch, hub):
+    monkeypatch.setitem(registry.API_HOSTS, "docker.io", fake_registry["host"])
+    assert resolve_digest(parse_image(f"{hub}team/vllm:v1")) == (
+        "sha256:" + hashlib.sha256(INDEX).hexdigest()
+    )
+    assert fake_registry["requests"][-1] == ("HEAD", "/v2/team/vllm/manifests/v1", True)
 
 
 def _fetched_already(project):
