@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
+import urllib.parse
 
 import pytest
 import yaml
@@ -32,8 +33,10 @@ TOKEN = "anon-pull-token"
 def fake_registry(monkeypatch):
     """`/v2/team/vllm/manifests/v1` (an index, HEAD answered with its digest, a token needed) and
     `/v2/head-refused/python/manifests/3.11` (a manifest; HEAD answered 405, no digest header on
-    GET); every other tag 404. Records (method, path, authorized) of each request."""
-    state = {"requests": []}
+    GET); `/v2/private/...` 401 even with the token (Docker Hub's answer for a repository it
+    does not have or keeps private); every other tag 404. The challenge is `state["challenge"]`
+    ({url}: the server's). Records (method, path, authorized) of each request."""
+    state = {"requests": [], "challenge": 'Bearer realm="{url}/token",service="fake",scope="x"'}
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def _answer(self, send_body: bool):
@@ -41,8 +44,8 @@ def fake_registry(monkeypatch):
             state["requests"].append((self.command, self.path, authorized))
             if self.path.startswith("/token?"):
                 return self._send(200, {}, json.dumps({"token": TOKEN}).encode(), send_body)
-            realm = f'Bearer realm="{state["url"]}/token",service="fake",scope="repository:x:pull"'
-            if not authorized:
+            realm = state["challenge"].format(url=state["url"])
+            if not authorized or self.path.startswith("/v2/private/"):
                 return self._send(401, {"WWW-Authenticate": realm}, b"", send_body)
             accepted = self.headers.get("Accept", "")
             if self.path == "/v2/team/vllm/manifests/v1" and MANIFEST_TYPES[0] in accepted:
@@ -100,11 +103,44 @@ def test_an_unknown_tag_or_an_unreachable_registry_says_which(fake_registry):
         resolve_digest(parse_image("127.0.0.1:1/team/vllm:v1"))
 
 
+def _token_query(state) -> dict[str, list[str]]:
+    [path] = [p for _, p, _ in state["requests"] if p.startswith("/token?")]
+    return urllib.parse.parse_qs(urllib.parse.urlsplit(path).query)
+
+
+def test_a_challenge_without_scope_is_asked_for_a_pull_of_the_repository(fake_registry):
+    fake_registry["challenge"] = 'Bearer realm="{url}/token",service="fake"'
+    resolve_digest(parse_image(f"{fake_registry['host']}/team/vllm:v1"))
+    assert _token_query(fake_registry) == {
+        "service": ["fake"],
+        "scope": ["repository:team/vllm:pull"],
+    }
+
+
+def test_a_realm_with_its_own_query_gets_the_parameters_after_an_ampersand(fake_registry):
+    fake_registry["challenge"] = 'Bearer realm="{url}/token?issuer=fake",scope="repository:x:pull"'
+    resolve_digest(parse_image(f"{fake_registry['host']}/team/vllm:v1"))
+    assert _token_query(fake_registry) == {"issuer": ["fake"], "scope": ["repository:x:pull"]}
+
+
+def test_a_401_with_the_token_says_the_repository_is_missing_or_private(fake_registry):
+    ref = f"{fake_registry['host']}/private/vllm:v1"
+    with pytest.raises(RegistryError) as caught:
+        resolve_digest(parse_image(ref))
+    assert str(caught.value).startswith(
+        f"{fake_registry['host']} refuses private/vllm to an anonymous pull token ("
+    )
+    assert "the repository does not exist or needs credentials" in str(caught.value)
+    assert "HTTP 401" not in str(caught.value)
+
+
 def test_a_registry_that_wants_credentials_is_named_not_guessed_at():
     with pytest.raises(
         RegistryError, match=r"asks for credentials \(Basic realm=.*describe-images"
     ):
-        registry.token('Basic realm="https://111122223333.dkr.ecr.us-east-2.amazonaws.com/"')
+        registry.token(
+            'Basic realm="https://111122223333.dkr.ecr.us-east-2.amazonaws.com/"', "team/vllm"
+        )
 
 
 def test_docker_hub_names_are_asked_of_its_api_host_under_library():
