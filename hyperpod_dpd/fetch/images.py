@@ -55,16 +55,36 @@ def resolve_images(
             continue
         found[ref.tagged] = digest
         lines.append(f"  {_line(item.key, ref.with_digest(digest))}")
-    if found:
-        _record(project_dir / DIGESTS_FILE, found)
+    if found and (warning := _record(project_dir / DIGESTS_FILE, found)):
+        lines.append(warning)
     return lines, failed
 
 
-def _record(path: Path, found: dict[str, str]) -> None:
-    """Merge `found` (repo:tag -> digest, as resolved now) into the record."""
-    recorded = json.loads(path.read_text()) if path.exists() else {}
+def _record(path: Path, found: dict[str, str]) -> str | None:
+    """Merge `found` (repo:tag -> digest, as resolved now) into the record; a record that is not
+    a JSON object (edited by hand, cut short) is replaced, as a cache is: the warning says so."""
+    recorded, warning = _recorded(path)
     recorded.update(found)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".partial")
     partial.write_text(json.dumps(dict(sorted(recorded.items())), indent=2) + "\n")
     partial.replace(path)
+    return warning
+
+
+def _recorded(path: Path) -> tuple[dict[str, str], str | None]:
+    if not path.exists():
+        return {}, None
+    try:
+        recorded = json.loads(path.read_bytes())
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        why = f"not JSON: {exc}"
+    else:
+        if isinstance(recorded, dict):
+            return recorded, None
+        why = f"a JSON {type(recorded).__name__}, not an object of repo:tag -> digest"
+    return {}, (
+        f"warning: {DIGESTS_FILE} was unreadable ({why}); fetch wrote a new record with the "
+        "digests resolved now (the ones it held before are dropped: run fetch for each stack "
+        "again to record theirs)"
+    )

@@ -265,6 +265,33 @@ def test_the_commands_fetch_prints_pin_each_endpoint_of_a_map(
                  "--out", str(tmp_path / "plan")]) == 0  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("record", "why"),
+    [('{"python:3.11": "sha256:', "not JSON: "), ('["python:3.11"]', "a JSON list, not an object")],
+)
+def test_an_unreadable_digest_record_is_replaced_with_a_warning(
+    fake_registry, tmp_path, capsys, monkeypatch, record, why
+):
+    host = fake_registry["host"]
+    raw = edit(stack_raw("dev"), "hyperpod-dpd:endpoint.image", f"{host}/team/vllm:v1")
+    edit(raw, "hyperpod-dpd:endpoint.imageDpdCapable", True)
+    project = write_project(tmp_path / "project", raw)
+    _fetched_already(project)
+    (project / DIGESTS_FILE).write_text(record)
+    monkeypatch.setitem(registry.API_HOSTS, "docker.io", "127.0.0.1:1")
+    assert _fetch(project) == 0
+    captured = capsys.readouterr()
+    assert f"warning: {DIGESTS_FILE} was unreadable ({why}" in captured.out
+    assert "fetch wrote a new record with the digests resolved now" in captured.out
+    assert "Traceback" not in captured.out + captured.err
+    index = "sha256:" + hashlib.sha256(INDEX).hexdigest()
+    assert json.loads((project / DIGESTS_FILE).read_text()) == {f"{host}/team/vllm:v1": index}
+    assert (
+        f"pulumi config set --path 'hyperpod-dpd:endpoint.image' '{host}/team/vllm:v1@{index}'"
+        in captured.out
+    )
+
+
 def test_fetch_without_a_stack_fetches_what_it_did_and_says_how_to_pin_images(tmp_path, capsys):
     project = write_project(tmp_path / "project", stack_raw("dev"))
     _fetched_already(project)
