@@ -27,6 +27,7 @@ _REFERENCE = re.compile(
 DIGEST_ALGORITHM = "sha256"
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 DOCKER_HUB = "docker.io"
+LEGACY_DOCKER_HUB = "index.docker.io"  # Docker Hub's old name, the same registry
 FORM = "[registry/]repository:tag[@sha256:<64 lowercase hex digits>] (or repository@sha256:...)"
 
 
@@ -60,23 +61,47 @@ class ImageRef:
     def with_digest(self, digest: str) -> ImageRef:
         return ImageRef(self.name, self.tag, digest)
 
-    @property
-    def registry(self) -> str:
-        """The registry host (`docker.io` for a name without a domain)."""
-        first, sep, _ = self.name.partition("/")
+    def _domain_path(self) -> tuple[str | None, str]:
+        """The domain as written (None when the name has none) and the path after it."""
+        first, sep, rest = self.name.partition("/")
         domain = sep and (
             "." in first or ":" in first or first == "localhost" or first != first.lower()
         )
-        return first if domain else DOCKER_HUB
+        return (first, rest) if domain else (None, self.name)
+
+    @property
+    def registry(self) -> str:
+        """The registry host: `docker.io` for a name without a domain, and for the legacy
+        `index.docker.io` (distribution/reference normalize.go, splitDockerDomain)."""
+        domain, _ = self._domain_path()
+        return DOCKER_HUB if domain in (None, LEGACY_DOCKER_HUB) else domain
 
     @property
     def repository(self) -> str:
         """The repository path inside the registry, Docker Hub's official images under
         `library/` (`python` is docker.io/library/python)."""
-        path = self.name.removeprefix(self.registry + "/") if "/" in self.name else self.name
+        _, path = self._domain_path()
         if self.registry == DOCKER_HUB and "/" not in path:
             return f"library/{path}"
         return path
+
+    @property
+    def familiar(self) -> str:
+        """The name as Docker shows it, one spelling per image: Docker Hub's domain dropped
+        (`docker.io/`, `index.docker.io/`) and `library/` for an official image
+        (distribution/reference normalize.go, FamiliarName:
+        https://github.com/distribution/reference/blob/v0.6.0/normalize.go). What a reference
+        is compared with a known name by: `docker.io/lmcache/vllm-openai` is lmcache/vllm-openai,
+        `index.docker.io/library/python` is python."""
+        if self.registry != DOCKER_HUB:
+            return self.name
+        official = self.repository.removeprefix("library/")
+        return official if "/" not in official else self.repository
+
+    @property
+    def familiar_tagged(self) -> str:
+        """`familiar:tag` without the digest: what the image policies compare."""
+        return self.familiar + (f":{self.tag}" if self.tag else "")
 
 
 def parse_image(text: str) -> ImageRef:
@@ -134,10 +159,11 @@ def _check_digest(ref: ImageRef) -> None:
 
 
 def tag_reference(text: str) -> str:
-    """`text` without its digest (`repo:tag`), for the checks that know images by tag; a
-    reference the parser refuses is returned as is (the settings refused it already)."""
+    """`text` without its digest, by its familiar name (`repo:tag`, `docker.io/` and `library/`
+    dropped), for the checks that know images by tag; a reference the parser refuses is returned
+    as is (the settings refused it already)."""
     try:
-        return parse_image(text).tagged
+        return parse_image(text).familiar_tagged
     except ImageRefError:
         return text
 
@@ -147,3 +173,12 @@ def is_pinned(text: str) -> bool:
         return parse_image(text).pinned
     except ImageRefError:
         return False
+
+
+def pin_command(key: str, image: str) -> str:
+    """The command that sets the image key `key` (e.g. 'hyperpod-dpd:endpoint.image') to `image`
+    in Pulumi.<stack>.yaml: `pulumi config set --path` edits the nested key in the stack file in
+    place (https://www.pulumi.com/docs/iac/cli/commands/pulumi_config_set/), where a pasted
+    `hyperpod-dpd:endpoint.image: ...` line would be a new top-level key. Both words are single-
+    quoted for the shell (a key or a reference the settings take holds no quote)."""
+    return f"pulumi config set --path '{key}' '{image}'"

@@ -1,6 +1,6 @@
 """A stack's config with every image it runs pinned by digest, as `hyperpod-dpd fetch --stack`
-prints the lines to paste: the repo's stacks run their images by tag (no registry is reachable
-from here to resolve their digests), so hyperpod-dpd-images-by-digest names each of them; the
+prints the commands that set them: the repo's stacks run their images by tag (no registry is
+reachable from here to resolve their digests), so hyperpod-dpd-images-by-digest names each of them; the
 tests that judge everything else judge the stacks pinned, and the advisory is tested on its own
 (tests/policies/rules/security/test_images_by_digest.py)."""
 

@@ -141,7 +141,7 @@ def image_change(base: Any, head: Any) -> str | None:
         a, b = parse_image(str(base)), parse_image(str(head))
     except ImageRefError:
         return None
-    if a.tagged != b.tagged or a.digest == b.digest:
+    if a.familiar_tagged != b.familiar_tagged or a.digest == b.digest:
         return None
     if a.digest is None:
         return (

@@ -138,7 +138,8 @@ def _oci_chart(repo: str, name: str, version: str, scheme: str) -> bytes:
     except urllib.error.HTTPError as exc:
         if exc.code != 401:
             raise
-        headers["Authorization"] = f"Bearer {token(exc.headers.get('WWW-Authenticate', ''))}"
+        challenge = exc.headers.get("WWW-Authenticate", "")
+        headers["Authorization"] = f"Bearer {token(challenge, f'{path}/{name}')}"
         manifest = _get(f"{registry}/manifests/{version}", headers)
     (layer,) = [x for x in json.loads(manifest)["layers"] if x["mediaType"] == HELM_LAYER]
     blob = _get(f"{registry}/blobs/{layer['digest']}", headers)

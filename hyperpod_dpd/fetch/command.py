@@ -28,11 +28,12 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
         print(f"  {path.relative_to(project_dir)}")
     if settings is None:
         print("Images: `hyperpod-dpd fetch --stack <stack>` resolves the digests of the images "
-              "a stack runs by tag and prints the lines that pin them.")  # fmt: skip
+              "a stack runs by tag and prints the commands that pin them.")  # fmt: skip
         return EXIT_OK
     lines, failed = resolve_images(settings, project_dir)
-    print(f"Images of stack '{args.stack}' (digests recorded in {DIGESTS_FILE}); pinned, paste "
-          f"into Pulumi.{args.stack}.yaml:")  # fmt: skip
+    print(f"Images of stack '{args.stack}' (digests recorded in {DIGESTS_FILE}); run each "
+          f"command to pin its image in Pulumi.{args.stack}.yaml (--path edits the nested key "
+          "in place):")  # fmt: skip
     print("\n".join(lines))
     if failed:
         print(f"{failed} image(s) not resolved: the chart and policy are fetched; run again where "

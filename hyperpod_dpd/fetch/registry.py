@@ -38,8 +38,8 @@ MANIFEST_TYPES = (
 DIGEST_HEADER = "Docker-Content-Digest"
 # Docker Hub's API host: `docker.io` names the registry, registry-1.docker.io serves it (what
 # the Docker Engine dials for docker.io, distribution/reference normalize.go and the engine's
-# registry config).
-API_HOSTS = {DOCKER_HUB: "registry-1.docker.io", "index.docker.io": "registry-1.docker.io"}
+# registry config); ImageRef.registry reads index.docker.io as docker.io.
+API_HOSTS = {DOCKER_HUB: "registry-1.docker.io"}
 
 
 class RegistryError(ValueError):
@@ -51,8 +51,11 @@ def _open(request: urllib.request.Request) -> tuple[int, dict[str, str], bytes]:
         return response.status, dict(response.headers.items()), response.read()
 
 
-def token(challenge: str) -> str:
-    """An anonymous pull token for a registry's `Bearer realm=..,service=..,scope=..` challenge."""
+def token(challenge: str, repository: str) -> str:
+    """An anonymous pull token for a registry's `Bearer realm=..,service=..,scope=..` challenge.
+    A challenge without `scope` is asked for `repository:<repository>:pull`: the client names the
+    scope it needs (the token spec, "Requesting a Token"; Docker Hub leaves it out of a HEAD's
+    challenge); a realm with a query of its own gets the parameters after an `&`."""
     fields = dict(re.findall(r'(\w+)="([^"]*)"', challenge))
     if not challenge.lower().startswith("bearer ") or "realm" not in fields:
         # A private registry (ECR's own asks for Basic credentials): fetch reads anonymously only.
@@ -60,8 +63,11 @@ def token(challenge: str) -> str:
             f"the registry asks for credentials ({challenge or 'no challenge'}): copy the digest "
             "from the registry (e.g. `aws ecr describe-images`)"
         )
-    query = urllib.parse.urlencode({k: v for k, v in fields.items() if k != "realm"})
-    _, _, body = _open(urllib.request.Request(f"{fields['realm']}?{query}"))
+    params = {k: v for k, v in fields.items() if k in ("service", "scope")}
+    params.setdefault("scope", f"repository:{repository}:pull")
+    realm = fields["realm"]
+    joiner = "&" if urllib.parse.urlsplit(realm).query else ("" if realm.endswith("?") else "?")
+    _, _, body = _open(urllib.request.Request(realm + joiner + urllib.parse.urlencode(params)))
     answer = json.loads(body)
     return answer.get("token") or answer["access_token"]
 
@@ -71,16 +77,28 @@ def manifest_url(ref: ImageRef) -> str:
     return f"{SCHEME}://{host}/v2/{ref.repository}/manifests/{ref.tag or 'latest'}"
 
 
-def _ask(method: str, url: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
-    """One request; an anonymous token fetched and the request made again on a 401."""
+def _ask(
+    method: str, url: str, headers: dict[str, str], ref: ImageRef
+) -> tuple[int, dict[str, str], bytes]:
+    """One request; an anonymous token fetched and the request made again on a 401. A 401 with
+    the token is Docker Hub's answer for a repository it does not have, or a private one."""
     try:
         return _open(urllib.request.Request(url, headers=headers, method=method))
     except urllib.error.HTTPError as exc:
         if exc.code != 401 or "Authorization" in headers:
             raise
         challenge = exc.headers.get("WWW-Authenticate", "")
-    headers = {**headers, "Authorization": f"Bearer {token(challenge)}"}
-    return _open(urllib.request.Request(url, headers=headers, method=method))
+    headers = {**headers, "Authorization": f"Bearer {token(challenge, ref.repository)}"}
+    try:
+        return _open(urllib.request.Request(url, headers=headers, method=method))
+    except urllib.error.HTTPError as exc:
+        if exc.code != 401:
+            raise
+        raise RegistryError(
+            f"{ref.registry} refuses {ref.repository} to an anonymous pull token ({url}: 401): "
+            "the repository does not exist or needs credentials; check the name, or copy the "
+            "digest from the registry's console"
+        ) from exc
 
 
 def resolve_digest(ref: ImageRef) -> str:
@@ -89,14 +107,14 @@ def resolve_digest(ref: ImageRef) -> str:
     headers = {"Accept": ", ".join(MANIFEST_TYPES)}
     try:
         try:
-            _, answer, _ = _ask("HEAD", url, headers)
+            _, answer, _ = _ask("HEAD", url, headers, ref)
             digest = _header(answer)
         except urllib.error.HTTPError as exc:
             if exc.code not in (405, 501):  # HEAD not allowed: GET below
                 raise
             digest = None
         if digest is None:
-            _, answer, body = _ask("GET", url, headers)
+            _, answer, body = _ask("GET", url, headers, ref)
             digest = "sha256:" + hashlib.sha256(body).hexdigest()
             if _header(answer) not in (None, digest):
                 raise RegistryError(f"{url} sent bytes whose sha256 is not its {DIGEST_HEADER}")

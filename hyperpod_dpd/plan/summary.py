@@ -275,7 +275,7 @@ def render_images(settings: StackSettings, stack: str) -> list[str]:
     lines += [
         f"| {i.key} | `{i.image}` | "
         + ("by digest |" if i.pinned else f"**by tag alone**: `hyperpod-dpd fetch --stack {stack}` "
-           "prints the line that pins it |")
+           "prints the command that pins it |")
         for i in images
     ]  # fmt: skip
     return lines

@@ -27,6 +27,10 @@ DIGEST = "sha256:" + "0123456789abcdef" * 4
          "localhost:5000", "team/vllm"),
         ("img", "img", None, None, "docker.io", "library/img"),
         ("Registry/team/x:1", "Registry/team/x", "1", None, "Registry", "team/x"),
+        ("index.docker.io/python:3.11", "index.docker.io/python", "3.11", None, "docker.io",
+         "library/python"),
+        ("index.docker.io/lmcache/vllm-openai:v0.4.3", "index.docker.io/lmcache/vllm-openai",
+         "v0.4.3", None, "docker.io", "lmcache/vllm-openai"),
     ],
 )  # fmt: skip
 def test_a_reference_reads_as_name_tag_and_digest(text, name, tag, digest, registry, repository):
@@ -41,6 +45,24 @@ def test_the_tag_beside_a_digest_is_what_the_tag_checks_read():
     assert tag_reference("not a reference") == "not a reference"
     assert is_pinned(f"{DLC_VLLM_IMAGE}@{DIGEST}") and not is_pinned(DLC_VLLM_IMAGE)
     assert str(parse_image(DLC_VLLM_IMAGE).with_digest(DIGEST)) == f"{DLC_VLLM_IMAGE}@{DIGEST}"
+
+
+@pytest.mark.parametrize(
+    ("text", "familiar"),
+    [
+        ("docker.io/lmcache/vllm-openai:v0.4.4", "lmcache/vllm-openai:v0.4.4"),
+        ("index.docker.io/lmcache/vllm-openai:v0.4.4", "lmcache/vllm-openai:v0.4.4"),
+        (f"docker.io/library/python:3.11@{DIGEST}", "python:3.11"),
+        ("index.docker.io/python:3.11", "python:3.11"),
+        ("library/python:3.11", "python:3.11"),
+        ("docker.io/library/team/x:1", "library/team/x:1"),  # not an official image
+        (JOB_PYTHON_IMAGE, JOB_PYTHON_IMAGE),  # another registry's library/ stays
+        ("localhost:5000/python:3.11", "localhost:5000/python:3.11"),
+    ],
+)
+def test_docker_hub_names_compare_by_their_familiar_name(text, familiar):
+    """distribution/reference's FamiliarName: one spelling per Docker Hub image."""
+    assert tag_reference(text) == familiar
 
 
 @pytest.mark.parametrize(

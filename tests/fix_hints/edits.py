@@ -4,7 +4,7 @@ applied to a stack's config the way the Pulumi CLI would apply them.
 A hint is followable when it names full config keys and a concrete value, in one of the forms
 the checks and the policies print:
 
-- `pulumi config set [--path] 'KEY' VALUE` and `pulumi config rm [--path] KEY`;
+- `pulumi config set [--path] 'KEY' VALUE` (VALUE bare or in single quotes) and `pulumi config rm [--path] KEY`;
 - `in Pulumi.<stack>.yaml set KEY to JSON` (or the stack's own file, Pulumi.dev.yaml);
 - `set|raise|lower|shrink KEY [and KEY ...] to [at most|at least] VALUE`, `set KEY between A
   and B` (both ends are tried), `rename KEY to KEY`, `remove NAME from KEY` (a map entry),
@@ -24,7 +24,10 @@ import copy
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 # A full key in pulumi's path syntax: a segment is any run of characters but the separators
 # (and the punctuation prose puts after a key), or an index, or a quoted name.
@@ -50,7 +53,7 @@ class Edit:
 
 
 _FORMS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(rf"pulumi config set( --path)? '?({_KEY})'? (\S+)"), "cli"),
+    (re.compile(rf"pulumi config set( --path)? '?({_KEY})'? ('[^']*'|\S+)"), "cli"),
     (re.compile(rf"pulumi config rm( --path)? '?({_KEY})'?"), "rm"),
     (
         re.compile(
@@ -118,7 +121,8 @@ def _edits(kind: str, m: re.Match[str]) -> list[list[Edit]]:
         if "<" in g[1] or "<" in g[2]:
             return []
         op = "set" if g[0] or not _nested(g[1]) else "set-literal"
-        return [[Edit(g[1], op, cli_value(g[2], path=bool(g[0])))]]
+        text = g[2][1:-1] if g[2].startswith("'") else g[2]  # the shell drops single quotes
+        return [[Edit(g[1], op, cli_value(text, path=bool(g[0])))]]
     if kind == "rm":
         return [[Edit(g[1], "remove" if g[0] or not _nested(g[1]) else "remove-literal")]]
     if kind == "flag-between":
@@ -259,3 +263,13 @@ def _put(raw: dict[str, Any], key: str, value: Any, remove: bool = False) -> Non
         node.pop(last, None)
     elif isinstance(last, int) and last < len(node):
         del node[last]
+
+
+def follow_in_file(stack_file: Path, hint: str) -> None:
+    """Follow `hint` (e.g. a `pulumi config set --path 'KEY' 'VALUE'` line) on a stack file as
+    the CLI would: its `config:` read, the first suggestion's edits made, the file written back."""
+    [edits, *_] = suggestions(hint) or [[]]
+    assert edits, f"no edit to follow in {hint!r}"
+    document = yaml.safe_load(stack_file.read_text())
+    document["config"] = apply(document["config"], edits)
+    stack_file.write_text(yaml.safe_dump(document))

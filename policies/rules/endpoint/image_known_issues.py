@@ -2,7 +2,8 @@
 each with its public report). Mandatory: such an endpoint deploys, passes its health checks and
 then transfers no KV cache (or far too slowly) while two GPU nodes are billed; a stack that has
 verified a patched build under the same tag can lower the rule in hyperpod-dpd:policy. The patterns
-know images by `repository:tag`: a reference pinned by digest is read by the tag beside it."""
+know images by `repository:tag`: a reference pinned by digest is read by the tag beside it, and by
+its familiar name (`docker.io/lmcache/vllm-openai:v0.4.4` is lmcache/vllm-openai:v0.4.4)."""
 
 from __future__ import annotations
 

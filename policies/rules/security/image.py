@@ -2,11 +2,12 @@
 roles. The IEC has one worker image, so both roles share it by construction; the image must be
 one of the two the docs support, or one the user marks DPD-capable. A reference pinned by digest
 is judged by the tag beside it (`repo:tag@sha256:...`, core/images.py); a bare `repo@sha256:...`
-names no tag to judge."""
+names no tag to judge. Names are compared by their familiar form: `docker.io/lmcache/vllm-openai`
+is the documented lmcache/vllm-openai."""
 
 from __future__ import annotations
 
-from core.images import ImageRefError, parse_image
+from core.images import ImageRefError, parse_image, tag_reference
 from core.versions import DPD_IMAGES
 from policies.rules import views
 from policies.rules.base import Finding, Rule
@@ -27,7 +28,8 @@ def check(resources, limits):
         except ImageRefError:
             ref = None  # the settings refuse it; the pack may meet anything
         trusted = DPD_IMAGES + limits.extra_dpd_images
-        if image not in trusted and (ref is None or ref.tagged not in trusted):
+        familiar = {tag_reference(t) for t in trusted}
+        if image not in trusted and (ref is None or ref.familiar_tagged not in familiar):
             bare = ref is not None and ref.pinned and ref.tag is None
             untagged = " (pinned without its tag: write repo:tag@sha256:...)" * bare
             yield Finding(

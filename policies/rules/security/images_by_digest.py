@@ -4,7 +4,7 @@ under it tomorrow, so two pools (or two nodes of one pool) that pull it at diffe
 different builds, and a compromised or re-pushed tag runs without any change to the stack. A digest
 names the bytes (OCI image spec, descriptor.md "Digests"; checkov CKV_K8S_43). Advisory: the
 documented images are published by tag, and `hyperpod-dpd fetch --stack <stack>` resolves each to
-its digest and prints the line to paste. The Jobs the stack registers (checkpoint staging) run
+its digest and prints the `pulumi config set --path` command that pins it. The Jobs the stack registers (checkpoint staging) run
 `hyperpod-dpd:jobs.image`; an endpoint's workers run its `image`."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from core.images import is_pinned
+from core.images import is_pinned, pin_command
 from core.vocabulary import JOB_TYPE, PROJECT, urn_stack
 from policies.rules import views
 from policies.rules.base import Finding, Rule
@@ -44,8 +44,8 @@ def check(resources, limits):
         yield Finding(
             urn,
             f"image {image} runs by tag alone (the registry can serve other bytes under it); pin "
-            f"{key} by digest: `hyperpod-dpd fetch --stack {urn_stack(urn)}` prints the line, "
-            f"{key}: {image}@sha256:<64 hex digits>",
+            f"{key} by digest: `hyperpod-dpd fetch --stack {urn_stack(urn)}` prints the "
+            f"command, {pin_command(key, f'{image}@sha256:<64 hex digits>')}",
         )
 
 

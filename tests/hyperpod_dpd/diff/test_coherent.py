@@ -72,6 +72,10 @@ def test_pinning_the_same_tag_by_digest_is_a_change_and_says_what_it_is(base, tm
         "the same tag, another digest: another build"
     )
     assert image_change(DLC_VLLM_IMAGE, LMCACHE_VLLM_IMAGE) is None  # another image: no note
+    # Docker Hub's domain written on one side only: still the same tag.
+    assert image_change(
+        LMCACHE_VLLM_IMAGE, f"docker.io/{LMCACHE_VLLM_IMAGE}@{'sha256:' + 'ab' * 32}"
+    )
 
 
 def test_more_replicas_get_no_coherent_change(base, tmp_path):  # noqa: F811

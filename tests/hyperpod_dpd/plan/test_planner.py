@@ -199,8 +199,8 @@ def test_the_plan_says_which_images_run_by_tag_and_which_are_pinned(dev_plan, tm
     summary = (dev_plan.out_dir / "summary.md").read_text()
     assert "## Images (0 pinned by digest, 2 by tag alone)" in summary
     assert "| hyperpod-dpd:jobs.image | `public.ecr.aws/docker/library/python:3.11-slim-bookworm` " \
-        "| **by tag alone**: `hyperpod-dpd fetch --stack dev` prints the line" in summary  # fmt: skip
-    # Every image pinned (as the lines fetch prints, pasted): the plan says so and is silent.
+        "| **by tag alone**: `hyperpod-dpd fetch --stack dev` prints the command" in summary  # fmt: skip
+    # Every image pinned (as the commands fetch prints set them): the plan says so and is silent.
     raw = pinned(stack_raw("dev"))
     plan = make_plan(write_project(tmp_path / "project", raw), "dev", tmp_path / "out")
     assert plan.exit_code == 0 and plan.violations == []

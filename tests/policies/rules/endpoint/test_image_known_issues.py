@@ -38,3 +38,15 @@ def test_a_known_bad_image_pinned_by_digest_is_still_known_bad(dev):
     assert "LMCache 0.4.4 regressed on HyperPod" in message
     iec_spec(dev)["worker"]["image"] = f"{LMCACHE_VLLM_IMAGE}@sha256:{'5eed' * 16}"
     assert findings("hyperpod-dpd-image-known-issues", dev) == []
+
+
+@pytest.mark.parametrize("hub", ["docker.io/", "index.docker.io/"])
+def test_a_known_bad_image_written_with_docker_hubs_domain_is_still_known_bad(dev, hub):
+    """`docker.io/lmcache/vllm-openai` is the image the pattern knows as lmcache/vllm-openai."""
+    iec_spec(dev)["worker"]["image"] = f"{hub}lmcache/vllm-openai:v0.4.4"
+    ((_, message),) = findings("hyperpod-dpd-image-known-issues", dev)
+    assert message.startswith(f"image {hub}lmcache/vllm-openai:v0.4.4 carries a known DPD ")
+    iec_spec(dev)["worker"]["image"] = f"{hub}lmcache/vllm-openai:v0.4.4@sha256:{'5eed' * 16}"
+    assert len(findings("hyperpod-dpd-image-known-issues", dev)) == 1
+    iec_spec(dev)["worker"]["image"] = f"{hub}{LMCACHE_VLLM_IMAGE}"
+    assert findings("hyperpod-dpd-image-known-issues", dev) == []

@@ -4,7 +4,9 @@ dpd-capable-image annotation)."""
 
 from __future__ import annotations
 
-from core.versions import DPD_IMAGES
+import pytest
+
+from core.versions import DPD_IMAGES, LMCACHE_VLLM_IMAGE
 from policies.rules import Limits
 from tests.policies.conftest import iec_spec, named
 from tests.policies.rules.helpers import findings
@@ -39,3 +41,18 @@ def test_a_documented_image_pinned_by_digest_is_still_the_documented_image(dev):
     iec_spec(dev)["worker"]["image"] = f"{DPD_IMAGES[0].partition(':')[0]}@{DIGEST}"
     ((_, message),) = findings("hyperpod-dpd-image", dev)
     assert "pinned without its tag: write repo:tag@sha256:..." in message
+
+
+@pytest.mark.parametrize("hub", ["docker.io/", "index.docker.io/"])
+def test_the_documented_docker_hub_image_written_with_its_domain_is_documented(dev, hub):
+    """lmcache/vllm-openai:v0.4.3 is on Docker Hub: `docker.io/` before it names the same image."""
+    assert LMCACHE_VLLM_IMAGE.startswith("lmcache/")
+    iec_spec(dev)["worker"]["image"] = f"{hub}{LMCACHE_VLLM_IMAGE}"
+    assert findings("hyperpod-dpd-image", dev) == []
+    iec_spec(dev)["worker"]["image"] = f"{hub}{LMCACHE_VLLM_IMAGE}@{DIGEST}"
+    assert findings("hyperpod-dpd-image", dev) == []
+    # The pack's extra images compare the same way, whichever spelling either side uses.
+    iec_spec(dev)["worker"]["image"] = f"{hub}team/vllm-dpd:1"
+    assert findings("hyperpod-dpd-image", dev, Limits(extra_dpd_images=("team/vllm-dpd:1",))) == []
+    iec_spec(dev)["worker"]["image"] = f"{hub}lmcache/vllm-openai:v0.4.2"  # another tag
+    assert len(findings("hyperpod-dpd-image", dev)) == 1

@@ -26,9 +26,17 @@ def test_every_image_run_by_tag_is_named_with_its_key_and_the_digest_form(dev):
     worker, job = (message for _, message in found)
     assert worker.startswith(f"image {DLC_VLLM_IMAGE} runs by tag alone")
     assert "pin hyperpod-dpd:endpoint.image by digest" in worker
-    assert f"hyperpod-dpd:endpoint.image: {DLC_VLLM_IMAGE}@sha256:<64 hex digits>" in worker
-    assert "`hyperpod-dpd fetch --stack dev` prints the line" in worker
-    assert f"hyperpod-dpd:jobs.image: {JOB_PYTHON_IMAGE}@sha256:<64 hex digits>" in job
+    # The command that sets the nested key (a pasted `KEY: value` line would be a new top-level
+    # key the stack file cannot hold).
+    assert (
+        f"pulumi config set --path 'hyperpod-dpd:endpoint.image' "
+        f"'{DLC_VLLM_IMAGE}@sha256:<64 hex digits>'" in worker
+    )
+    assert "`hyperpod-dpd fetch --stack dev` prints the command" in worker
+    assert (
+        f"pulumi config set --path 'hyperpod-dpd:jobs.image' "
+        f"'{JOB_PYTHON_IMAGE}@sha256:<64 hex digits>'" in job
+    )
     assert RULES[RULE].enforcement == "advisory"
 
 
