@@ -41,19 +41,22 @@ class Kill:
 
 
 def snapshot(s3, s3_client, bucket: str, prefix: str) -> Kill:
-    mark = s3.recorder.mark()
+    """S3 as the resume finds it, then the mark its writes are counted from. Listing first: a
+    request of the killed process that the server was still handling lands before the mark
+    (on a busy machine it can land during the listing), so it is never taken for a resend."""
     listed = s3_client.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])
-    kill = Kill(mark, {o["Key"] for o in listed})
+    complete = {o["Key"] for o in listed}
+    parts: dict[str, set[int]] = {}
     uploads = s3_client.list_multipart_uploads(Bucket=bucket, Prefix=prefix).get("Uploads", [])
     for upload in uploads:
         try:
-            parts = s3_client.list_parts(
+            listed_parts = s3_client.list_parts(
                 Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"]
             ).get("Parts", [])
         except s3_client.exceptions.NoSuchUpload:
             continue  # completed or aborted meanwhile
-        kill.parts.setdefault(upload["Key"], set()).update(p["PartNumber"] for p in parts)
-    return kill
+        parts.setdefault(upload["Key"], set()).update(p["PartNumber"] for p in listed_parts)
+    return Kill(s3.recorder.mark(), complete, parts)
 
 
 def start(cmd, env, log):
