@@ -39,7 +39,7 @@ weights directly from the remote model source"; a replaced node is warmed again 
 prefer it. The image cache pre-pulls beside the pods the same way. So a scale-out onto an idle
 node the operator has already warmed is a cache hit; the first start never is.
 
-Nothing shortens the first start that this project could render (researched for issue 39):
+Nothing this project could render shortens the first start (what the public sources say):
 - A standalone ModelWeightsCacheConfig (CRD inference.sagemaker.aws.amazon.com_
   modelweightscacheconfigs.yaml in aws/sagemaker-hyperpod-cli's inference-operator chart at
   commit 0986f2cc4eb14070d3aeb159c2c9b09d1b5f287b:

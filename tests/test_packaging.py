@@ -45,7 +45,7 @@ def test_package_data_names_packages_that_exist():
     assert set(config["package-data"]) <= _found()
 
 
-# A folder a newcomer reads in one sitting: past this, split it by concern (issue "The house").
+# A folder a newcomer reads in one sitting: past this, split it by concern.
 MODULES_PER_FOLDER = 20
 
 

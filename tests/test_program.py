@@ -93,7 +93,7 @@ def test_a_stack_with_one_endpoint_keeps_every_resource_of_before_several_endpoi
     run = run_stack(stack_raw(stack), stack=stack)
     now = sorted(f"{r.type} {r.name}" for r in run.resources)
     before = (ROOT / "tests" / "golden" / f"resources-{stack}-1ab6fa2.txt").read_text().splitlines()
-    # Issue 36 (security) removed the nodes' all-traffic ingress from the whole VPC and added
+    # Since then, the security work removed the nodes' all-traffic ingress from the whole VPC and added
     # the flow logs, the nodes' DNS egress and the workers' NetworkPolicy: nothing else of before
     # is gone or new.
     removed = {"aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule nodes-vpc-ingress"}

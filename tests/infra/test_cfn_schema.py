@@ -130,7 +130,7 @@ def _six_target_groups(inputs: dict) -> None:
 
 SAID = "The endpoints' internal load balancer: HTTP from the VPC only"
 BREAKS = {
-    # The canary's first `pulumi up` failed on these two (issue 33): apostrophes.
+    # The canary's first `pulumi up` failed on these two: apostrophes.
     "a group description with an apostrophe": (
         "traffic-sg", lambda i: _set(i, "description", SAID), "E3031"),
     "a rule description with an apostrophe": (

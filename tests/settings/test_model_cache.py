@@ -1,4 +1,4 @@
-"""The operator's caches (issue 39): `endpoints.<key>.cache` renders spec.modelCacheConfig, valid
+"""The operator's caches: `endpoints.<key>.cache` renders spec.modelCacheConfig, valid
 against the operator's CRD v3.3, and is refused, naming the key, where the operator has no such
 field (3.2), where a node has no NVMe instance store, and where the cached weights outgrow it."""
 

@@ -1,4 +1,4 @@
-"""The security settings of issue 36: the split's listener (trafficListener) and the VPC's flow
+"""The security settings: the split's listener (trafficListener) and the VPC's flow
 logs (network.flowLogs, flowLogRetentionDays), each refused value named by its full key."""
 
 from __future__ import annotations

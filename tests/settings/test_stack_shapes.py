@@ -1,4 +1,4 @@
-"""Every shape of `endpoints` is judged without a traceback (issue 35, class 6): hypothesis draws
+"""Every shape of `endpoints` is judged without a traceback: hypothesis draws
 stacks of 1 to 6 endpoints of both modes, pinned or not, with and without `traffic` and
 `autoscaling`, over instance groups of every role, and each ends as the plan ends: refused by
 key (exit 2), refused by a mandatory policy (exit 1) or planned (exit 0), never anything else

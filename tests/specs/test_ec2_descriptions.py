@@ -1,5 +1,5 @@
 """Security group and rule descriptions as EC2 takes them (core/aws/aws_rules.py): the canary's first
-`pulumi up` failed on an apostrophe in traffic-sg's description and in a rule's (issue 33). A
+`pulumi up` failed on an apostrophe in traffic-sg's description and in a rule's. A
 group's description cannot change in place, so it must be right before the first deploy."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def test_every_security_group_and_rule_description_is_one_ec2_takes(stack):
 
 
 def test_the_rule_refuses_what_ec2_refuses():
-    said = "The endpoints' internal load balancer: HTTP from the VPC only"  # before issue 33
+    said = "The endpoints' internal load balancer: HTTP from the VPC only"  # as it once was
     assert '"\'"' in (ec2_description_problem(said) or "")
     assert "at most 255" in (ec2_description_problem("x" * 256) or "")
     assert ec2_description_problem("a-z A-Z 0-9 ._-:/()#,@[]+=&;{}!$*") is None

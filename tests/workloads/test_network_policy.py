@@ -1,5 +1,5 @@
 """Who reaches an endpoint's workers: each path a user relies on stays open (router, the other
-role, metrics, a namespace or addresses they name) and the ones issue 36 closes are shut (a pod
+role, metrics, a namespace or addresses they name) and the ones the policy closes are shut (a pod
 of another namespace on a GPU or a system node, another endpoint's colocated pods), judged by the
 Kubernetes semantics of the rendered policies (tests/workloads/network_paths.py). Sources run on
 the GPU subnet's addresses unless a test says otherwise, so no address range can stand in for

@@ -52,7 +52,7 @@ def test_a_run_without_its_layout_is_refused(tmp_path, capsys):
 
 def test_benchmark_compare_sets_the_prediction_beside_each_run(tmp_path, capsys):
     """`benchmark compare --predicted`: the report, then each run's layout predicted beside what
-    it measured, as `advise --measured` shows it (issue 29, predicted beside measured)."""
+    it measured, as `advise --measured` shows it (predicted beside measured)."""
     base = _run(tmp_path, {"mode": "dpd", "replicas": "1/1", "tensorParallelSize": 8},
                 {"8": _level(190, 30.0, 7800, 700)})  # fmt: skip
     head = tmp_path / "head"

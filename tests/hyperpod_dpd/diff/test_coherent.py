@@ -1,4 +1,4 @@
-"""`hyperpod-dpd diff`'s coherent-change finding (issue 39): an in-place change of what a DPD
+"""`hyperpod-dpd diff`'s coherent-change finding: an in-place change of what a DPD
 endpoint's two pools must agree on (image, model or revision, a role's TP, KV settings...) is
 named with its hazard and the runbook's answer; replicas or `traffic` alone are not; prod's
 policy (advisoriesMandatory) makes it mandatory and `diff` then exits 1."""

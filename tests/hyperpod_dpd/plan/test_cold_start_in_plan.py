@@ -1,5 +1,5 @@
-"""The plan shows a new worker's start per endpoint and pool, by phase, caches off and on
-(issue 39): summary.md's table and plan.json's coldStart, which follow the endpoint's cache."""
+"""The plan shows a new worker's start per endpoint and pool, by phase, caches off and on:
+summary.md's table and plan.json's coldStart, which follow the endpoint's cache."""
 
 from __future__ import annotations
 

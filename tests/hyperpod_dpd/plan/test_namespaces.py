@@ -1,5 +1,5 @@
-"""The namespaces an endpoint may not use are the ones the stack itself installs into (issue 35,
-class 4; core/vocabulary.py STACK_NAMESPACES): every namespace the dev, prod and canary plans
+"""The namespaces an endpoint may not use are the ones the stack itself installs into
+(core/vocabulary.py STACK_NAMESPACES): every namespace the dev, prod and canary plans
 name (a Kubernetes object's, a Helm release's, an IRSA trust's service account) is either an
 endpoint's own or on that list, so an endpoint can never be put in one of them."""
 

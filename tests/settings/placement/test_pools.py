@@ -1,5 +1,5 @@
 """Several endpoints, pinned groups and per-role settings judged as the scheduler and vLLM judge
-them (issue 35): where each pool can run (settings/placement/pools.py), room for it there at its maximum
+them: where each pool can run (settings/placement/pools.py), room for it there at its maximum
 replicas (settings/placement/pool_capacity.py), and each role's TP (settings/endpoint/sizing.py)."""
 
 from __future__ import annotations
