@@ -105,6 +105,11 @@ def canary_raw() -> dict[str, Any]:
     return stack_raw("canary")
 
 
+def with_cache(raw: dict[str, Any], key: str = "candidate", **cache: bool) -> dict[str, Any]:
+    """`raw` with endpoints.<key>.cache set to `cache` (weights, image)."""
+    return edit(raw, f"hyperpod-dpd:endpoints.{key}.cache", cache)
+
+
 # A commit of meta-llama/Llama-3.3-70B-Instruct other than the stacks' (the candidate's upgrade).
 NEW_REVISION = "0cc4e1a3d1c1e1f2a3b4c5d6e7f8091a2b3c4d5e"
 

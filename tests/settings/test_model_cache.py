@@ -1,6 +1,6 @@
-"""The operator's caches: `endpoints.<key>.cache` renders spec.modelCacheConfig, valid
-against the operator's CRD v3.3, and is refused, naming the key, where the operator has no such
-field (3.2), where a node has no NVMe instance store, and where the cached weights outgrow it."""
+"""The operator's caches as settings (settings/model_cache.py): `endpoints.<key>.cache` is
+refused, naming the key, where the operator has no such field (3.2), where a node has no NVMe
+instance store, and where the cached weights outgrow it."""
 
 from __future__ import annotations
 
@@ -8,21 +8,14 @@ from core.aws.ec2_instances import INSTANCE_FACTS
 from core.versions import OPERATOR_ADDON_VERSIONS
 from settings import parse_settings
 from settings.model_cache import check_model_cache
-from specs.endpoint import ClusterFacts
-from tests.conftest import canary_raw, edit
+from tests.conftest import canary_raw, edit, with_cache
 from tests.settings.problems import followed, only_problem, problems_of
 
 NS = "hyperpod-dpd"
-FACTS = ClusterFacts(model_bucket="models-bucket", az_name="us-east-2b")
-
-
-def _cached(raw, key="candidate", **cache):
-    edit(raw, f"{NS}:endpoints.{key}.cache", cache)
-    return raw
 
 
 def test_a_cache_on_operator_3_2_is_refused_naming_the_key_and_the_fix_removes_it():
-    raw = _cached(canary_raw(), weights=True, image=True)
+    raw = with_cache(canary_raw(), weights=True, image=True)
     edit(
         raw,
         f"{NS}:inferenceOperator",
@@ -39,7 +32,7 @@ def test_a_cache_on_operator_3_2_is_refused_naming_the_key_and_the_fix_removes_i
 
 
 def test_a_cache_on_an_ebs_only_instance_type_is_refused():
-    raw = _cached(canary_raw(), weights=True)
+    raw = with_cache(canary_raw(), weights=True)
     ebs_only = INSTANCE_FACTS["ml.m5.4xlarge"]  # moto: no InstanceStorageInfo
     assert (ebs_only.instance_store_gb, ebs_only.instance_store_nvme) == (0, False)
     s = parse_settings(raw)
@@ -53,12 +46,12 @@ def test_a_cache_on_an_ebs_only_instance_type_is_refused():
 def test_the_real_p5_has_room_for_a_cached_70b_and_the_plan_accepts_it():
     f = INSTANCE_FACTS["ml.p5.48xlarge"]
     assert (f.instance_store_gb, f.instance_store_nvme) == (30400, True)  # 8 x 3800 GB NVMe
-    s = parse_settings(_cached(canary_raw(), weights=True))
+    s = parse_settings(with_cache(canary_raw(), weights=True))
     assert s.endpoints["candidate"].cache.weights
 
 
 def test_cached_endpoints_sharing_a_group_count_together_against_its_instance_store():
-    raw = _cached(_cached(canary_raw(), weights=True), "baseline", weights=True)
+    raw = with_cache(with_cache(canary_raw(), weights=True), "baseline", weights=True)
     s = parse_settings(raw)
     # A p5 whose instance store holds one 70B checkpoint (141 GB) but not two: each deployment
     # keeps its own cache directory.
@@ -66,7 +59,7 @@ def test_cached_endpoints_sharing_a_group_count_together_against_its_instance_st
     facts = {**INSTANCE_FACTS, "ml.p5.48xlarge": small}
     assert check_model_cache(s.entries(), s.inference_operator, s.instance_groups, facts) == []
     # ...until both run on the same group: the canary's colocated group, pinned to both.
-    raw = _cached(_cached(canary_raw(), "baseline", weights=True), weights=True)
+    raw = with_cache(with_cache(canary_raw(), "baseline", weights=True), weights=True)
     edit(raw, f"{NS}:endpoints.candidate.mode", "colocated")
     edit(raw, f"{NS}:endpoints.candidate.replicas", 1)
     edit(raw, f"{NS}:endpoints.baseline.replicas", 1)
@@ -78,5 +71,5 @@ def test_cached_endpoints_sharing_a_group_count_together_against_its_instance_st
 
 
 def test_an_unknown_cache_key_is_refused():
-    raw = _cached(canary_raw(), weight=True)
+    raw = with_cache(canary_raw(), weight=True)
     assert "endpoints.candidate.cache.weight" in only_problem(raw)

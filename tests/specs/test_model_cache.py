@@ -1,6 +1,5 @@
-"""The operator's caches: `endpoints.<key>.cache` renders spec.modelCacheConfig, valid
-against the operator's CRD v3.3, and is refused, naming the key, where the operator has no such
-field (3.2), where a node has no NVMe instance store, and where the cached weights outgrow it."""
+"""The operator's caches as rendered (specs/endpoint.py): `endpoints.<key>.cache` becomes
+spec.modelCacheConfig, valid against the operator's CRD v3.3; without a cache, nothing."""
 
 from __future__ import annotations
 
@@ -10,15 +9,10 @@ from core.versions import MODEL_CACHE_MINIMUM_OPERATOR
 from settings import parse_settings
 from specs.endpoint import ClusterFacts, build_endpoint
 from specs.schema import spec_has_field, validate_manifest
-from tests.conftest import canary_raw, edit
+from tests.conftest import canary_raw, with_cache
 
 NS = "hyperpod-dpd"
 FACTS = ClusterFacts(model_bucket="models-bucket", az_name="us-east-2b")
-
-
-def _cached(raw, key="candidate", **cache):
-    edit(raw, f"{NS}:endpoints.{key}.cache", cache)
-    return raw
 
 
 def _specs(raw):
@@ -47,7 +41,7 @@ def test_the_minimum_operator_is_the_first_crd_with_the_field():
     ],
 )
 def test_a_cache_renders_model_cache_config_valid_against_crd_3_3(cache, rendered):
-    manifests = _specs(_cached(canary_raw(), **cache))
+    manifests = _specs(with_cache(canary_raw(), **cache))
     assert manifests["candidate"]["spec"]["modelCacheConfig"] == rendered
     assert "modelCacheConfig" not in manifests["baseline"]["spec"]  # its own setting: off
     for manifest in manifests.values():
