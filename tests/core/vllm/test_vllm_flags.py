@@ -4,30 +4,20 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import importlib.util
 from pathlib import Path
 
 from core.versions import WORKER_VLLM_VERSION
 from core.vllm.vllm_flags import canonical, vllm_aliases, vllm_flags, vllm_version
+from scripts import extract_vllm_args as script
 
-ROOT = Path(__file__).resolve().parents[3]
-SCRIPT = ROOT / "scripts" / "extract_vllm_args.py"
 RECORDED = Path(__file__).with_name("vllm_source")
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("extract_vllm_args", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_committed_flags_are_what_the_script_extracts_from_the_recorded_source(capsys):
-    assert _script().main(["--check"]) == 0, capsys.readouterr().err
+    assert script.main(["--check"]) == 0, capsys.readouterr().err
 
 
 def test_the_recorded_source_is_the_one_the_flags_name():
-    script = _script()
     texts = script.read_sources(RECORDED)
     data = script.extract(texts, WORKER_VLLM_VERSION)
     for path, digest in data["source"].items():

@@ -5,32 +5,23 @@ from __future__ import annotations
 import ast
 import gzip
 import hashlib
-import importlib.util
 from pathlib import Path
 
 import pytest
 
 from core.versions import WORKER_VLLM_VERSION
 from core.vllm.vllm_metrics import exported_gauge, vllm_metrics, vllm_metrics_version
+from scripts import extract_vllm_metrics as script
 
 ROOT = Path(__file__).resolve().parents[3]
-SCRIPT = ROOT / "scripts" / "extract_vllm_metrics.py"
 RECORDED = Path(__file__).with_name("vllm_source")
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("extract_vllm_metrics", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_committed_metrics_are_what_the_script_extracts_from_the_recorded_source(capsys):
-    assert _script().main(["--check"]) == 0, capsys.readouterr().err
+    assert script.main(["--check"]) == 0, capsys.readouterr().err
 
 
 def test_the_recorded_source_is_the_one_the_metrics_name():
-    script = _script()
     data = script.extract(script.read_source(RECORDED), WORKER_VLLM_VERSION)
     for path, digest in data["source"].items():
         body = gzip.decompress((RECORDED / (Path(path).name + ".gz")).read_bytes())
@@ -46,7 +37,7 @@ def test_check_fails_on_a_stale_file(tmp_path, capsys):
     stale.write_text(
         (ROOT / "core" / "vllm" / "vllm_metrics.json").read_text().replace("kv_cache", "gpu_cache")
     )
-    assert _script().main(["--check", "--out", str(stale)]) == 1
+    assert script.main(["--check", "--out", str(stale)]) == 1
     assert "stale" in capsys.readouterr().err
 
 
