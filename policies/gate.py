@@ -92,6 +92,11 @@ def judgement(
     return Judgement(desired, judge(desired))
 
 
+# How an advisory finding starts in the program's log (the offline plan lists them itself and
+# leaves these lines out: hyperpod_dpd/plan/engine.py).
+ADVISORY_LOG_PREFIX = "advisory "
+
+
 def enforce(verdict: Judgement) -> list[Violation]:
     """Raise PolicyStop on any mandatory violation, else warn of the advisory ones (they show in
     `pulumi up`'s diagnostics) and return them."""
@@ -100,5 +105,7 @@ def enforce(verdict: Judgement) -> list[Violation]:
     if mandatory:
         raise PolicyStop(mandatory)
     for v in violations:
-        pulumi.log.warn(f"advisory {v.policy}: {v.urn.rsplit('::', 1)[-1]}: {v.message}")
+        pulumi.log.warn(
+            f"{ADVISORY_LOG_PREFIX}{v.policy}: {v.urn.rsplit('::', 1)[-1]}: {v.message}"
+        )
     return violations

@@ -30,6 +30,7 @@ from pulumi.runtime.sync_await import _sync_await
 import infra
 from hyperpod_dpd.plan.fakes import AUTONAMED, FakeCloud
 from infra.charts import offline
+from policies.gate import ADVISORY_LOG_PREFIX
 
 # The checkout whose `infra` package the program imports: asset paths are recorded relative to
 # it, so plans of two checkouts (a git worktree, a copied stack) compare equal.
@@ -82,7 +83,7 @@ class _ProgramLog(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
-        if not message.startswith("advisory "):
+        if not message.startswith(ADVISORY_LOG_PREFIX):
             print(f"{record.levelname.lower()}: {message}", file=sys.stderr)
 
 
