@@ -249,6 +249,9 @@ RULE_NAMES: tuple[str, ...] = (
     "hyperpod-dpd-images-by-digest",
 )
 
+# Rules no stack may lower (policies/rules/base.py Rule.locked): mandatory everywhere.
+LOCKED_RULE_NAMES = frozenset({"hyperpod-dpd-eks-endpoint"})
+
 # Rules only `hyperpod-dpd diff` can judge (they compare two plans: hyperpod_dpd/plan/
 # coherent.py), levelled by hyperpod-dpd:policy as the rules above are.
 COHERENT_CHANGE_RULE = "hyperpod-dpd-coherent-change"
