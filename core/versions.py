@@ -25,6 +25,14 @@ EKS_ADDON_VERSIONS: dict[str, dict[str, str]] = {
 }
 SUPPORTED_KUBERNETES_VERSIONS = tuple(sorted(EKS_ADDON_VERSIONS))
 
+# The CodeBuild runner's image (hyperpod-dpd:ci.runner codebuild): CodeBuild's curated Ubuntu
+# 22.04 image, standard 7.0 (CodeBuild user guide, "Docker images provided by CodeBuild",
+# https://docs.aws.amazon.com/codebuild/latest/userguide/build-env-ref-available.html). Ubuntu,
+# so actions/setup-python's Ubuntu builds of CPython install on it as on ubuntu-latest. AWS
+# patches a curated image in place under its major version: it cannot be pinned by digest
+# (CodeBuild pulls it from its own cache), only by that version.
+CODEBUILD_RUNNER_IMAGE = "aws/codebuild/standard:7.0"
+
 
 @dataclass(frozen=True)
 class GitHubChart:
