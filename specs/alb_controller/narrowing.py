@@ -10,7 +10,7 @@ Each change below replaces one such statement of the original, found by its exac
 no condition); a change whose statement the original lacks is refused, so raising the pin to a
 file that moved its statements fails here instead of deploying a broad grant. Every other
 statement is kept as upstream wrote it, and every action of the original is still granted
-(tests/specs/test_alb_controller.py holds both).
+(tests/specs/alb_controller/test_narrowing.py holds both).
 
 What the controller does, read in its source at the pinned tag (kubernetes-sigs/
 aws-load-balancer-controller v2.13.0, core/versions.py; paths below are in that repository):
@@ -22,15 +22,17 @@ aws-load-balancer-controller v2.13.0, core/versions.py; paths below are in that 
   groups (pkg/deploy/elbv2/load_balancer_manager.go, target_group_manager.go), listeners and
   rules (pkg/deploy/elbv2/listener_manager.go Create, listener_rule_manager.go Create: under the
   feature gate ListenerRulesTagging, on by default, pkg/config/feature_gates.go
-  NewFeatureGates). Later tag changes send only the tags that differ
+  NewFeatureGates; neither the controller's chart, helm/aws-load-balancer-controller/values.yaml
+  controllerConfig.featureGates, nor the inference operator chart's `alb` values, in
+  aws/sagemaker-hyperpod-cli, turn it off). Later tag changes send only the tags that differ
   (pkg/deploy/elbv2/tagging_manager.go ReconcileTags), so the cluster tag is never re-sent.
 - It writes ingress rules into one kind of group it never tagged: the group of each target pod's
   network interface (pkg/targetgroupbinding/networking_manager.go resolveEndpointSGForENI: the
   interface's only group, or the one tagged kubernetes.io/cluster/<name>), here the HyperPod
   nodes' group (specs/nodes.py). All of it is in the cluster's VPC: the backend group is created
   in the controller's VPC (backend_sg_provider.go), the endpoint groups whose rules it cleans up
-  are looked up in it (networking_manager.go fetchEndpointSGsFromAWS), and IP targets (the
-  pods) must be in the target group's VPC.
+  are looked up in it (networking_manager.go fetchEndpointSGsFromAWS), and the pods' network
+  interfaces are the HyperPod nodes', in the stack's subnets.
 """
 
 from __future__ import annotations
