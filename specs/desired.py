@@ -96,7 +96,7 @@ class DesiredState:
             out += [bucket.bucket, *bucket.guards]
         out += [self.hyperpod.cluster, self.hyperpod.execution_s3]
         op = self.operator
-        out += [op.s3_csi_policy, op.execution_policy, op.keda_policy]
+        out += [op.s3_csi_policy, op.execution_policy, op.alb_controller_policy, op.keda_policy]
         if self.collector_policy:
             out.append(self.collector_policy)
         if self.alerting:
@@ -181,6 +181,7 @@ def desired_state(
         s.region,
         partition,
         tags,
+        vpc_arn=ref(f"{NETWORK}-vpc", "arn"),
     )
     staged = None
     if s.checkpoint.staging == "job":
