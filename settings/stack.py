@@ -41,6 +41,7 @@ from settings.cluster.network import NetworkConfig, check_flow_logs, check_vpc, 
 from settings.cluster.pod_network import NetworkPolicyConfig, check_network_policy
 from settings.config.errors import full_key, set_fix
 from settings.config.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
+from settings.config.unique import check_unique_lists
 from settings.cost import CostConfig
 from settings.endpoint.checkpoints import (
     check_endpoint_checkpoints,
@@ -242,6 +243,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
     mode = "dpd" if any(x.config.mode == "dpd" for x in listed) else "colocated"
     groups = s.instance_groups
     return [
+        *check_unique_lists(s),
         *check_zones(s.network, s.region, s.availability_zone_id),
         *check_vpc(s.network),
         *check_flow_logs(s.network),

@@ -3,7 +3,7 @@ settings, and the checks of its derived names and chunked-prefill knobs."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -30,6 +30,7 @@ from settings.config.fields import (
     Namespace,
     SettingsModel,
 )
+from settings.config.unique import Repeats
 from settings.endpoint.slo import OptionalSlo
 
 DEFAULT_IMAGE = DLC_VLLM_IMAGE
@@ -43,7 +44,9 @@ class RoleConfig(SettingsModel):
         description="vLLM --tensor-parallel-size of the role (a parallelism per phase). "
         "Default: the endpoint's tensorParallelSize.",
     )
-    args: list[str] = Field(
+    args: Annotated[
+        list[str], Repeats("a value may follow two flags; vllm_args refuses a flag twice")
+    ] = Field(
         default_factory=list,
         description="Extra vLLM flags for the role (replace the same flag in the shared args). "
         "A number given here (--max-model-len, --gpu-memory-utilization, "

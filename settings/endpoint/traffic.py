@@ -24,6 +24,7 @@ from core.vocabulary import (
 )
 from settings.config.errors import full_key, set_fix
 from settings.config.fields import Cidr, SettingsModel, matching
+from settings.config.unique import Once
 from settings.endpoint.entries import EndpointEntry, scaling_of
 from settings.endpoint.names import router_service
 
@@ -61,6 +62,12 @@ TlsPolicy = Literal[
 ]
 # S3 lifecycle: days after which the ALB's access logs expire.
 ACCESS_LOG_DAYS_MAX = 3650
+# Each allowed source is one ingress rule of the split's security group, named after it.
+_ONE_RULE = (
+    "each is one ingress rule of the split's security group, named traffic-ingress-<entry>: a "
+    "second is a resource of the same name, and EC2 refuses a repeated rule "
+    "(InvalidPermission.Duplicate)"
+)
 
 
 class TrafficListenerConfig(SettingsModel):
@@ -76,13 +83,15 @@ class TrafficListenerConfig(SettingsModel):
         TLS_POLICIES[0],
         description="The HTTPS listener's ELB security policy: TLS 1.2+ only (1.3 preferred).",
     )
-    allowed_cidrs: list[Cidr] = Field(
+    allowed_cidrs: Annotated[list[Cidr], Once(_ONE_RULE)] = Field(
         default_factory=list,
         description="Client CIDRs (in or peered with the VPC) let in to the listener. Besides "
         "these and allowedSecurityGroupIds, only the HyperPod nodes (in-cluster clients such "
         "as `hyperpod-dpd benchmark run --service`) may connect.",
     )
-    allowed_security_group_ids: list[Annotated[str, matching(SECURITY_GROUP_ID_PATTERN)]] = Field(
+    allowed_security_group_ids: Annotated[
+        list[Annotated[str, matching(SECURITY_GROUP_ID_PATTERN)]], Once(_ONE_RULE)
+    ] = Field(
         default_factory=list,
         description="Security groups of the VPC whose members may connect to the listener.",
     )
