@@ -197,7 +197,8 @@ def _check_scaling(entry: EndpointEntry) -> list[ConfigProblem]:
                 )
             )
         if (scaling.metric is None) != (scaling.query is None):
-            problems += check_signal(e, pool, scaling, key, entry.config_key("name"))
+            numbers = None if entry.numbers.problems else entry.numbers.pools.get(pool)
+            problems += check_signal(e, pool, scaling, key, entry.config_key("name"), numbers)
     return problems
 
 

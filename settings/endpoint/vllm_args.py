@@ -85,7 +85,8 @@ def read_args(args: list[str], role: str, path: tuple[str, ...] = ("endpoint",))
             if kind is not None and canonical(name) in read.values:
                 refuse(token, f"{name} once: the operator's merge keeps one value per flag (core/"
                        "vllm/vllm_args.py merge_args), so the one before is dropped unseen",
-                       f"remove one {name} (and its value) from {key}")  # fmt: skip
+                       f"give it once: remove {name} from {key}, then add back the one you "
+                       "mean")  # fmt: skip
             if kind is not None:
                 read.values[canonical(name)] = value if eq else None
             last = (name, kind or "one")
