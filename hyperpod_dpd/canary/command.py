@@ -8,12 +8,14 @@ import re
 from pathlib import Path
 
 from core.exits import EXIT_FAILED, EXIT_HOLD, EXIT_OK, UsageProblem
+from core.problems import ConfigError, ConfigProblem
 from core.vocabulary import PROJECT
 from hyperpod_dpd.canary.measures import Pool, measure
 from hyperpod_dpd.canary.prometheus import Prometheus, stack_workspace
 from hyperpod_dpd.canary.verdict import judge
 
 EXIT_CODES = {"promote": EXIT_OK, "rollback": EXIT_FAILED, "hold": EXIT_HOLD}
+BASELINE = "--baseline"
 WINDOW = re.compile(r"^[1-9][0-9]*[smhd]$")
 
 
@@ -34,7 +36,9 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
             f"another endpoint ({PROJECT}:traffic); name the endpoint to compare with, e.g. "
             "--baseline baseline"
         )
-    baselines = [choose_endpoint(settings, args.stack, key) for key in keys]
+    if args.baseline:
+        _check_baselines(args.baseline, candidate.label, traffic, args.stack)
+    baselines = [choose_endpoint(settings, args.stack, key, BASELINE) for key in keys]
     slo = effective_slo(settings.slo, candidate.config.slo)
     if slo is None:
         key = candidate.config_key("slo")
@@ -71,6 +75,37 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
     else:
         print(_text(report))
     return EXIT_CODES[verdict.verdict]
+
+
+def _check_baselines(given: list[str], candidate: str, traffic: dict, stack: str) -> None:
+    """Each --baseline once, none the candidate itself (judged against itself a candidate always
+    promotes, and the verdict's next step shifts the real split), each an endpoint of
+    hyperpod-dpd:traffic (the verdict's next step moves the split's weights between them)."""
+    split = [k for k in traffic if k != candidate]
+    problems = []
+    seen: set[str] = set()
+    for key in given:
+        if key == candidate:
+            allowed = (
+                f"an endpoint other than the candidate (--endpoint {candidate}): judged against "
+                "itself a candidate always promotes, and the printed next step would shift the "
+                "real split"
+            )
+        elif key in seen:
+            allowed = "each endpoint once"
+        elif key not in split:
+            allowed = (
+                f"an endpoint of {PROJECT}:traffic beside the candidate ("
+                + (", ".join(split) or f"stack {stack} splits no traffic")
+                + "): the verdict's next step moves the split's weights between them"
+            )
+        else:
+            seen.add(key)
+            continue
+        fix = f"give {BASELINE} {split[0]}" if split else f"set {PROJECT}:traffic first"
+        problems.append(ConfigProblem(BASELINE, key, allowed, fix))
+    if problems:
+        raise ConfigError(problems, BASELINE)
 
 
 def _text(r: dict) -> str:

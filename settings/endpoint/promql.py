@@ -29,7 +29,7 @@ from collections.abc import Iterator
 import promql_parser as pq
 
 from core.problems import ConfigProblem
-from core.vllm.vllm_metrics import exported_series, vllm_metrics_version
+from core.vllm.vllm_metrics import exported_series, vllm_metrics, vllm_metrics_version
 
 ONE, SEVERAL, SCALAR, STRING, RANGE = "one", "several", "scalar", "string", "range"
 # Aggregations whose result keeps some of their input's series rather than one per group.
@@ -191,8 +191,13 @@ def _check_selectors(expr: pq.Expr, query: str, key: str) -> list[ConfigProblem]
     for selector in _selectors(expr):
         name = _name(selector)
         if name and name.startswith(VLLM_PREFIX) and name not in exported:
-            close = difflib.get_close_matches(name, sorted(exported), n=1, cutoff=0.6)
-            fixed = query.replace(name, close[0]) if close else EXAMPLE
+            metric = vllm_metrics().get(name)  # a metric named without its series' suffix
+            close = (
+                [metric.samples[0]]
+                if metric
+                else difflib.get_close_matches(name, sorted(exported), n=1, cutoff=0.6)
+            )
+            fixed = _rename(query, name, close[0]) if close else EXAMPLE
             hint = f"did you mean {close[0]}? " if close else ""
             problems.append(ConfigProblem(
                 key, query,
@@ -215,6 +220,11 @@ def _check_selectors(expr: pq.Expr, query: str, key: str) -> list[ConfigProblem]
                     + _write(key, query.replace(found.group(0), _example_value(matcher.name))),
                 ))  # fmt: skip
     return problems
+
+
+def _rename(query: str, name: str, to: str) -> str:
+    """`query` with the metric `name` (not a longer name it begins) written `to`."""
+    return re.sub(rf"(?<![\w:]){re.escape(name)}(?![\w:])", to, query)
 
 
 def _example_value(label: str) -> str:
