@@ -32,8 +32,8 @@ def test_a_mirror_and_an_image_in_reach(dev_raw):
     [
         ("https://aws:secret@domain.d.codeartifact.us-east-2.amazonaws.com/pypi/x/simple/",
          "a URL without user:password"),
-        ("ftp://mirror.internal/simple", "an http:// or https:// URL with a host"),
-        ("mirror.internal/simple", "an http:// or https:// URL with a host"),
+        ("ftp://mirror.internal/simple", "an https:// URL with a host"),
+        ("mirror.internal/simple", "an https:// URL with a host"),
     ],
 )  # fmt: skip
 def test_an_index_url_pip_cannot_use_safely_is_refused(dev_raw, url, allowed):
