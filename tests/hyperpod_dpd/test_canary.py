@@ -14,7 +14,7 @@ import yaml
 
 from core.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_HOLD, EXIT_OK
 from hyperpod_dpd.cli import main
-from tests.conftest import ROOT
+from tests.conftest import ROOT, split_of, write_project
 from tests.specs.prometheus_server import serve_backfill
 from tests.specs.vllm_traffic import Minute, decode_minute, openmetrics, pod, prefill_minute
 
@@ -134,3 +134,28 @@ def test_an_unreachable_prometheus_is_bad_input_naming_the_flag(tmp_path, monkey
 def test_a_bad_window_is_bad_input(tmp_path, monkeypatch, capsys):
     code, _, err = _canary(tmp_path, monkeypatch, capsys, "healthy", "http://x", "--window", "soon")
     assert code == EXIT_BAD_INPUT and "--window 'soon'" in err
+
+
+@pytest.mark.parametrize(
+    ("baselines", "allowed"),
+    [
+        (["candidate"], "an endpoint other than the candidate (--endpoint candidate)"),
+        (["baseline", "baseline"], "each endpoint once"),
+        (["colocated-2"], "an endpoint of hyperpod-dpd:traffic beside the candidate (baseline)"),
+    ],
+)
+def test_a_baseline_the_split_cannot_compare_is_refused_naming_the_flag(
+    tmp_path, monkeypatch, capsys, baselines, allowed
+):
+    """Judged against itself a candidate always promotes, and the printed weight shift would
+    move the real baseline's traffic: refused before any query (no Prometheus listens here)."""
+    raw = split_of(3)
+    del raw["hyperpod-dpd:traffic"]["colocated-2"]  # an endpoint of the stack, not of the split
+    monkeypatch.chdir(write_project(tmp_path, raw, "canary"))
+    more = [x for key in baselines for x in ("--baseline", key)]
+    code = main(["canary", "--stack", "canary", "--endpoint", "candidate",
+                 "--prometheus-url", "http://127.0.0.1:9", *more])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT
+    assert err.startswith("error: Invalid --baseline (1 problem):\n  - --baseline: got ")
+    assert f"allowed: {allowed}" in err and "Fix: give --baseline baseline" in err
