@@ -172,6 +172,12 @@ def names_a_drawn_key(key: str, raw: dict[str, Any]) -> bool:
 )
 @given(raw=stacks())
 def test_any_shape_of_endpoints_ends_in_exit_0_1_or_2_by_name(raw):
+    ends_by_name(raw, "dev")
+
+
+def ends_by_name(raw: dict[str, Any], stack: str) -> None:
+    """What the plan does before the program runs: refused naming drawn keys (exit 2), or a
+    desired state of resources of distinct names that the gate judges (exit 1 or 0)."""
     try:
         s = parse_settings(raw)
     except ConfigError as error:  # exit 2
@@ -180,7 +186,11 @@ def test_any_shape_of_endpoints_ends_in_exit_0_1_or_2_by_name(raw):
             assert problem.render()
             assert names_a_drawn_key(problem.key, raw), problem.render()
         return
-    judge(desired_state(s, NS, "dev"))  # exit 1 on a mandatory violation, else 0: never raises
+    desired = desired_state(s, NS, stack)
+    # The engine refuses a second resource of one name (exit 3: DuplicateUrnError in the plan).
+    urns = [d.urn(desired.stack, desired.project) for d in desired.resources()]
+    assert len(urns) == len(set(urns)), sorted(u for u in urns if urns.count(u) > 1)
+    judge(desired)  # exit 1 on a mandatory violation, else 0: never raises
 
 
 # Fewer: each stack the settings take runs the whole program through the offline engine.
@@ -383,19 +393,7 @@ def test_the_newer_keys_are_all_drawn():
 )
 @given(raw=newer_key_stacks())
 def test_any_value_at_the_newer_keys_ends_in_exit_0_1_or_2_by_name(raw):
-    try:
-        s = parse_settings(raw)
-    except ConfigError as error:  # exit 2
-        assert error.problems
-        for problem in error.problems:
-            assert problem.render()
-            assert names_a_drawn_key(problem.key, raw), problem.render()
-        return
-    desired = desired_state(s, NS, "canary")
-    # The engine refuses a second resource of one name (exit 3: DuplicateUrnError in the plan).
-    urns = [d.urn(desired.stack, desired.project) for d in desired.resources()]
-    assert len(urns) == len(set(urns)), sorted(u for u in urns if urns.count(u) > 1)
-    judge(desired)  # exit 1 on a mandatory violation, else 0
+    ends_by_name(raw, "canary")
 
 
 # Fewer: each stack the settings take runs the whole program, as `hyperpod-dpd plan` does.
