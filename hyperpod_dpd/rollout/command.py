@@ -19,7 +19,7 @@ import argparse
 import shlex
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from core.cli_inputs import duration_seconds
@@ -312,7 +312,7 @@ class Rollout:
             since, version = update.end_time, update.version
         if since is None:
             return None
-        age = datetime.now(timezone.utc).replace(tzinfo=None) - since
+        age = datetime.now(UTC).replace(tzinfo=None) - since
         window = duration_seconds(self.args.window)
         if age.total_seconds() >= window:
             return None

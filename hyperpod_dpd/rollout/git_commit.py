@@ -23,7 +23,9 @@ def check_can_commit(project_dir: Path, stack_file: Path) -> None:
     try:
         inside = _git(project_dir, "rev-parse", "--is-inside-work-tree")
     except FileNotFoundError:
-        raise UsageProblem("--commit: no `git` on PATH; install git or leave --commit out") from None
+        raise UsageProblem(
+            "--commit: no `git` on PATH; install git or leave --commit out"
+        ) from None
     if inside.returncode != 0 or inside.stdout.strip() != "true":
         raise UsageProblem(
             f"--commit: {project_dir} is not in a git work tree; run the rollout in the "

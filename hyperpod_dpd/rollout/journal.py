@@ -27,7 +27,7 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from core.exits import UsageProblem
@@ -116,4 +116,4 @@ def clear_journal(project_dir: Path, stack: str) -> None:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -198,6 +198,7 @@ def _int_weights(value: Any) -> dict[str, int] | None:
 def _said(exc: Exception) -> str:
     """The CLI's own words of a failed command (a CommandError's text holds its code, stdout
     and stderr): its error lines, else the text's tail."""
-    text = str(exc).strip()
-    errors = [line.strip() for line in text.splitlines() if "error" in line.lower()]
-    return " | ".join(errors[-3:]) if errors else text[-400:]
+    lines = [line.strip() for line in str(exc).splitlines()]
+    lines = [line.removeprefix("stderr: ").removeprefix("stdout: ") for line in lines]
+    errors = [line for line in lines if "error" in line.lower()]
+    return " | ".join(errors[-3:]) if errors else "\n".join(lines).strip()[-400:]

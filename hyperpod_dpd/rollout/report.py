@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from core.exits import EXIT_FAILED, EXIT_HOLD, EXIT_OK
 from hyperpod_dpd.canary.command import Assessment
@@ -50,7 +50,7 @@ class Decision:
     commit: str | None = None
     calls: list[str] = field(default_factory=list)  # what it ran (or, dry, would run)
     next: str | None = None
-    at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     @property
     def exit_code(self) -> int:

@@ -59,7 +59,9 @@ def plan_with(project_dir: Path, read: Stack, weights: dict[str, int]) -> PlanDa
             with collector_paused(frozen=False):
                 made = make_plan(project_dir, variant.name, out, read=variant)
             if made.stopped:
-                found = "; ".join(v.message for v in made.violations if v.enforcement == "mandatory")
+                found = "; ".join(
+                    v.message for v in made.violations if v.enforcement == "mandatory"
+                )
                 raise PolicyStopped(weights, found)
             _PLANS[key] = load_plan(out, label=_label(weights))
     return _PLANS[key]
@@ -94,9 +96,7 @@ def judge_diff(d: PlanDiff) -> Routing:
     urns = set()
     for change in d.changed:
         if change.replace:
-            refused.append(
-                f"~ {change.type} {change.name}: replaced ({', '.join(change.replace)})"
-            )
+            refused.append(f"~ {change.type} {change.name}: replaced ({', '.join(change.replace)})")
             continue
         if change.type == LISTENER_TYPE:
             other = [p for p in change.paths if not WEIGHT_PATH.match(p)]

@@ -40,7 +40,7 @@ import os
 import signal
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 VERSION = "v3.272.0"
@@ -129,7 +129,7 @@ def _file_config(project: Path, stack: str) -> dict:
 
 
 def _time(seconds_ago: float) -> str:
-    t = datetime.now(timezone.utc) - timedelta(seconds=seconds_ago)
+    t = datetime.now(UTC) - timedelta(seconds=seconds_ago)
     return t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
