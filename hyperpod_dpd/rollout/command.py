@@ -119,7 +119,8 @@ class Rollout:
                                   next=f"judge again after {self.args.interval}")  # fmt: skip
         routing = routing_of(self.project_dir, read, step.before, step.after)
         if routing.refused:
-            return self._stopped(held, self._beyond_routing(step, routing.refused), a)
+            return self._stopped(held, self._beyond_routing(step, routing.refused), a,
+                                 dry_run=True)  # fmt: skip
         return self._decision(
             step.verdict, held, a.verdict.reasons, a, after=step.after, dry_run=True,
             calls=self.calls(step), next="run it without --dry-run to apply the step",
@@ -417,6 +418,8 @@ class Rollout:
         more.setdefault("verdict", a.verdict.verdict if a else None)
         return Decision(decision, self.stack, self.candidate, held, reasons, assessment=a, **more)
 
-    def _stopped(self, held: dict, reasons: list[str], a: Assessment | None = None) -> Decision:
+    def _stopped(
+        self, held: dict, reasons: list[str], a: Assessment | None = None, **more
+    ) -> Decision:
         return self._decision("stopped", held, reasons, a, next="fix what it names, then run "
-                              "the rollout again")  # fmt: skip
+                              "the rollout again", **more)  # fmt: skip
