@@ -28,6 +28,13 @@ ADDON_VERSION_PATTERN = r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$"
 TRAINING_PLAN_PATTERN = r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:[0-9]{12}:training-plan/.+$"
 BUCKET_PATTERN = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
 SEMVER_PATTERN = r"^[0-9]+\.[0-9]+\.[0-9]+$"
+# A name the split's clients call (trafficListener.domainName): a lowercase DNS name of two labels
+# or more (RFC 1123 letters, digits and '-', each label <= 63, the whole <= DOMAIN_NAME_MAX, no
+# trailing dot), the last label starting with a letter. A wildcard is no name a client calls.
+DOMAIN_NAME_PATTERN = r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+DOMAIN_NAME_MAX = 253
+# A Route 53 hosted zone ID (Route 53 API reference, HostedZone.Id: "Z" and up to 32 characters).
+HOSTED_ZONE_ID_PATTERN = r"^Z[A-Z0-9]{1,31}$"
 # Where SNS delivers an alert: an email address (protocol email) or an HTTPS URL (https).
 ALERT_TARGET_PATTERN = r"^(https://[^\s]+|[^@\s]+@[^@\s]+\.[^@\s]+)$"
 
@@ -38,6 +45,8 @@ def repair_pattern(pattern: str, text: str) -> str | None:
     candidates = [text.strip(), text.strip().lower()]
     if pattern == INSTANCE_TYPE_PATTERN:
         candidates += ["ml." + c for c in candidates]
+    if pattern == DOMAIN_NAME_PATTERN:  # a fully qualified name's trailing dot
+        candidates += [c.rstrip(".") for c in candidates]
     if pattern == ALERT_TARGET_PATTERN:  # SNS delivers over HTTPS only
         candidates += [re.sub(r"^http://", "https://", c) for c in candidates]
     candidates += [re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")]
@@ -59,6 +68,8 @@ PATTERN_HINTS = {
     TRAINING_PLAN_PATTERN: "a training plan ARN such as arn:aws:sagemaker:...:training-plan/x",
     BUCKET_PATTERN: "an S3 bucket name such as my-models (lowercase, digits, '.', '-')",
     SEMVER_PATTERN: "a version MAJOR.MINOR.PATCH such as 1.2.3",
+    DOMAIN_NAME_PATTERN: "a lowercase DNS name such as llm.internal.example.com (no trailing dot)",
+    HOSTED_ZONE_ID_PATTERN: "a Route 53 hosted zone ID such as Z0123456789ABCDEFGHIJ",
     ALERT_TARGET_PATTERN: "an email address (oncall@example.com) or an HTTPS URL (https://...)",
 }
 
