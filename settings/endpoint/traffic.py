@@ -8,7 +8,6 @@ there with no pod of its own.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Annotated, Literal
@@ -239,9 +238,11 @@ def _check_api_key_names(names: list[str]) -> list[ConfigProblem]:
             f"<{len(name)} characters, not shown: it may be a key>",
             "the name of a key, never a key (the stack generates each key): lowercase letters, "
             "digits and '-', at most 16 characters, such as first or 2027-01",
-            f"in Pulumi.<stack>.yaml replace it with a name, e.g. {key}: "
-            f"{json.dumps([n if re.fullmatch(API_KEY_NAME_PATTERN, n) else FIRST_API_KEY for n in names])};"
-            " if it was a key, it is in this stack file's history: use it nowhere",
+            set_fix(
+                key, [n if re.fullmatch(API_KEY_NAME_PATTERN, n) else FIRST_API_KEY for n in names]
+            )
+            + " (a name in its place); if it was a key, it stays in this file's history: "
+            "use it nowhere",
         )
         for i, name in enumerate(names)
         if not isinstance(name, str) or not re.fullmatch(API_KEY_NAME_PATTERN, name)
