@@ -14,7 +14,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from core.aws.aws_rules import ALB_FORWARD_TARGET_GROUPS_MAX, ALB_QUOTAS_URL
+from core.aws.aws_rules import (
+    ALB_CONDITION_VALUES_MAX,
+    ALB_FORWARD_TARGET_GROUPS_MAX,
+    ALB_QUOTAS_URL,
+)
 from core.problems import MISSING, ConfigProblem
 from core.vocabulary import (
     AUTONAME_SUFFIX,
@@ -68,11 +72,10 @@ TlsPolicy = Literal[
 ]
 # S3 lifecycle: days after which the ALB's access logs expire.
 ACCESS_LOG_DAYS_MAX = 3650
-# The split's API keys are held in one http-header condition of its listener rule, and "You can
-# specify up to three match evaluations per condition" (ELB User Guide, "Condition types for
-# listener rules", https://docs.aws.amazon.com/elasticloadbalancing/latest/application/rule-condition-types.html):
-# the key clients use, the next one and the one before, while a rotation is under way.
-API_KEYS_MAX = 3
+# The split's API keys are held in one http-header condition of its listener rule, which compares
+# at most ALB_CONDITION_VALUES_MAX values (core/aws/aws_rules.py): the key clients use, the next
+# one and the one before, while a rotation is under way.
+API_KEYS_MAX = ALB_CONDITION_VALUES_MAX
 # A key's name (not the key: each is generated, specs/traffic.py): it names the key's resource.
 API_KEY_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,14}[a-z0-9])?$"
 FIRST_API_KEY = "first"

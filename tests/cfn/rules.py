@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.aws.aws_rules import (
+    ALB_CONDITION_VALUE_LENGTH_MAX,
+    ALB_CONDITION_VALUES_MAX,
+    ALB_CONDITIONS_URL,
     ALB_FORWARD_TARGET_GROUPS_MAX,
     ALB_QUOTAS_URL,
     ALB_WEIGHT_MAX,
@@ -56,6 +59,17 @@ RULES: tuple[Rule, ...] = (
          "DefaultActions.*.ForwardConfig.TargetGroups.*.Weight",
          {"type": "integer", "minimum": ALB_WEIGHT_MIN, "maximum": ALB_WEIGHT_MAX},
          f"{ELB_API}/API_TargetGroupTuple.html"),
+    # The split's forward is a listener rule's action: the same limits as a listener's.
+    Rule("AWS::ElasticLoadBalancingV2::ListenerRule", "Actions.*.ForwardConfig.TargetGroups",
+         {"type": "array", "maxItems": ALB_FORWARD_TARGET_GROUPS_MAX}, ALB_QUOTAS_URL),
+    Rule("AWS::ElasticLoadBalancingV2::ListenerRule",
+         "Actions.*.ForwardConfig.TargetGroups.*.Weight",
+         {"type": "integer", "minimum": ALB_WEIGHT_MIN, "maximum": ALB_WEIGHT_MAX},
+         f"{ELB_API}/API_TargetGroupTuple.html"),
+    Rule("AWS::ElasticLoadBalancingV2::ListenerRule", "Conditions.*.HttpHeaderConfig.Values",
+         {"type": "array", "maxItems": ALB_CONDITION_VALUES_MAX}, ALB_CONDITIONS_URL),
+    Rule("AWS::ElasticLoadBalancingV2::ListenerRule", "Conditions.*.HttpHeaderConfig.Values.*",
+         {"type": "string", "maxLength": ALB_CONDITION_VALUE_LENGTH_MAX}, ALB_CONDITIONS_URL),
     Rule("AWS::ElasticLoadBalancingV2::LoadBalancer", "Name",
          {"type": "string", "pattern": ELB_NAME_PATTERN}, f"{ELB_API}/API_CreateLoadBalancer.html"),
     Rule("AWS::ElasticLoadBalancingV2::TargetGroup", "Name",
