@@ -58,9 +58,13 @@ NO_CREDENTIALS_FIX = (
 )
 
 
+def _error_code(exc: ClientError) -> str:
+    return exc.response.get("Error", {}).get("Code", "")
+
+
 def _aws_error(exc: Exception) -> str:
     if isinstance(exc, ClientError):
-        code = exc.response.get("Error", {}).get("Code", "")
+        code = _error_code(exc)
         if code in ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation"):
             return f"{code}: the credentials may not read this; grant it or run as an admin"
         return f"{code}: {exc.response.get('Error', {}).get('Message', exc)}"
@@ -227,7 +231,7 @@ def _certificate(name: str, arn: str, region: str, key: str, acm: Any) -> Check:
     try:
         certificate = acm.describe_certificate(CertificateArn=arn)["Certificate"]
     except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
+        if _error_code(exc) != "ResourceNotFoundException":
             raise
         return Check(check, FAIL, f"no certificate {arn} in this account and Region",
                      f"set {key}.certificateArn to a certificate of ACM in {region} that "
@@ -255,7 +259,7 @@ def _zone(name: str, zone_id: str, key: str, route53: Any) -> list[Check]:
     try:
         zone = route53.get_hosted_zone(Id=zone_id)["HostedZone"]
     except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") != "NoSuchHostedZone":
+        if _error_code(exc) != "NoSuchHostedZone":
             raise
         return [Check(check, FAIL, f"no hosted zone {zone_id} in this account",
                       f"set {key}.hostedZoneId to the private hosted zone that holds {name} "
