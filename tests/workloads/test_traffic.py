@@ -120,7 +120,7 @@ def test_the_canary_listens_on_https_with_a_modern_policy_and_logs_its_access(ca
 
 
 def test_without_a_certificate_the_listener_is_http_and_the_plan_says_so(tmp_path):
-    plan, _ = _plan(tmp_path, "plain", *NO_CERTIFICATE)
+    plan, out = _plan(tmp_path, "plain", *NO_CERTIFICATE)
     (listener,) = plan.run.of_type("aws:lb/listener:Listener")
     assert (listener.inputs["protocol"], listener.inputs["port"]) == ("HTTP", 80)
     assert "sslPolicy" not in listener.inputs
@@ -129,6 +129,8 @@ def test_without_a_certificate_the_listener_is_http_and_the_plan_says_so(tmp_pat
     assert url.startswith("http://internal-traffic-alb-") and ".elb.amazonaws.com/" in url
     assert not plan.run.of_type("aws:route53/record:Record")
     assert plan.run.of_type("aws:lb/listenerRule:ListenerRule")
+    summary = (out / "summary.md").read_text()
+    assert "| clients call | the load balancer's own name over plain HTTP" in summary
     (found,) = beside_tags(plan.violations)
     assert (found.policy, found.enforcement) == ("hyperpod-dpd-traffic-tls", "advisory")
     assert "clear text" in found.message and plan.exit_code == 0
