@@ -1,7 +1,7 @@
 """One stable URL in front of several endpoints, split by weight (`hyperpod-dpd:traffic`).
 
-An internal Application Load Balancer (private subnets) whose one listener forwards to one target
-group per endpoint, by weight. It is reached by the clients `hyperpod-dpd:trafficListener` names
+An internal Application Load Balancer (private subnets) whose one listener forwards, by its one
+rule, to one target group per endpoint, by weight. It is reached by the clients `hyperpod-dpd:trafficListener` names
 (CIDRs, security groups) and the HyperPod nodes (in-cluster clients), nothing else; over HTTPS
 (443, a TLS 1.2+ policy) when a certificate is given, else plain HTTP on 80 and the plan says so
 (hyperpod-dpd-traffic-tls). With a certificate, clients call it by a name of the user's
@@ -35,8 +35,8 @@ in the cluster (`verify`, the benchmark Job).
 
 The Service is the router the operator creates for every endpoint with intelligent routing
 (core/vocabulary.py RouterService, where its sources are cited; `hyperpod-dpd verify` checks it
-exists before any weight moves). Moving weights changes the listener only: shifting and rolling
-back never touch an InferenceEndpointConfig, so no pod restarts.
+exists before any weight moves). Moving weights changes the listener rule only: shifting and
+rolling back never touch an InferenceEndpointConfig, so no pod restarts.
 """
 
 from __future__ import annotations
