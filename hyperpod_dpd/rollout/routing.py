@@ -3,7 +3,7 @@
 The stack is planned offline (hyperpod_dpd/plan) with the weights it holds and with the step's,
 in this process, and the two plans diffed (hyperpod_dpd/diff/compare.py), as `hyperpod-dpd
 diff` would diff them. A step may change, in place:
-- the split's listener (specs/traffic.py): the weights of its forward action's target groups;
+- the split's listener rule (specs/traffic.py): the weights of its forward's target groups;
 - the rule group of the stack's alerts (specs/slo/rules.py): the `action` lines that name the
   weights (a candidate's rollback) and the candidate-against-baseline alert a split makes.
 Anything else (a resource added, removed, replaced or changed elsewhere, a Kubernetes manifest,
@@ -28,10 +28,10 @@ from hyperpod_dpd.rollout.steps import TRAFFIC_KEY
 from settings.stack_file import Stack, with_value
 from specs.slo.alerting import RULES_TYPE
 from specs.slo.alerts import COMPARISON_ALERT
-from specs.traffic import LISTENER_TYPE
+from specs.traffic import LISTENER_RULE_TYPE
 
-# The listener's forward weights, as compare.py names the path: target groups keyed by name.
-WEIGHT_PATH = re.compile(r"^defaultActions\[\d+\]\.forward\.targetGroups\[[^\]]+\]\.weight$")
+# The listener rule's forward weights, as compare.py names the path: target groups keyed by name.
+WEIGHT_PATH = re.compile(r"^actions\[\d+\]\.forward\.targetGroups\[[^\]]+\]\.weight$")
 RULES_PATH = "data"
 
 _PLANS: dict[str, PlanData] = {}
@@ -39,7 +39,7 @@ _PLANS: dict[str, PlanData] = {}
 
 @dataclass(frozen=True)
 class Routing:
-    """What a step changes: `urns` of the resources it updates in place (the listener, the
+    """What a step changes: `urns` of the resources it updates in place (the listener rule, the
     rule group), `refused` what it changes besides (empty: routing only)."""
 
     urns: frozenset[str]
@@ -98,7 +98,7 @@ def judge_diff(d: PlanDiff) -> Routing:
         if change.replace:
             refused.append(f"~ {change.type} {change.name}: replaced ({', '.join(change.replace)})")
             continue
-        if change.type == LISTENER_TYPE:
+        if change.type == LISTENER_RULE_TYPE:
             other = [p for p in change.paths if not WEIGHT_PATH.match(p)]
         elif change.type == RULES_TYPE:
             other = [p for p in change.paths if p != RULES_PATH]

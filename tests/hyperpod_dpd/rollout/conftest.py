@@ -29,7 +29,7 @@ SCENARIOS = {
     "failing": (Minute(errors=1), prefill_minute(), decode_minute(errors=12)),
     "quiet": (Minute(), prefill_minute(requests=20), decode_minute(requests=20)),
 }
-LISTENER = "aws:lb/listener:Listener"
+ROUTED = "aws:lb/listenerRule:ListenerRule"  # the forward by weight (specs/traffic.py)
 HOUR = 3600
 FRESH_SECONDS = 300  # a server older than this is started again: see `prometheus`
 
@@ -125,7 +125,7 @@ class StandIn:
 
 def install_standin(project: Path, directory: Path, monkeypatch) -> StandIn:
     """The stand-in on PATH, its stack deployed an hour ago as the stack file says, with the
-    resources of the stack's offline plan (the listener its routed one)."""
+    resources of the stack's offline plan (the listener rule its routed one)."""
     from hyperpod_dpd.rollout.routing import plan_with
     from settings.stack_file import read_stack
 
@@ -147,7 +147,7 @@ def install_standin(project: Path, directory: Path, monkeypatch) -> StandIn:
         "deployed": {"config": config, "outputs": {"trafficWeights": traffic,
                                                    "trafficUrl": "https://split.internal/v1"}},
         "resources": [{"urn": r["urn"], "type": r["type"]} for r in resources],
-        "routes": [r["urn"] for r in resources if r["type"] == LISTENER],
+        "routes": [r["urn"] for r in resources if r["type"] == ROUTED],
         "pending": [],
         "history": [{
             "version": 1, "kind": "update", "startTime": _time(HOUR + 600),

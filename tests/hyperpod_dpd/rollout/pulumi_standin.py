@@ -22,7 +22,7 @@ would run the CLI. It answers exactly the commands that SDK sends, in the shapes
   (sdk/go/common/resource/config/map.go, `adjustObjectValue`: "true"/"false" are booleans, an
   integer is an integer unless it has a leading 0, anything else a string).
 - `preview ...` and `up --yes --skip-preview ...`: the engine's events for the stack's
-  resources. A resource is updated when it is one of the stack's `routes` (the listener) and the
+  resources. A resource is updated when it is one of the stack's `routes` (the listener rule) and the
   file's hyperpod-dpd:traffic differs from the deployed one, or as the test's `pending` says;
   `up` then deploys the file: its config, the `trafficWeights` output, a history entry with
   `--message`. `locked` makes both fail as a held update lock does (errors.py: "[409]

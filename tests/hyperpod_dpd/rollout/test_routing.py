@@ -1,4 +1,4 @@
-"""A step is applied only when it changes the routing alone: the listener's weights and the
+"""A step is applied only when it changes the routing alone: the listener rule's weights and the
 alert rules whose rollback lines name them, on the offline plans of the two splits."""
 
 from __future__ import annotations
@@ -10,21 +10,21 @@ from hyperpod_dpd.rollout.routing import _rules_beyond_routing, judge_diff, plan
 from settings.stack_file import read_stack, with_value
 from tests.hyperpod_dpd.rollout.conftest import STACK, make_project
 
-LISTENER = "aws:lb/listener:Listener::traffic-listener"
+FORWARD = "aws:lb/listenerRule:ListenerRule::traffic-forward"
 RULES = "aws:amp/ruleGroupNamespace:RuleGroupNamespace::observability-rules"
 
 
-def test_each_step_of_the_canary_changes_the_listener_and_the_rollback_lines_alone(tmp_path):
+def test_each_step_of_the_canary_changes_the_forward_and_the_rollback_lines_alone(tmp_path):
     project = make_project(tmp_path / "project", "healthy")
     read = read_stack(project, STACK)
     first = routing_of(project, read, {"baseline": 95, "candidate": 5},
                        {"baseline": 75, "candidate": 25})  # fmt: skip
-    assert first.refused == [] and {u.rsplit("$", 1)[1] for u in first.urns} == {LISTENER}
+    assert first.refused == [] and {u.rsplit("$", 1)[1] for u in first.urns} == {FORWARD}
     # At 100 the candidate is the split's heaviest: its alerts lose their rollback lines and the
     # comparison with the baseline, in the rule group alone.
     last = routing_of(project, read, {"baseline": 50, "candidate": 50},
                       {"baseline": 0, "candidate": 100})  # fmt: skip
-    assert last.refused == [] and {u.rsplit("$", 1)[1] for u in last.urns} == {LISTENER, RULES}
+    assert last.refused == [] and {u.rsplit("$", 1)[1] for u in last.urns} == {FORWARD, RULES}
 
 
 def test_a_diff_that_moves_more_than_the_routing_is_refused_naming_what(tmp_path):
@@ -44,7 +44,7 @@ def test_a_diff_that_moves_more_than_the_routing_is_refused_naming_what(tmp_path
     refused = "\n".join(routing.refused)
     assert "InferenceEndpointConfig endpoint-candidate-iec: " in refused
     assert "~ Kubernetes manifest inferenceendpointconfig.healthy.candidate.yaml" in refused
-    assert not any("traffic-listener" in line for line in routing.refused)  # its weights alone
+    assert not any("traffic-forward" in line for line in routing.refused)  # its weights alone
 
 
 def _rule_file(action: str, ttft_limit: float = 3.0, comparison: bool = True) -> str:
