@@ -8,9 +8,11 @@ rendered lists (a NetworkPolicy peer, a runner label). A repeated entry is at be
 at worst a `pulumi up` that fails half way, so it is refused by key and index.
 
 The check walks the settings model itself, so a list key added later is covered without being
-named here. A list whose entries may repeat says so with `Repeats` (vLLM args: the same value may
-follow two flags; settings/endpoint/vllm_args.py refuses a repeated flag). How two entries are
-told alike: `SameAs` on the entry type (an email address's domain in any case), else equal text.
+named here. A list whose repeats a check of its own judges says so with `RepeatsCheckedBy` (vLLM
+args, where the same value may follow two flags and settings/endpoint/vllm_args.py refuses a flag
+twice; the split's API key names, whose check never prints an entry that may be a pasted key).
+How two entries are told alike: `SameAs` on the entry type (an email address's domain in any
+case), else equal text.
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ from settings.config.errors import full_key, set_fix
 
 
 @dataclass(frozen=True)
-class Repeats:
-    """Field metadata: this list's entries may repeat (`why`: what judges it instead)."""
+class RepeatsCheckedBy:
+    """Field metadata: this list's repeats are judged by `check`, not here."""
 
-    why: str
+    check: str
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ def check_unique_lists(model: BaseModel, loc: tuple[Any, ...] = ()) -> list[Conf
             for key, item in value.items():
                 if isinstance(item, BaseModel):
                     problems += check_unique_lists(item, (*here, key))
-        elif isinstance(value, list) and not _marked(field.metadata, Repeats):
+        elif isinstance(value, list) and not _marked(field.metadata, RepeatsCheckedBy):
             once = _marked(field.metadata, Once)
             why = once.why if once else GENERIC_WHY
             problems += _repeated(value, here, _canonical(field.annotation), why)

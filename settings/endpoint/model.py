@@ -32,7 +32,7 @@ from settings.config.fields import (
     SettingsModel,
     Suggested,
 )
-from settings.config.unique import Repeats
+from settings.config.unique import RepeatsCheckedBy
 from settings.endpoint.slo import OptionalSlo
 
 DEFAULT_IMAGE = DLC_VLLM_IMAGE
@@ -47,7 +47,7 @@ class RoleConfig(SettingsModel):
         "Default: the endpoint's tensorParallelSize.",
     )
     args: Annotated[
-        list[str], Repeats("a value may follow two flags; vllm_args refuses a flag twice")
+        list[str], RepeatsCheckedBy("a value may follow two flags; vllm_args refuses a flag twice")
     ] = Field(
         default_factory=list,
         description="Extra vLLM flags for the role (replace the same flag in the shared args). "

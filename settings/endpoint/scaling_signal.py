@@ -41,7 +41,7 @@ def _top(scaling: ScalingConfig, numbers: PoolNumbers | None) -> tuple[float, st
     signal = SIGNALS[scaling.metric]  # type: ignore[index]
     if signal.top is not None:
         return signal.top, (
-            f'metric {scaling.metric} is vLLM\'s {signal.metric.name}, {signal.unit} ("'
+            f"metric {scaling.metric} is vLLM's {signal.metric.name}, {signal.unit} (\""
             f'{signal.metric.help}")'
         )
     if scaling.metric != RUNNING or numbers is None:

@@ -101,10 +101,11 @@ def lists_dev() -> dict[str, Any]:
 
 
 def lists_canary() -> dict[str, Any]:
-    """The map's endpoints' lists, and the split's security groups."""
+    """The map's endpoints' lists, the split's security groups and API key names."""
     raw = canary_raw()
     edit(raw, f"{NS}:trafficListener.allowedSecurityGroupIds",
          ["sg-0123456789abcdef0", "sg-89abcdef"])  # fmt: skip
+    edit(raw, f"{NS}:trafficListener.apiKeyNames", ["first", "2027-01"])  # a rotation under way
     edit(raw, f"{BASELINE}.groups", ["colocated"])
     edit(raw, f"{CANDIDATE}.groups", ["prefill", "decode"])
     edit(raw, f"{CANDIDATE}.decode.args", ["--enable-prefix-caching"])

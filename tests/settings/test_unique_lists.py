@@ -4,8 +4,8 @@ this file) in the good stacks that hold one, and the offline plan, run as the co
 it, refuses it by key and index (exit 2), never with an internal error (exit 3: a duplicated
 resource name such as traffic-ingress-<cidr> reaching the engine).
 
-A list marked Repeats (vLLM args, where one value may follow two flags) is judged by its own
-check: the repeated token is refused under the list's key."""
+A list marked RepeatsCheckedBy (vLLM args, where one value may follow two flags; the split's API
+key names) is judged by its own check: the repeat is refused under the list's key."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from core.exits import EXIT_BAD_INPUT
 from hyperpod_dpd.cli import main
 from settings import StackSettings
 from settings.config.errors import full_key
-from settings.config.unique import Repeats
+from settings.config.unique import RepeatsCheckedBy
 from tests.conftest import write_project
 from tests.settings.good_stacks import GOOD_STACKS
 
@@ -31,13 +31,13 @@ ANY = "*"  # a map's key in a list key's path
 
 def list_keys(model: type[BaseModel] = StackSettings, path: tuple = ()) -> dict[tuple, bool]:
     """Every list-valued key under `model`, as a path (ANY for a map's key), with whether its
-    entries may repeat (Repeats)."""
+    entries may repeat (RepeatsCheckedBy)."""
     out = {}
     for name, field in model.model_fields.items():
         here = (*path, field.alias or name)
         kind = _inner(field.annotation)
         if get_origin(kind) is list:
-            out[here] = any(isinstance(m, Repeats) for m in field.metadata)
+            out[here] = any(isinstance(m, RepeatsCheckedBy) for m in field.metadata)
         elif get_origin(kind) is dict and _is_model(_inner(get_args(kind)[1])):
             out |= list_keys(_inner(get_args(kind)[1]), (*here, ANY))
         elif _is_model(kind):
@@ -120,7 +120,7 @@ def test_an_entry_repeated_in_any_list_is_refused_by_key_and_index(
     err = capsys.readouterr().err
     assert code == EXIT_BAD_INPUT, err[-2000:]
     key = full_key((at[0].partition(":")[2], *at[1:]))
-    if LIST_KEYS[path]:  # Repeats: its own check names the list
+    if LIST_KEYS[path]:  # RepeatsCheckedBy: its own check names the list
         assert f"  - {key}: got " in err, err[-2000:]
     else:
         later = position if position > i else i + 1
