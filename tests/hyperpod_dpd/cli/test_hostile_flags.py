@@ -96,6 +96,16 @@ def _base(path: tuple[str, ...], tmp) -> list[str]:
         # The canary stack (a split with an SLO); a Prometheus nothing listens at, so a run that
         # takes every flag stops there (naming --prometheus-url), never asking AWS.
         ("canary",): ["--stack", "canary", "--prometheus-url", "http://127.0.0.1:9"],
+        # The same judgement, as a dry run: nothing is written, no Pulumi is asked.
+        ("rollout",): [
+            "--stack",
+            "canary",
+            "--endpoint",
+            "candidate",
+            "--dry-run",
+            "--prometheus-url",
+            "http://127.0.0.1:9",
+        ],
     }
     return given[path] if path in given else _required(path, tmp)
 
@@ -133,7 +143,7 @@ def test_a_hostile_value_never_reaches_a_traceback(
     path, action, data, tmp_path_factory, capsys, monkeypatch
 ):
     tmp = tmp_path_factory.mktemp("hostile")
-    if path[0] in ("preflight", "checkpoint", "canary", "fetch"):  # AWS: no profile, no network
+    if path[0] in ("preflight", "checkpoint", "canary", "rollout", "fetch"):  # AWS: none at all
         monkeypatch.setenv("AWS_PROFILE", "hyperpod-dpd-no-such-profile")
         monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp / "no-aws-config"))
         monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp / "no-aws-credentials"))
