@@ -92,6 +92,9 @@ IEC_KIND = "InferenceEndpointConfig"
 OPERATOR_NAMESPACE = "hyperpod-inference-system"  # the operator and every endpoint's router
 STAGING_NAMESPACE = "hyperpod-dpd-system"  # this stack's (the checkpoint staging Job)
 OBSERVABILITY_NAMESPACE = "hyperpod-observability"  # the observability add-on's collector
+# How often that collector scrapes the workers (the add-on's scrapeInterval, infra/observability.py):
+# a rate over the workers' counters spans several of its scrapes (core/vllm/scaling_signals.py).
+SCRAPE_INTERVAL_SECONDS = 30
 # kube-system: the HyperPod dependencies chart's release and the add-ons the operator needs (the
 # S3 and FSx CSI drivers, metrics-server: their service accounts, infra/operator.py).
 SYSTEM_NAMESPACE = "kube-system"
@@ -251,6 +254,7 @@ RULE_NAMES: tuple[str, ...] = (
     "hyperpod-dpd-eks-endpoint",
     "hyperpod-dpd-hf-token",
     "hyperpod-dpd-cold-start",
+    "hyperpod-dpd-autoscaling-capacity",
     "hyperpod-dpd-traffic-tls",
     "hyperpod-dpd-pod-ingress",
     "hyperpod-dpd-images-by-digest",

@@ -40,7 +40,7 @@ from specs.iec import (
 from specs.isolation.network_policies import network_policy
 from specs.isolation.pod_security import pod_security_labels
 from specs.placement import EndpointPlacement, placement_of
-from specs.scaling import pool_autoscaling, server_address
+from specs.scaling import capacity_annotations, pool_autoscaling, server_address
 from specs.schema import spec_has_field
 
 PORT = 8000
@@ -224,6 +224,7 @@ def policy_annotations(s: StackSettings) -> dict[str, str]:
         notes["expected-prompt-tokens"] = str(e.expected_prompt_tokens)
     if e.expected_in_flight_transfers:
         notes["expected-in-flight-transfers"] = str(e.expected_in_flight_transfers)
+    notes |= capacity_annotations(e)
     return {ANNOTATION_PREFIX + k: v for k, v in notes.items()}
 
 

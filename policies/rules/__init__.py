@@ -9,6 +9,7 @@ from policies.rules import cold_start, sns_topics, traffic_tls
 from policies.rules.base import Enforcement, Finding, Limits, ResourceView, Rule, Violation
 from policies.rules.cluster import efa, instance_type, operator_version, single_az
 from policies.rules.endpoint import (
+    autoscaling_capacity,
     gpu_memory,
     hash_seed,
     image_known_issues,
@@ -58,6 +59,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         eks_endpoint,
         hf_token,
         cold_start,
+        autoscaling_capacity,
         traffic_tls,
         pod_ingress,
         images_by_digest,
