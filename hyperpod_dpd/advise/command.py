@@ -1,6 +1,8 @@
 """`hyperpod-dpd advise`: read the target and the workload, simulate every layout within the node
-budget at every load level (one subprocess, aisimulate in its venv), recommend, print (text or
-the JSON contract), draw the frontier chart, and with --write patch the stack file."""
+budget at every load level (one simulator process for the whole command, aisimulate in its venv),
+recommend, derive the recommended layout's autoscaling from the SLO (and, for a stack's endpoint
+of the other mode, its own mode's best layout's: `--write` keeps the endpoint's mode), print
+(text or the JSON contract), draw the frontier chart, and with --write patch the stack file."""
 
 from __future__ import annotations
 
@@ -18,8 +20,11 @@ from core.sizing.kv_cache import (
     DOCS_PD_BUFFER_BYTES,
 )
 from hyperpod_dpd.advise import chart, engine, measured, patch, render
-from hyperpod_dpd.advise.recommend import recommend
+from hyperpod_dpd.advise.capacity import Probe, Runs, capacities
+from hyperpod_dpd.advise.recommend import cheapest_meeting, recommend
+from hyperpod_dpd.advise.scaling import Scaling, comment, scaling
 from hyperpod_dpd.advise.search import (
+    Layout,
     Memory,
     candidate,
     layouts,
@@ -45,6 +50,20 @@ class Setting:
     context: int
     context_key: str
     stack_path: Path | None
+    mode: str | None = None  # the stack's endpoint's mode (None: no stack)
+    max_num_seqs: dict[str, int] | None = None  # prefill, decode, colocated
+    room: dict[str, int] | None = None  # nodes per pool an `endpoints` entry may take
+
+    @property
+    def sequences(self) -> dict[str, int]:
+        """Each pool's --max-num-seqs: the stack's, else the settings' defaults."""
+        if self.max_num_seqs is not None:
+            return self.max_num_seqs
+        from settings.endpoint.model import DecodeConfig, PrefillConfig
+
+        prefill = PrefillConfig.model_fields["max_num_seqs"].default
+        decode = DecodeConfig.model_fields["max_num_seqs"].default
+        return {"prefill": prefill, "decode": decode, "colocated": decode}
 
 
 def _from_stack(args: argparse.Namespace, project_dir: Path) -> Setting:
@@ -88,7 +107,43 @@ def _from_stack(args: argparse.Namespace, project_dir: Path) -> Setting:
         context=context.value,
         context_key=context.where,
         stack_path=stack.file.path,
+        mode=e.mode,
+        max_num_seqs={
+            "prefill": _sequences(entry, "prefill", e.prefill.max_num_seqs),
+            "decode": _sequences(entry, "decode", e.decode.max_num_seqs),
+            "colocated": _sequences(entry, "colocated", e.decode.max_num_seqs),
+        },
+        room=None if entry.key is None else _room(s, entry),
     )
+
+
+def _sequences(entry: Any, pool: str, configured: int) -> int:
+    """The pool's --max-num-seqs as it runs (its args over its key), or as configured where the
+    endpoint runs the other mode (a colocated pool reads the decoder's keys)."""
+    numbers = entry.numbers.pools.get(pool)
+    return numbers.max_num_seqs.value if numbers is not None else configured
+
+
+def _room(s: Any, entry: Any) -> dict[str, int]:
+    """The nodes each pool of `entry` may scale to: those of the groups it can run on, less the
+    maxima of the other endpoints' pools that can run only there."""
+    from settings.endpoint.entries import placement
+
+    listed, groups = s.entries(), s.instance_groups
+    alone = len(listed) == 1
+    room = {}
+    for pool in ("prefill", "decode", "colocated"):
+        mine = set(placement(entry, pool, groups, alone))
+        claimed = sum(
+            other.replicas(p, at="max")
+            for other in listed
+            if other.key != entry.key
+            for p in other.pools()
+            if set(placement(other, p, groups, alone)) <= mine
+            and placement(other, p, groups, alone)
+        )
+        room[pool] = max(0, sum(groups[n].instance_count for n in mine) - claimed)
+    return room
 
 
 def setting(args: argparse.Namespace, project_dir: Path) -> Setting:
@@ -143,6 +198,43 @@ def compare(args: argparse.Namespace, project_dir: Path) -> int:
     return EXIT_OK
 
 
+@dataclass(frozen=True)
+class Advice:
+    """A layout to deploy: its autoscaling from the SLO and the patch that deploys both."""
+
+    layout: Layout
+    scaling: Scaling | None
+    config: dict[str, Any]
+
+    def as_json(self, load: Workload, meets: bool) -> dict[str, Any]:
+        return {
+            "mode": self.layout.mode,
+            "layout": self.layout.label,
+            "meetsSlo": meets,
+            "config": self.config,
+            "autoscaling": None if self.scaling is None else self.scaling.as_json(load),
+        }
+
+
+def _advice(layout: Layout, where: Setting, load: Workload, runs: Runs) -> Advice:
+    probe = Probe(where.target, load, where.sequences)
+    found = capacities(probe, layout, runs)
+    within = (
+        f"{load.shape()} ({runs.engine['name']} {runs.engine['version']})"
+        if runs.engine
+        else load.shape()
+    )
+    derived = scaling(layout, found, where.room, within)
+    keys = None if derived is None else derived.config_keys()
+    config = patch.changes(
+        patch.config_patch(
+            layout, where.target.instance_type, where.groups, where.endpoint_key, keys
+        ),
+        _config_block(where.stack_path),
+    )
+    return Advice(layout, derived, config)
+
+
 def run(args: argparse.Namespace, project_dir: Path) -> int:
     if args.measured is not None:
         return compare(args, project_dir)
@@ -160,7 +252,7 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
         )
     print(f"advise: {len(found)} layouts x {len(load.levels)} levels on "
           f"{where.target.instance_type} ({where.target.system})", file=sys.stderr)  # fmt: skip
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, engine.Session() as simulator:
         configs = []
         for li, level in enumerate(load.levels):
             trace = None
@@ -171,25 +263,26 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
             configs += [{"id": f"{i}@{li}", "label": f"{lay.label} at {load.load} {level:g}",
                          "config": prediction_config(where.target, lay, shape)}
                         for i, lay in enumerate(found)]  # fmt: skip
-        answer = engine.simulate(configs)
-    candidates, refused = [], []
-    for result in answer["results"]:
-        i, li = (int(x) for x in result["id"].split("@"))
-        if "error" in result:
-            refused.append(f"{found[i].label}: {result['error'][:120]}")
-            continue
-        candidates.append(candidate(found[i], load.levels[li], result["summary"], where.target,
-                                    load, where.hourly))  # fmt: skip
-    rec = recommend(candidates, load)
-    config = None
-    if rec is not None and rec.meets:  # a layout that misses the SLOs gets no patch
-        config = patch.changes(
-            patch.config_patch(
-                rec.layout, where.target.instance_type, where.groups, where.endpoint_key
-            ),
-            _config_block(where.stack_path),
-        )
-    document = render.contract(answer["engine"], load, candidates, rec, config)
+        answer = simulator.simulate(configs)
+        candidates, refused = [], []
+        for result in answer["results"]:
+            i, li = (int(x) for x in result["id"].split("@"))
+            if "error" in result:
+                refused.append(f"{found[i].label}: {result['error'][:120]}")
+                continue
+            candidates.append(candidate(found[i], load.levels[li], result["summary"],
+                                        where.target, load, where.hourly))  # fmt: skip
+        rec = recommend(candidates, load)
+        runs = Runs(simulator.simulate)
+        advice = kept = None
+        if rec is not None and rec.meets:  # a layout that misses the SLOs gets no patch
+            advice = _advice(rec.layout, where, load, runs)
+            # --write keeps the endpoint's mode: its own mode's best layout, when the overall
+            # recommendation is the other.
+            if where.mode is not None and rec.layout.mode != where.mode:
+                own = cheapest_meeting(candidates, where.mode)
+                kept = None if own is None else _advice(own, where, load, runs)
+    document = render.contract(answer["engine"], load, candidates, rec, advice, kept, where.mode)
     chart_path = None
     if args.chart is not None and candidates:
         title = (
@@ -198,17 +291,32 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
         )
         data = chart.chart_data(title, load, candidates, rec.layout.label if rec else None)
         chart_path = str(chart.draw(data, args.chart))
-    if args.write and rec is not None and config is not None and where.stack_path is not None:
-        patch.write(where.stack_path, config)
-        print(f"advise: wrote the patch into {where.stack_path}", file=sys.stderr)
     if args.format == "json":
         print(render.as_json(document))
     else:
-        print(render.text(document, load, candidates, refused, chart_path))
+        print(render.text(document, load, candidates, refused, chart_path, args.all))
+    sys.stdout.flush()  # the report, then what --write did: its confirmation comes last
     if rec is None or not rec.meets:
         if args.write:
             print("advise: wrote nothing: no layout meets the SLOs", file=sys.stderr)
         return EXIT_FAILED
+    if args.write and where.stack_path is not None:
+        written = advice if rec.layout.mode == where.mode else kept
+        if written is None:
+            print(f"advise: wrote nothing: --write keeps the endpoint's mode {where.mode}, and no "
+                  f"{where.mode} layout within the node budget meets the SLOs; the recommendation "
+                  f"is {rec.layout.mode} {rec.layout.label}: set its patch above by hand to switch",
+                  file=sys.stderr)  # fmt: skip
+            return EXIT_FAILED
+        note = None
+        if written.scaling is not None:
+            path = patch.endpoint_path(where.endpoint_key)
+            note = (path, comment(load, answer["engine"], written.layout))
+        patch.write(where.stack_path, written.config, note)
+        scaled = "" if written.scaling is None else " and its autoscaling"
+        print(f"advise: wrote {written.layout.mode} {written.layout.label}{scaled} into "
+              f"{where.stack_path}; `hyperpod-dpd plan --stack {args.stack}` shows the change",
+              file=sys.stderr)  # fmt: skip
     return EXIT_OK
 
 
