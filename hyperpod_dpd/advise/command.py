@@ -20,7 +20,7 @@ from core.sizing.kv_cache import (
     DOCS_PD_BUFFER_BYTES,
 )
 from hyperpod_dpd.advise import chart, engine, measured, patch, render
-from hyperpod_dpd.advise.capacity import Probe, Runs, capacities
+from hyperpod_dpd.advise.capacity import SATURATION, Probe, Runs, capacities, round_down
 from hyperpod_dpd.advise.recommend import cheapest_meeting, recommend
 from hyperpod_dpd.advise.scaling import Scaling, comment, scaling
 from hyperpod_dpd.advise.search import (
@@ -170,32 +170,66 @@ def setting(args: argparse.Namespace, project_dir: Path) -> Setting:
 
 
 def compare(args: argparse.Namespace, project_dir: Path) -> int:
-    """--measured RUN: the run's layout and workload predicted, beside what it measured."""
+    """--measured RUN: the run's layout and workload predicted, beside what it measured; with an
+    SLO (--ttft-ms, --tpot-ms), each pool's predicted target beside what the run held."""
     data = measured.read_run(args.measured)
     layout = measured.run_layout(data, args.measured)
     isl, osl = measured.run_lengths(data, args.measured)
     where = setting(args, project_dir)
     levels = sorted(int(level) for level in data["levels"])
-    load = workload(isl, osl, None, levels, None, None, None, where.context, where.context_key)
+    load = workload(isl, osl, None, levels, None, args.ttft_ms, args.tpot_ms, where.context,
+                    where.context_key)  # fmt: skip
     configs = [{"id": f"0@{li}", "label": f"{layout.label} at concurrency {level}",
                 "config": prediction_config(where.target, layout, traffic(load, level, None))}
                for li, level in enumerate(load.levels)]  # fmt: skip
-    answer = engine.simulate(configs)
-    predicted = {}
-    for result in answer["results"]:
-        if "error" in result:
-            raise UsageProblem(f"--measured {args.measured}: aisimulate cannot simulate "
-                               f"{layout.label}: {result['error'][:200]}")  # fmt: skip
-        li = int(result["id"].split("@")[1])
-        c = candidate(layout, load.levels[li], result["summary"], where.target, load, where.hourly)
-        predicted[float(load.levels[li])] = c.as_json(load)
+    with engine.Session() as simulator:
+        answer = simulator.simulate(configs)
+        predicted = {}
+        for result in answer["results"]:
+            if "error" in result:
+                raise UsageProblem(f"--measured {args.measured}: aisimulate cannot simulate "
+                                   f"{layout.label}: {result['error'][:200]}")  # fmt: skip
+            li = int(result["id"].split("@")[1])
+            c = candidate(layout, load.levels[li], result["summary"], where.target, load,
+                          where.hourly)  # fmt: skip
+            predicted[float(load.levels[li])] = c.as_json(load)
+        found = capacities(Probe(where.target, load, where.sequences), layout,
+                           Runs(simulator.simulate))  # fmt: skip
     rows = measured.beside(data, predicted)
+    targets = _targets_beside(args, where, data, layout, found)
     if args.format == "json":
         print(render.as_json({"engine": answer["engine"], "run": data.get("label"),
-                              "layout": layout.label, "levels": rows}))  # fmt: skip
+                              "layout": layout.label, "levels": rows, "targets": targets}))  # fmt: skip
     else:
         print(measured.text(str(data.get("label")), layout, rows))
+        if targets:
+            print(measured.targets_text(targets))
     return EXIT_OK
+
+
+def _targets_beside(args: argparse.Namespace, where: Setting, run: dict[str, Any], layout: Layout,
+                    found: dict[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
+    """Each pool's predicted target beside what the run held, and the target to set."""
+    from settings.config.errors import full_key
+
+    slo = {"ttft": args.ttft_ms, "tpot": args.tpot_ms}
+    stack = args.stack or "<stack>"
+    rows = []
+    for pool, cap in found.items():
+        held = measured.held(run, layout, pool, slo)
+        ceiling = None if cap.saturation is None else cap.saturation / SATURATION
+        target, why = measured.suggestion(cap.target, held, ceiling)
+        row = {"pool": pool, "metric": cap.metric, "limit": cap.limit, "predicted": cap.target,
+               "measured": held, "suggestedTarget": target, "why": why}  # fmt: skip
+        if target is not None and target != cap.target:
+            base = ("endpoints", where.endpoint_key) if where.endpoint_key else ("endpoint",)
+            scope = () if pool == "colocated" else (pool,)
+            keys = [full_key((*base, "autoscaling", *scope, *name))
+                    for name in (("target",), ("capacity", "perReplica"))]  # fmt: skip
+            row["fix"] = " && ".join(f"pulumi config set --path '{k}' {round_down(target):g} "
+                                     f"--stack {stack}" for k in keys)  # fmt: skip
+        rows.append(row)
+    return rows
 
 
 @dataclass(frozen=True)
