@@ -22,7 +22,7 @@ from core.sizing.kv_cache import (
 from hyperpod_dpd.advise import chart, engine, measured, patch, render
 from hyperpod_dpd.advise.capacity import SATURATION, Probe, Runs, capacities, round_down
 from hyperpod_dpd.advise.recommend import cheapest_meeting, recommend
-from hyperpod_dpd.advise.scaling import Scaling, comment, scaling
+from hyperpod_dpd.advise.scaling import Scaling, Start, comment, scaling
 from hyperpod_dpd.advise.search import (
     Layout,
     Memory,
@@ -53,6 +53,7 @@ class Setting:
     mode: str | None = None  # the stack's endpoint's mode (None: no stack)
     max_num_seqs: dict[str, int] | None = None  # prefill, decode, colocated
     room: dict[str, int] | None = None  # nodes per pool an `endpoints` entry may take
+    caches: tuple[bool, bool] = (False, False)  # the endpoint's weights and image caches
 
     @property
     def sequences(self) -> dict[str, int]:
@@ -114,6 +115,7 @@ def _from_stack(args: argparse.Namespace, project_dir: Path) -> Setting:
             "colocated": _sequences(entry, "colocated", e.decode.max_num_seqs),
         },
         room=None if entry.key is None else _room(s, entry),
+        caches=(e.cache.weights, e.cache.image),
     )
 
 
@@ -258,7 +260,8 @@ def _advice(layout: Layout, where: Setting, load: Workload, runs: Runs) -> Advic
         if runs.engine
         else load.shape()
     )
-    derived = scaling(layout, found, where.room, within)
+    start = Start(where.target.model.name, where.target.instance_type, *where.caches)
+    derived = scaling(layout, found, where.room, within, start)
     keys = None if derived is None else derived.config_keys()
     config = patch.changes(
         patch.config_patch(

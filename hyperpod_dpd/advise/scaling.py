@@ -8,19 +8,55 @@ layout being sized for the peak load asked; an endpoint of an `endpoints` map ha
 groups have that the other endpoints' pools do not claim at their maxima. A pool scales down to
 1 (the follower of a pair to its share of one leader replica): below the peak, fewer replicas hold
 the load within the SLO, and the nodes they leave serve another endpoint of the groups.
+
+Scale-in waits for as long as a new worker takes to start (core/cold_start.py, as the endpoint's
+caches have it; the cold-start rule's test: policies/rules/cold_start.py): a pool that gives a
+replica back sooner would meet the next burst with a worker still loading. At most 3600 s, the
+most Kubernetes' HPA takes (pkg/apis/autoscaling/validation, MaxStabilizationWindowSeconds).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from core.aws.ec2_instances import INSTANCE_FACTS
+from core.cold_start import checkpoint_bytes, cold_start
 from hyperpod_dpd.advise.capacity import PERCENTILE, PoolCapacity, round_down
 from hyperpod_dpd.advise.search import Layout
 from hyperpod_dpd.advise.workload import Workload
-from settings.endpoint.model import PoolRatio
+from settings.endpoint.model import PoolRatio, ScalingConfig
 from settings.endpoint.scaling_pair import floor_of
+
+DEFAULT_HOLD = ScalingConfig.model_fields["scale_down_stabilization_seconds"].default
+MAX_HOLD = 3600  # HPA's MaxStabilizationWindowSeconds
+
+
+@dataclass(frozen=True)
+class Start:
+    """What a new worker of the endpoint starts from: its model, node and caches."""
+
+    model: str  # catalog name
+    instance_type: str
+    weights_cached: bool = False
+    image_cached: bool = False
+
+    def seconds(self, tp: int) -> float | None:
+        size, facts = checkpoint_bytes(self.model), INSTANCE_FACTS.get(self.instance_type)
+        if size is None or facts is None:
+            return None
+        return cold_start(size, tp, facts.network_gbps, weights_cached=self.weights_cached,
+                          image_cached=self.image_cached).total  # fmt: skip
+
+
+def hold(start: Start | None, tp: int) -> int:
+    """The scale-down window of a pool at `tp`: the default, or a new worker's start in whole
+    minutes when that is longer, at most MAX_HOLD."""
+    seconds = None if start is None else start.seconds(tp)
+    if seconds is None:
+        return DEFAULT_HOLD
+    return min(MAX_HOLD, max(DEFAULT_HOLD, math.ceil(seconds / 60) * 60))
 
 
 def ratio_of(layout: Layout) -> PoolRatio:
@@ -43,6 +79,7 @@ class Scaling:
     ratio: PoolRatio | None  # DPD with both pools scaled
     within: str  # the workload and the source, for the recorded capacity
     notes: tuple[str, ...]
+    holds: dict[str, int] = field(default_factory=dict)  # pool -> scale-down window, seconds
 
     @property
     def room(self) -> bool:
@@ -58,6 +95,7 @@ class Scaling:
             if pool in self.bounds:
                 low, high = self.bounds[pool]
                 entry |= {"minReplicas": low, "maxReplicas": high}
+            entry["scaleDownStabilizationSeconds"] = self.holds.get(pool, DEFAULT_HOLD)
             out[pool] = entry
         if self.ratio is not None:
             out["ratio"] = {
@@ -80,8 +118,11 @@ class Scaling:
                 "perReplica": cap.capacity,
                 "within": f"{cap.limit} at {self.within}",
             }
-            return {"minReplicas": low, "maxReplicas": high, "metric": cap.metric,
+            keys = {"minReplicas": low, "maxReplicas": high, "metric": cap.metric,
                     "query": None, "target": cap.target, "capacity": capacity}  # fmt: skip
+            if self.holds.get(pool, DEFAULT_HOLD) != DEFAULT_HOLD:
+                keys["scaleDownStabilizationSeconds"] = self.holds[pool]
+            return keys
 
         if self.layout.mode == "colocated":
             return {**pool_keys("colocated"), "prefill": None, "decode": None, "ratio": None}
@@ -100,9 +141,11 @@ def scaling(
     capacities: dict[str, PoolCapacity],
     room: dict[str, int] | None,
     within: str,
+    start: Start | None = None,
 ) -> Scaling | None:
     """`layout`'s autoscaling from the pools' capacities; `room`: the nodes each pool may take
-    (None: the layout's own, advise sizing the groups). None: no pool has a target."""
+    (None: the layout's own, advise sizing the groups); `start`: what a new worker starts from
+    (None: unknown, the default scale-down window). None: no pool has a target."""
     scaled = {p: c for p, c in capacities.items() if c.target is not None}
     notes = [f"{p}: no target: {c.limit} not held ({c.why})" for p, c in capacities.items()
              if c.target is None]  # fmt: skip
@@ -124,7 +167,13 @@ def scaling(
             notes.append(f"{p}: target below capacity: an overloaded replica reads "
                          f"{round_down(c.saturation or 0):g}, and the autoscaler ignores a reading "
                          "within 10% of its target")  # fmt: skip
-    return Scaling(layout, scaled, bounds, ratio, within, tuple(notes))
+    holds = {p: hold(start, layout.decode_tp if p == "decode" else layout.tp) for p in scaled}
+    for p, seconds in holds.items():
+        if seconds == MAX_HOLD:
+            notes.append(f"{p}: a new worker takes over {MAX_HOLD} s to start; scale-in waits "
+                         f"the most the autoscaler takes ({MAX_HOLD} s): turn the caches on "
+                         "(endpoint cache.weights, cache.image)")  # fmt: skip
+    return Scaling(layout, scaled, bounds, ratio, within, tuple(notes), holds)
 
 
 def _nodes(bounds: dict[str, tuple[int, int]]) -> str:

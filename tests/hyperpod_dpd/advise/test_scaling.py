@@ -46,7 +46,8 @@ def test_one_node_a_pool_leaves_no_room_to_scale_and_says_so():
     doc = s.as_json(workload(4096, 256, None, [8], None, 500, 15, 131072, "ctx"))
     assert doc["roomToScale"] is False and doc["percentile"] == "p50"
     assert set(doc["decode"]) == {"metric", "target", "capacity", "limit", "minReplicas",
-                                  "maxReplicas"}  # fmt: skip
+                                  "maxReplicas", "scaleDownStabilizationSeconds"}  # fmt: skip
+    assert doc["decode"]["scaleDownStabilizationSeconds"] == 300  # no start known: the default
     assert doc["prefill"]["requestsPerSecond"] == 4.5
 
 
@@ -74,3 +75,25 @@ def test_a_colocated_layout_scales_its_one_pool():
     assert (keys["minReplicas"], keys["maxReplicas"], keys["target"]) == (1, 3, 7.0)
     assert keys["prefill"] is None and keys["decode"] is None and keys["ratio"] is None
     assert scaling(Layout("colocated", 3, 8), {}, None, WITHIN) is None
+
+
+def test_scale_in_waits_for_a_new_workers_start_in_whole_minutes_at_most_an_hour():
+    """A 70B on p5 from S3 without caches: about 886 s to start, so 900; with both caches the
+    default 300; a 405B's start is past the HPA's most (3600), which is said."""
+    from hyperpod_dpd.advise.scaling import Start
+
+    layout = Layout("dpd", 1, 8, 1, 8)
+    cold = scaling(
+        layout, {"decode": DECODE}, None, WITHIN, Start("llama-3.3-70b", "ml.p5.48xlarge")
+    )
+    assert cold.holds == {"decode": 900}
+    assert cold.config_keys()["decode"]["scaleDownStabilizationSeconds"] == 900
+    warm = Start("llama-3.3-70b", "ml.p5.48xlarge", weights_cached=True, image_cached=True)
+    cached = scaling(layout, {"decode": DECODE}, None, WITHIN, warm)
+    assert cached.holds == {"decode": 300}
+    assert "scaleDownStabilizationSeconds" not in cached.config_keys()["decode"]
+    huge = scaling(
+        layout, {"decode": DECODE}, None, WITHIN, Start("llama-3.1-405b", "ml.p5.48xlarge")
+    )
+    assert huge.holds == {"decode": 3600}
+    assert any("takes over 3600 s to start" in n for n in huge.notes)
