@@ -4,8 +4,8 @@ autoscaling target holds each replica at (hyperpod_dpd/advise/scaling.py turns i
 Judged at the percentiles aisimulate predicts that the SLO flags name: the median (p50) TTFT
 against --ttft-ms, the median TPOT against --tpot-ms.
 
-- prefill (TTFT): one prefill worker, Poisson arrivals at a rate; the highest rate whose median
-  TTFT meets the SLO, in prompt tokens per second (rate x mean input tokens): vLLM's
+- prefill (TTFT): one prefill worker, Poisson arrivals at a rate; the highest rate it serves
+  whose median TTFT meets the SLO, in prompt tokens per second (rate x mean input tokens): vLLM's
   `vllm:prompt_tokens` counter as a rate, what the prompt-tokens-per-second signal reads. Decode
   workers enough to be no limit (at most half the simulator's batch filled), so that the
   prefiller's queue alone sets the TTFT.
@@ -51,6 +51,7 @@ RATE_PRECISION = 0.05  # halve a rate gap until it is within 5%
 OVERLOAD = 8  # the saturation probe's rate: 8x the unloaded service rate (measured: 2x at most)
 SIMULATOR_BATCH = 256  # aisimulate's default max_sequences: the decoders no limit when half full
 PERCENTILE = "p50"
+SERVED = 0.9  # a rate is held when a minute of it is served (the last decodes' tail aside)
 
 Summary = dict[str, Any]
 Simulate = Callable[[list[dict[str, Any]]], dict[str, Any]]
@@ -263,8 +264,11 @@ def prefill_capacity(probe: Probe, unit: Prefiller, ttft_ms: float, runs: Runs) 
         return PoolCapacity("prefill", metric, None, None, limit, saturation, why=why)
 
     def meets(rps: float) -> bool:
+        """The SLO held at `rps`, and `rps` served: past saturation a minute's queue may still
+        keep the median TTFT in, but it grows without end."""
         s = _prefill_run(probe, unit.layout, unit.token_ms, rps, runs)
-        return s is not None and float(s["median_ttft_ms"]) <= ttft_ms
+        return (s is not None and float(s["median_ttft_ms"]) <= ttft_ms
+                and float(s["request_throughput_rps"]) >= SERVED * rps)  # fmt: skip
 
     grid = doubling(unit.service_rate / 2, RATE_STEPS)
     lo, hi = highest_meeting(meets, grid, whole=False)
@@ -274,6 +278,8 @@ def prefill_capacity(probe: Probe, unit: Prefiller, ttft_ms: float, runs: Runs) 
         why = f"even {grid[0] / 2**8:.3g} requests/s miss it"
         return PoolCapacity("prefill", metric, None, None, limit, saturation, why=why)
     capacity = lo * probe.workload.mean_input
+    if saturation is not None:  # no more than it serves overloaded, whatever a minute shows
+        capacity = min(capacity, saturation)
     target = capacity if saturation is None else min(capacity, saturation / SATURATION)
     return PoolCapacity("prefill", metric, round_down(capacity), round_down(target), limit,
                         saturation, requests_per_second=lo, at_least=hi is None)  # fmt: skip
