@@ -254,7 +254,11 @@ class Advice:
 
 def _advice(layout: Layout, where: Setting, load: Workload, runs: Runs) -> Advice:
     probe = Probe(where.target, load, where.sequences)
+    before = runs.count
     found = capacities(probe, layout, runs)
+    if found:
+        print(f"advise: {layout.label}'s autoscaling targets from {runs.count - before} more "
+              "predictions", file=sys.stderr)  # fmt: skip
     within = (
         f"{load.shape()} ({runs.engine['name']} {runs.engine['version']})"
         if runs.engine
