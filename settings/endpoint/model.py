@@ -116,16 +116,20 @@ class RecordedCapacity(SettingsModel):
     `advise --write` beside the target it derived): the plan judges a target against it without
     simulating anything."""
 
-    metric: ScalingMetric = Field(description="The signal the capacity is measured in.")
+    metric: ScalingMetric = Field(
+        description="The signal the capacity is measured in.", examples=["running-requests"]
+    )
     per_replica: Decimal = Field(
         gt=0,
         description="The load one replica holds within the SLO, in the metric's unit: a target "
         "above it is an advisory in the plan.",
+        examples=[24],
     )
     within: str = Field(
         min_length=1,
         description="The SLO, workload and source it was derived from (e.g. 'TPOT p50 <= 15 ms "
         "at ISL 4096 / OSL 256, aisimulate 0.13.0'), for the advisory's message.",
+        examples=["TPOT p50 <= 15 ms at ISL 4096 / OSL 256"],
     )
 
 
@@ -133,8 +137,8 @@ class PoolRatio(SettingsModel):
     """A DPD layout's prefill:decode ratio, kept while both pools scale: the larger pool never
     falls below its share of the other's replicas."""
 
-    prefill: int = Field(ge=1, description="Prefill replicas of the layout's unit.")
-    decode: int = Field(ge=1, description="Decode replicas of the layout's unit.")
+    prefill: int = Field(ge=1, description="Prefill replicas of the layout's unit.", examples=[1])
+    decode: int = Field(ge=1, description="Decode replicas of the layout's unit.", examples=[1])
 
     @property
     def follower(self) -> str:
