@@ -8,7 +8,13 @@ SLOs by aisimulate (GPU-free simulation from measured kernel data, in its own ve
   hyperpod-dpd advise --measured RUN_DIR [--stack S | --model M --instance-type T]
                       [--ttft-ms MS] [--tpot-ms MS]
 
-Exit codes: 0 advised, 1 no layout meets the SLOs (the closest named, no patch), 2 bad input (the message names the flag). The room: hyperpod_dpd/advise.
+With an SLO, each pool's autoscaling target from it (prefill: prompt tokens/s within --ttft-ms;
+decode: running requests within --tpot-ms), the pools scaled as a pair; --write keeps the
+endpoint's mode and writes the targets with the capacity they come from.
+
+Exit codes: 0 advised, 1 no layout meets the SLOs (the closest named, no patch), or --write
+found no layout of the endpoint's mode that does (nothing written), 2 bad input (the message
+names the flag). The room: hyperpod_dpd/advise.
 """
 
 from __future__ import annotations
