@@ -8,7 +8,6 @@ import json
 import re
 import subprocess
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -55,29 +54,11 @@ def _failed(python: Path, returncode: int | None) -> EngineError:
 
 
 def simulate(configs: list[dict[str, Any]], venv: Path | None = None) -> dict[str, Any]:
-    """aisimulate's answer for `configs` ([{"id", "label", "config"}]): {"engine", "results"}.
-    Its progress lines become one live line on our stderr (hyperpod_dpd/shared/progress.py);
-    anything else it says passes through."""
-    python = (venv or advise_venv()) / "bin" / "python"
-    progress = Progress("advise: simulating")
-    with tempfile.TemporaryFile("w+") as request, tempfile.TemporaryFile("w+") as answer:
-        json.dump({"configs": configs}, request)
-        request.seek(0)
-        proc = subprocess.Popen(
-            [str(python), str(PROGRAM)],
-            stdin=request,
-            stdout=answer,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=foreign_env(PYTHONDONTWRITEBYTECODE="1"),
-        )
-        assert proc.stderr is not None
-        _relay(proc.stderr, progress)
-        returncode = proc.wait()
-        if returncode != 0:
-            raise _failed(python, returncode)
-        answer.seek(0)
-        return json.load(answer)
+    """aisimulate's answer for `configs` ([{"id", "label", "config"}]): {"engine", "results"},
+    from a simulator started for them. Its progress lines become one live line on our stderr
+    (hyperpod_dpd/shared/progress.py); anything else it says passes through."""
+    with Session(venv) as simulator:
+        return simulator.simulate(configs)
 
 
 class Session:
