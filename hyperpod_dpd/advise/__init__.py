@@ -1,7 +1,8 @@
 """`hyperpod-dpd advise`: colocated or DPD, and which layout, predicted by aisimulate from the
 workload and the SLOs.
 
-targets (our instance types and models as aisimulate's), workload (lengths, trace, load, SLOs),
+targets (our instance types and models as aisimulate's), setting (what it takes from a stack),
+workload (lengths, trace, load, SLOs),
 search (layouts, prediction configs, candidates), engine (the venv and the subprocess bridge to
 simulate.py, the one program that imports aisimulate; one process per command), recommend (the
 cheapest layout meeting the SLOs and why), capacity (the load one replica holds within the SLO,

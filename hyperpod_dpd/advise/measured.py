@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.exits import UsageProblem
+from hyperpod_dpd.advise.capacity import SATURATION, round_down
 from hyperpod_dpd.advise.search import Layout
 
 SCHEMA = "hyperpod-dpd/benchmark-results/v1"
@@ -182,3 +183,28 @@ def targets_text(rows: list[dict[str, Any]]) -> str:
         lines.append(f"  {r['pool']} {r['metric']}: predicted {predicted}; the run {ran}")
         lines.append(f"    {r['why']}" + (f": {r['fix']}" if r.get("fix") else ""))
     return "\n".join(lines)
+
+
+def targets_beside(run: dict[str, Any], layout: Layout, found: dict[str, Any],
+                   slo: dict[str, float | None], endpoint_key: str | None,
+                   stack: str | None) -> list[dict[str, Any]]:  # fmt: skip
+    """Each pool's predicted target (`found`: hyperpod_dpd/advise/capacity.py's) beside what the
+    run held, and the target to set, with the commands that set it on `stack`'s endpoint."""
+    from settings.config.errors import full_key
+
+    rows = []
+    for pool, cap in found.items():
+        carried = held(run, layout, pool, slo)
+        ceiling = None if cap.saturation is None else cap.saturation / SATURATION
+        target, why = suggestion(cap.target, carried, ceiling)
+        row = {"pool": pool, "metric": cap.metric, "limit": cap.limit, "predicted": cap.target,
+               "measured": carried, "suggestedTarget": target, "why": why}  # fmt: skip
+        if target is not None and target != cap.target:
+            base = ("endpoints", endpoint_key) if endpoint_key else ("endpoint",)
+            scope = () if pool == "colocated" else (pool,)
+            keys = [full_key((*base, "autoscaling", *scope, *name))
+                    for name in (("target",), ("capacity", "perReplica"))]  # fmt: skip
+            row["fix"] = " && ".join(f"pulumi config set --path '{k}' {round_down(target):g} "
+                                     f"--stack {stack or '<stack>'}" for k in keys)  # fmt: skip
+        rows.append(row)
+    return rows
