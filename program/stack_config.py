@@ -62,20 +62,29 @@ def load_stack_config() -> StackConfig:
     return StackConfig(settings, hf_token, pulumi.get_project(), pulumi.get_stack())
 
 
-def deployer_arn(s: StackSettings) -> str | None:
-    """The IAM role (or user) running `pulumi up`, when eks.deployerAdmin makes it a cluster
-    admin: the issuer of its session, so an assumed role's ARN with its path, as
-    terraform-aws-eks does (aws_iam_session_context). None when eks.deployerAdmin is false.
+def deploying_principal() -> str:
+    """The IAM role (or user) running `pulumi up`: the issuer of its session, so an assumed
+    role's ARN with its path, as terraform-aws-eks does (aws_iam_session_context). It is what
+    IAM evaluates as aws:PrincipalArn for that session, so the lifecycle bucket's policy lets it
+    write the boot scripts (specs/buckets.py only_writers).
 
     Asked of AWS before anything is registered (both are read-only invokes; the session
-    context is parsed from the ARN by the provider): a deployer that is also listed in
-    eks.adminRoleArns or eks.viewRoleArns would need a second access entry for one principal,
-    which EKS refuses, so the program stops here with the key, not halfway through `pulumi up`.
+    context is parsed from the ARN by the provider)."""
+    caller = aws.get_caller_identity()
+    return aws.iam.get_session_context(arn=caller.arn).issuer_arn
+
+
+def deployer_arn(s: StackSettings, principal: str) -> str | None:
+    """The principal running `pulumi up` (`deploying_principal()`), when eks.deployerAdmin makes
+    it a cluster admin; None when eks.deployerAdmin is false.
+
+    A deployer that is also listed in eks.adminRoleArns or eks.viewRoleArns would need a second
+    access entry for one principal, which EKS refuses, so the program stops here with the key,
+    not halfway through `pulumi up`.
     """
     if not s.eks.deployer_admin:
         return None
-    caller = aws.get_caller_identity()
-    arn = aws.iam.get_session_context(arn=caller.arn).issuer_arn
+    arn = principal
     if arn in {*s.eks.admin_role_arns, *s.eks.view_role_arns}:
         problem = ConfigProblem(
             key=f"{PROJECT}:eks.deployerAdmin",
