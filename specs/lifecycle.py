@@ -4,9 +4,9 @@ who may change them, and the digests `pulumi up` records of what it uploads.
 on_create.sh runs as root on every node HyperPod creates or recovers (nodeRecovery: Automatic):
 whoever can overwrite it owns every node, its role and every pod's credentials. HyperPod
 requires the bucket's name to start with "sagemaker-", and AWS-managed SageMaker policies grant
-object writes on every bucket whose name holds "sagemaker" (AmazonSageMakerFullAccess:
-s3:PutObject and s3:DeleteObject on arn:aws:s3:::*sagemaker*,
-https://docs.aws.amazon.com/aws-managed-policy/latest/reference/AmazonSageMakerFullAccess.html),
+object writes on every bucket whose name holds "sagemaker" (AmazonSageMakerFeatureStoreAccess,
+attached to SageMaker execution roles: s3:PutObject on arn:aws:s3:::*sagemaker*,
+https://docs.aws.amazon.com/aws-managed-policy/latest/reference/AmazonSageMakerFeatureStoreAccess.html),
 so the bucket's policy denies every change of its objects to all but the stack's deployers
 (specs/buckets.py only_writers); HyperPod only reads them. `hyperpod-dpd preflight` and `verify`
 compare the object in S3 with the SHA-256 the stack recorded (hyperpod_dpd/shared/boot_script.py).

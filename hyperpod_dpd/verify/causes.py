@@ -10,6 +10,8 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
+from hyperpod_dpd.shared import boot_script
+
 
 @dataclass(frozen=True)
 class Cause:
@@ -232,3 +234,4 @@ WORKERS_UNGUARDED = Cause(
     "labels: report them to hyperpod-dpd, and keep untrusted pods off the cluster meanwhile",
     "docs/troubleshooting.md#workers-unguarded",
 )
+BOOT_SCRIPT_CHANGED = Cause(boot_script.CAUSE, boot_script.FIX, boot_script.REF)
