@@ -82,10 +82,15 @@ def alerting(
             {"Sid": "AccountAdministers", "Effect": "Allow",
              "Principal": {"AWS": f"arn:{partition}:iam::{account_id}:root"},
              "Action": "kms:*", "Resource": "*"},
-            # As the AMP page above writes it: no condition, since the key is used through SNS
-            # on AMP's behalf (the topic policy is what narrows who may publish).
+            # The AMP page above grants AMP these two actions; SNS's page for AWS services
+            # publishing to encrypted topics scopes such a statement to the publishing resource
+            # with aws:SourceArn ("Configure AWS KMS permissions for AWS services",
+            # https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html; as GameLift's
+            # topic setup writes it, https://docs.aws.amazon.com/gamelift/latest/flexmatchguide/queue-notification-sns-sse.html):
+            # this account's workspace only, as the topic policy.
             {"Sid": "AmpEncryptsAlerts", "Effect": "Allow", "Principal": {"Service": AMP},
-             "Action": ["kms:GenerateDataKey*", "kms:Decrypt"], "Resource": "*"},
+             "Action": ["kms:GenerateDataKey*", "kms:Decrypt"], "Resource": "*",
+             "Condition": from_workspace},
         ),
         "tags": tags,
     })  # fmt: skip
