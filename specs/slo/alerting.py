@@ -8,7 +8,8 @@ key's policy lets aps.amazonaws.com use it, which an AWS-managed key's policy ne
 Amazon Managed Service for Prometheus permission to send alert messages to your Amazon SNS
 topic", docs.aws.amazon.com/prometheus/latest/userguide/AMP-alertmanager-receiver-AMPpermission.html).
 The topic policy lets AMP publish for this account's workspace only (aws:SourceAccount,
-aws:SourceArn: the confused-deputy guard of the same page); nobody else may publish.
+aws:SourceArn: the confused-deputy guard of the same page); nobody else may publish. The key's
+statement for AMP carries the same two conditions.
 The alert manager's SNS receiver signs with SigV4 in the stack's Region ("Alert manager
 configuration", AMP-alertmanager-config.html: sns_configs with sigv4).
 """
