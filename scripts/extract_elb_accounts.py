@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a file from any directory, installed or not
+
+from scripts.extract_aws_facts import _formatted as formatted  # noqa: E402
+
 TARGET = ROOT / "core" / "aws" / "elb_accounts.py"
 UPSTREAM = "hashicorp/terraform-provider-aws"
 UPSTREAM_PATH = "internal/service/elb/service_account_data_source.go"
@@ -65,11 +68,7 @@ def render(go_source: str, commit: str) -> str:
         "}",
         "",
     ]
-    formatted = subprocess.run(
-        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(TARGET), "-"],
-        input="\n".join(lines), capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return formatted.stdout
+    return formatted(TARGET, lines)
 
 
 def main() -> int:

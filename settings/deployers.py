@@ -12,30 +12,16 @@ names the role.
 from __future__ import annotations
 
 from core.problems import ConfigProblem
-from core.regions import partition_of
+from settings.cluster.aws_limits import check_iam_arns
 from settings.config.errors import full_key
 
 KEY = ("deployerArns",)
-# IAM: role and user names are at most 64 characters (the botocore IAM model's roleNameType and
-# userNameType; core/aws/aws_facts.py ROLE_NAME_MAX).
-NAME_MAX = 64
 
 
 def check_deployers(arns: list[str], region: str) -> list[ConfigProblem]:
     """Each ARN of the stack's partition, with a name IAM accepts, listed once."""
-    key, partition, problems = full_key(KEY), partition_of(region), []
-    for arn in arns:
-        name = arn.rsplit("/", 1)[-1]
-        if arn.split(":")[1] != partition:
-            problems.append(ConfigProblem(
-                key, arn, f"principals of partition {partition} (the Region {region}'s)",
-                f"use arn:{partition}:iam::<account>:role/<path/name>",
-            ))  # fmt: skip
-        elif len(name) > NAME_MAX:
-            problems.append(ConfigProblem(
-                key, arn, f"a role or user name of at most {NAME_MAX} characters",
-                "copy the role's ARN from the IAM console (aws iam get-role --role-name NAME)",
-            ))  # fmt: skip
+    key = full_key(KEY)
+    problems = check_iam_arns(key, arns, region)
     repeated = sorted({a for a in arns if arns.count(a) > 1})
     if repeated:
         problems.append(ConfigProblem(

@@ -56,5 +56,7 @@ def test_what_is_not_a_role_or_user_arn_is_refused_naming_the_key(arn):
 def test_another_partition_and_a_repeated_entry_are_refused():
     gov = "arn:aws-us-gov:iam::111122223333:role/GitHubPulumiDeploy"
     problems = problems_of(edit(stack_raw("dev"), KEY, [gov, CI, CI]))
-    assert any(p.startswith(f"{KEY}: got '{gov}'") and "partition aws" in p for p in problems)
+    assert any(
+        p.startswith(f"{KEY}: got '{gov}'") and "roles of partition aws" in p for p in problems
+    )
     assert f'{KEY}: got ["{CI}"]; allowed: each principal once.' in "\n".join(problems)
