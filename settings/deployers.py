@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from core.problems import ConfigProblem
 from settings.cluster.aws_limits import check_iam_arns
-from settings.config.errors import full_key
+from settings.config.errors import full_key, set_fix
 
 KEY = ("deployerArns",)
 
@@ -25,6 +25,6 @@ def check_deployers(arns: list[str], region: str) -> list[ConfigProblem]:
     repeated = sorted({a for a in arns if arns.count(a) > 1})
     if repeated:
         problems.append(ConfigProblem(
-            key, repeated, "each principal once", "remove the repeated entries",
+            key, repeated, "each principal once", set_fix(key, list(dict.fromkeys(arns))),
         ))  # fmt: skip
     return problems

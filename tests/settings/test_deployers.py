@@ -59,4 +59,7 @@ def test_another_partition_and_a_repeated_entry_are_refused():
     assert any(
         p.startswith(f"{KEY}: got '{gov}'") and "roles of partition aws" in p for p in problems
     )
-    assert f'{KEY}: got ["{CI}"]; allowed: each principal once.' in "\n".join(problems)
+    (repeated,) = [p for p in problems if "each principal once" in p]
+    assert repeated.startswith(f'{KEY}: got ["{CI}"]; allowed: each principal once.')
+    raw = edit(stack_raw("dev"), KEY, [CI, CI])
+    assert parse_settings(followed(raw, only_problem(raw))).deployer_arns == [CI]
