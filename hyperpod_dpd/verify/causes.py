@@ -234,4 +234,6 @@ WORKERS_UNGUARDED = Cause(
     "labels: report them to hyperpod-dpd, and keep untrusted pods off the cluster meanwhile",
     "docs/troubleshooting.md#workers-unguarded",
 )
+# `verify --stack`'s last check, also preflight's: hyperpod_dpd/shared/boot_script.py compares
+# and fills these texts (the S3 object, its bucket and the stack).
 BOOT_SCRIPT_CHANGED = Cause(boot_script.CAUSE, boot_script.FIX, boot_script.REF)
