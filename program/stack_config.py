@@ -62,37 +62,44 @@ def load_stack_config() -> StackConfig:
     return StackConfig(settings, hf_token, pulumi.get_project(), pulumi.get_stack())
 
 
-def deploying_principal() -> str:
-    """The IAM role (or user) running `pulumi up`: the issuer of its session, so an assumed
-    role's ARN with its path, as terraform-aws-eks does (aws_iam_session_context). It is what
-    IAM evaluates as aws:PrincipalArn for that session, so the lifecycle bucket's policy lets it
-    write the boot scripts (specs/buckets.py only_writers).
+def deploying_principal(s: StackSettings) -> str:
+    """The IAM role (or user) that deploys the stack: hyperpod-dpd:ci.deployRoleArn when the
+    stack names its deploy role (the same whoever runs the program: a pull request's read-only
+    preview plans no change of what names it), else the issuer of the session running
+    `pulumi up`, so an assumed role's ARN with its path, as terraform-aws-eks does
+    (aws_iam_session_context). It is what IAM evaluates as aws:PrincipalArn for that role's
+    sessions: the lifecycle bucket's policy lets it write the boot scripts (specs/buckets.py
+    only_writers), and with eks.deployerAdmin it gets the cluster-admin entry.
 
-    Asked of AWS before anything is registered (both are read-only invokes; the session
-    context is parsed from the ARN by the provider)."""
+    The session is asked of AWS before anything is registered (both are read-only invokes; the
+    session context is parsed from the ARN by the provider)."""
+    if s.ci.deploy_role_arn is not None:
+        return s.ci.deploy_role_arn
     caller = aws.get_caller_identity()
     return aws.iam.get_session_context(arn=caller.arn).issuer_arn
 
 
 def deployer_arn(s: StackSettings, principal: str) -> str | None:
-    """The principal running `pulumi up` (`deploying_principal()`), when eks.deployerAdmin makes
-    it a cluster admin; None when eks.deployerAdmin is false.
+    """The principal that deploys the stack (`deploying_principal()`), when eks.deployerAdmin
+    makes it a cluster admin; None when eks.deployerAdmin is false.
 
-    A deployer that is also listed in eks.adminRoleArns or eks.viewRoleArns would need a second
+    A deployer that is also listed in eks.adminRoleArns or the view roles would need a second
     access entry for one principal, which EKS refuses, so the program stops here with the key,
-    not halfway through `pulumi up`.
+    not halfway through `pulumi up`. (A named deploy role is checked with the settings:
+    settings/ci.py.)
     """
     if not s.eks.deployer_admin:
         return None
     arn = principal
-    if arn in {*s.eks.admin_role_arns, *s.eks.view_role_arns}:
+    if s.ci.deploy_role_arn is None and arn in {*s.eks.admin_role_arns, *s.view_role_arns()}:
         problem = ConfigProblem(
             key=f"{PROJECT}:eks.deployerAdmin",
             value=True,
             allowed=f"false while the role running `pulumi up` ({arn}) is in eks.adminRoleArns "
             "or eks.viewRoleArns (EKS allows one access entry per role)",
             fix=f"set {PROJECT}:eks.deployerAdmin false (the listed entry gives that role its "
-            "access), or remove it from the list",
+            "access), or remove it from the list, or name the deploy role in "
+            f"{PROJECT}:ci.deployRoleArn",
         )
         raise StackConfigError([problem])
     return arn

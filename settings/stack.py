@@ -21,6 +21,7 @@ from core.problems import ConfigProblem
 from core.regions import REGION_PATTERN
 from core.sizing.report import SizingReport
 from settings.checkpoint import CheckpointConfig, check_checkpoint, own_checkpoint
+from settings.ci import CiConfig, check_ci
 from settings.cluster.aws_limits import check_aws_limits
 from settings.cluster.capacity import check_subnet_addresses, check_system_fits_jobs
 from settings.cluster.groups import (
@@ -99,11 +100,11 @@ class StackSettings(SettingsModel):
     )
     deployer_arns: list[PrincipalArn] = Field(
         default_factory=list,
-        description="IAM role (or user) ARNs that deploy this stack: the CI role and the admins. "
-        "With the identity running `pulumi up`, the only principals that may write or delete "
-        "the nodes' boot scripts (the lifecycle bucket denies every other; the scripts run as "
-        "root on every new or recovered node). Role ARNs with their path, not assumed-role "
-        "session ARNs.",
+        description="IAM role (or user) ARNs that may deploy this stack besides its deploy role "
+        "(ci.deployRoleArn; without one, the identity running `pulumi up`): the admins. With "
+        "that role, the only principals that may write or delete the nodes' boot scripts (the "
+        "lifecycle bucket denies every other; the scripts run as root on every new or "
+        "recovered node). Role ARNs with their path, not assumed-role session ARNs.",
     )
     instance_groups: dict[GroupName, InstanceGroupConfig] = Field(
         description="HyperPod instance groups keyed by name (stable addresses)."
@@ -135,6 +136,13 @@ class StackSettings(SettingsModel):
     policy: PolicyConfig = Field(
         default_factory=PolicyConfig,
         description="Policy enforcement: per-rule overrides (enforcement), advisoriesMandatory.",
+    )
+    ci: CiConfig = Field(
+        default_factory=CiConfig,
+        description="What the GitHub workflows use: runner (github-hosted, codebuild or "
+        "self-hosted: a private EKS API needs a runner in the VPC), repository, "
+        "connectionArn, labels, computeType; deployRoleArn, pulumiOrganization; "
+        "pullRequestPreview and previewRoleArn.",
     )
     endpoint: EndpointConfig = Field(
         default_factory=EndpointConfig,
@@ -213,6 +221,12 @@ class StackSettings(SettingsModel):
         """The instance type serving `role` (see settings/cluster/groups.py)."""
         return instance_type_for(self.instance_groups, role)
 
+    def view_role_arns(self) -> list[str]:
+        """The roles given read-only cluster access: eks.viewRoleArns, and the pull requests'
+        preview role (ci.previewRoleArn), each once."""
+        preview = [self.ci.preview_role_arn] if self.ci.preview_role_arn else []
+        return list(dict.fromkeys([*self.eks.view_role_arns, *preview]))
+
     @property
     def gpu_groups(self) -> dict[str, InstanceGroupConfig]:
         return gpu_groups(self.instance_groups)
@@ -261,6 +275,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *check_groups(groups, mode),
         *check_checkpoint(s.checkpoint),
         *check_policy_names(s.policy),
+        *check_ci(s.ci, s.eks),
         *check_operator(
             s.inference_operator,
             mode,

@@ -44,9 +44,9 @@ class BucketSpec:
 # What changes the objects of a bucket or their history: writing or copying an object (multipart
 # uploads and CopyObject need s3:PutObject), deleting an object or one of its versions,
 # replication writing into it, and the bucket settings that keep the history (versioning, and
-# lifecycle rules that could expire the versions). Its policy may still be replaced: the one
-# running `pulumi up` writes itself into it (so a new deployer is never locked out); IAM
-# principals that may put bucket policies hold more than write access anyway.
+# lifecycle rules that could expire the versions). Its policy may still be replaced: a stack that
+# names no deploy role writes the one running `pulumi up` into it (so a first deployer is never
+# locked out); IAM principals that may put bucket policies hold more than write access anyway.
 CHANGES_OBJECTS = (
     "s3:PutObject",
     "s3:DeleteObject",
@@ -60,8 +60,9 @@ CHANGES_OBJECTS = (
 
 def only_writers(bucket_arn: str, writers: tuple[str, ...], deployer: str) -> Statement:
     """A bucket policy statement denying CHANGES_OBJECTS to every principal but `writers` (IAM
-    role or user ARNs) and `deployer` (a placeholder for the issuer of the session running
-    `pulumi up`, known once the program asks AWS). Reads are untouched.
+    role or user ARNs) and `deployer` (a placeholder for the stack's deploy role: ci.deployRoleArn,
+    else the issuer of the session running `pulumi up`, program/stack_config.py). Reads are
+    untouched.
 
     aws:PrincipalArn is the role's ARN (with its path) for every session of the role, never
     the assumed-role session's ARN ("aws:PrincipalArn", AWS global condition context keys,

@@ -31,8 +31,8 @@ ON_CREATE_KEY = f"{KEY_PREFIX}/{ON_CREATE}"
 def scripts_bucket(
     name: str, tags: dict[str, str], deployers: tuple[str, ...], deployer: str
 ) -> BucketSpec:
-    """`deployers`: hyperpod-dpd:deployerArns; `deployer`: a placeholder for the issuer of the
-    session running `pulumi up`. Versioned (secure_bucket): an overwritten script's previous
+    """`deployers`: hyperpod-dpd:deployerArns; `deployer`: a placeholder for the stack's deploy
+    role (program/stack_config.py deploying_principal). Versioned (secure_bucket): an overwritten script's previous
     versions stay, and only the deployers may suspend versioning or expire them."""
     # The "sagemaker-" name prefix: AmazonSageMakerClusterInstanceRolePolicy grants read of
     # such buckets; the execution role also gets an explicit, bucket-scoped grant.

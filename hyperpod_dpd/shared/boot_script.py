@@ -25,8 +25,8 @@ BUCKET_OUTPUT, SHA256_OUTPUT = "lifecycleBucket", "lifecycleScriptSha256"
 REF = "docs/troubleshooting.md#boot-script-changed"
 CAUSE = (
     "the lifecycle script in S3 is not the one `pulumi up` uploaded: someone replaced or "
-    "deleted it outside the stack (the bucket lets only hyperpod-dpd:deployerArns and the "
-    "identity running `pulumi up` write it). Every node HyperPod created or recovered since "
+    "deleted it outside the stack (the bucket lets only the stack's deploy role and "
+    "hyperpod-dpd:deployerArns write it). Every node HyperPod created or recovered since "
     "ran that script as root"
 )
 FIX = (

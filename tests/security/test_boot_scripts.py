@@ -5,7 +5,7 @@ Deny of the bucket policy overrides it; tests/security/iam.py).
 Any SageMaker execution role of the account holding an AWS-managed policy such as
 AmazonSageMakerFeatureStoreAccess may put objects into every bucket whose name holds
 "sagemaker", which HyperPod requires of this one. With the stack's policy, only the principals
-of hyperpod-dpd:deployerArns and the identity running `pulumi up` may write, delete or un-version
+of the stack's deploy role (ci.deployRoleArn) and hyperpod-dpd:deployerArns may write, delete or un-version
 the scripts; HyperPod's execution role still reads them.
 """
 
@@ -19,9 +19,9 @@ from tests.conftest import edit, run_stack, stack_raw
 from tests.security.iam import Request, allows, statements
 
 # The offline engine's caller (hyperpod_dpd/plan/fakes.py): the issuer of its session.
-DEPLOYER = "arn:aws:iam::123456789012:role/offline-plan"
-CI = "arn:aws:iam::111122223333:role/GitHubPulumiDeploy"  # Pulumi.dev.yaml deployerArns
-ADMIN = "arn:aws:iam::111122223333:role/PlatformAdmin"
+SESSION = "arn:aws:iam::123456789012:role/offline-plan"
+DEPLOY_ROLE = "arn:aws:iam::111122223333:role/hyperpod-dpd-dev-deploy"  # ci.deployRoleArn
+ADMIN = "arn:aws:iam::111122223333:role/PlatformAdmin"  # Pulumi.dev.yaml deployerArns
 SAGEMAKER_USER = "arn:aws:iam::123456789012:role/service-role/AmazonSageMaker-ExecutionRole"
 # AmazonSageMakerFeatureStoreAccess's first statement, widened to every object action: what a
 # principal of the account may be granted on *sagemaker* buckets without naming this one.
@@ -69,11 +69,18 @@ def test_nor_suspend_versioning_or_expire_the_old_versions(dev):
     assert versioning["versioningConfiguration"] == {"status": "Enabled"}
 
 
-@pytest.mark.parametrize("principal", [DEPLOYER, CI, ADMIN])
-def test_the_deployers_and_the_identity_running_pulumi_up_still_write(dev, principal):
+@pytest.mark.parametrize("principal", [DEPLOY_ROLE, ADMIN])
+def test_the_stacks_deploy_role_and_the_listed_deployers_still_write(dev, principal):
     for action in CHANGES:
         request = Request(action, _script(dev), {"aws:PrincipalArn": principal})
         assert allows(_with(MANAGED, dev), request), (principal, action)
+
+
+def test_with_a_named_deploy_role_the_session_running_the_program_is_not_a_writer(dev):
+    """ci.deployRoleArn names who deploys whoever runs the program: a pull request's preview
+    (another role) plans no change of the policy, and writes nothing."""
+    request = Request("s3:PutObject", _script(dev), {"aws:PrincipalArn": SESSION})
+    assert not allows(_with(MANAGED, dev), request)
 
 
 def test_hyperpod_still_reads_the_scripts(dev):
@@ -92,10 +99,12 @@ def test_a_request_without_a_principal_arn_is_denied_too(dev):
     assert not allows(_with(MANAGED, dev), Request("s3:PutObject", _script(dev)))
 
 
-def test_without_deployer_arns_only_the_identity_running_pulumi_up_writes():
-    run = run_stack(edit(stack_raw("dev"), "hyperpod-dpd:deployerArns"))
+def test_without_a_named_deploy_role_nor_deployers_only_the_one_running_pulumi_up_writes():
+    """The first deploy of a stack that names no one never locks its deployer out."""
+    raw = edit(edit(stack_raw("dev"), "hyperpod-dpd:deployerArns"), "hyperpod-dpd:ci.deployRoleArn")
+    run = run_stack(raw)
     (deny,) = [s for s in _bucket_policy(run) if s.get("Sid") == "DenyChangesButByDeployers"]
-    assert deny["Condition"] == {"ArnNotLike": {"aws:PrincipalArn": DEPLOYER}}
-    for principal, allowed in ((DEPLOYER, True), (CI, False)):
+    assert deny["Condition"] == {"ArnNotLike": {"aws:PrincipalArn": SESSION}}
+    for principal, allowed in ((SESSION, True), (DEPLOY_ROLE, False), (ADMIN, False)):
         request = Request("s3:PutObject", _script(run), {"aws:PrincipalArn": principal})
         assert allows(_with(MANAGED, run), request) is allowed, principal

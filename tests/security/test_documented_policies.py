@@ -42,11 +42,19 @@ DOCUMENTED: dict[tuple[str, str], tuple[frozenset, str]] = {
         frozenset({SOURCE_ACCOUNT, ("ArnLike", "aws:SourceArn")}),
         "https://docs.aws.amazon.com/grafana/latest/userguide/AMG-manage-permissions.html",
     ),
+    ("ci-runner-role.assumeRolePolicy", "codebuild.amazonaws.com"): (
+        frozenset({SOURCE_ACCOUNT, ("ArnLike", "aws:SourceArn")}),
+        "https://docs.aws.amazon.com/codebuild/latest/userguide/cross-service-confused-deputy-prevention.html",
+    ),
     ("observability-collector-role.assumeRolePolicy", "pods.eks.amazonaws.com"): (
         frozenset({SOURCE_ACCOUNT, ("ArnEquals", "aws:SourceArn")}),
         "https://docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html",
     ),
     ("network-flow-logs-key", "logs.{region}.amazonaws.com"): (
+        frozenset({("ArnEquals", "kms:EncryptionContext:aws:logs:arn")}),
+        "https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/encrypt-log-data-kms.html",
+    ),
+    ("ci-runner-logs-key", "logs.{region}.amazonaws.com"): (
         frozenset({("ArnEquals", "kms:EncryptionContext:aws:logs:arn")}),
         "https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/encrypt-log-data-kms.html",
     ),
@@ -69,6 +77,10 @@ DOCUMENTED: dict[tuple[str, str], tuple[frozenset, str]] = {
     ),
     # The account administers its own keys (KMS's default key policy).
     ("network-flow-logs-key", "arn:aws:iam::{account}:root"): (
+        frozenset(),
+        "https://docs.aws.amazon.com/kms/latest/developerguide/key-policy-default.html",
+    ),
+    ("ci-runner-logs-key", "arn:aws:iam::{account}:root"): (
         frozenset(),
         "https://docs.aws.amazon.com/kms/latest/developerguide/key-policy-default.html",
     ),

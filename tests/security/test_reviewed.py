@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_stack, stack_raw
-from tests.security.iam import listed, statements
+from tests.security.iam import access_level, listed, statements
 from tests.security.scanners import STACKS, Found, is_reviewed, reviewed
 
 HERE = Path(__file__).parent
@@ -26,6 +26,12 @@ def runs():
 def _entry(check: str) -> dict:
     (entry,) = [e for e in reviewed() if e["check"] == check]
     return entry
+
+
+def _entry_of(check: str, resource: str) -> list[str]:
+    """The names of the entry of `check` that lists `resource`."""
+    (entry,) = [e for e in reviewed() if e["check"] == check and resource in e["resources"]]
+    return entry["resources"]
 
 
 def _named(runs, name: str) -> list:
@@ -153,8 +159,8 @@ def test_each_federated_trust_names_the_stacks_provider_and_one_service_account(
 
 
 def test_each_key_policy_is_the_accounts_and_its_one_scoped_service(runs):
-    keys = set(_entry("RESOURCE_STAR")["resources"]) | set(
-        _entry("PERMISSIONS_MANAGEMENT_ACTIONS")["resources"]
+    keys = set(_entry_of("RESOURCE_STAR", "network-flow-logs-key")) | set(
+        _entry_of("PERMISSIONS_MANAGEMENT_ACTIONS", "network-flow-logs-key")
     )
     for name in keys:
         for key in _named(runs, name):
@@ -175,18 +181,43 @@ def test_each_key_policy_is_the_accounts_and_its_one_scoped_service(runs):
                     assert arn.startswith("arn:aws:aps:") and "*" not in arn, (name, arn)
 
 
-def test_the_flow_log_key_is_used_for_the_flow_log_group_only(runs):
-    names = set(_entry("UNKNOWN_CONDITION_FOR_ACTION")["resources"]) | set(
+def test_each_log_key_is_used_for_its_log_group_only(runs):
+    """CloudWatch Logs may use the key for one log group the stack registers, named by ARN."""
+    names = set(_entry_of("UNKNOWN_CONDITION_FOR_ACTION", "network-flow-logs-key")) | set(
         _entry("MISMATCHED_TYPE")["resources"]
     )
     for name in names:
         for stack, run in runs.items():
-            key = run.named(name)
-            group = run.named("network-flow-logs").inputs["name"]
+            if not any(r.name == name for r in run.resources):
+                continue
             region = stack_raw(stack)["aws:region"]
-            (logs,) = [s for s in statements(key.inputs["policy"])
+            groups = {
+                f"arn:aws:logs:{region}:{ACCOUNT}:log-group:{g.inputs['name']}"
+                for g in run.of_type("aws:cloudwatch/logGroup:LogGroup")
+            }
+            (logs,) = [s for s in statements(run.named(name).inputs["policy"])
                        if s["Principal"].get("Service") == f"logs.{region}.amazonaws.com"]  # fmt: skip
-            assert logs["Condition"] == {"ArnEquals": {
-                "kms:EncryptionContext:aws:logs:arn":
-                    f"arn:aws:logs:{region}:{ACCOUNT}:log-group:{group}",
-            }}, (stack, name)  # fmt: skip
+            (operator,) = logs["Condition"]
+            assert operator == "ArnEquals", (stack, name)
+            assert list(logs["Condition"]["ArnEquals"]) == ["kms:EncryptionContext:aws:logs:arn"]
+            assert logs["Condition"]["ArnEquals"]["kms:EncryptionContext:aws:logs:arn"] in groups
+
+
+def test_the_runner_grants_interface_permissions_to_codebuild_in_its_subnets_only(runs):
+    """The one permissions-management action of the CI runner's policy, for CodeBuild and the
+    runner's subnets only."""
+    for name in _entry_of("PERMISSIONS_MANAGEMENT_ACTIONS", "ci-runner-policy"):
+        for policy in _named(runs, name):
+            managing = [
+                (s, a)
+                for s in statements(policy.inputs["policy"])
+                for a in listed(s["Action"])
+                if access_level(a) == "Permissions management"
+            ]
+            assert [a for _, a in managing] == ["ec2:CreateNetworkInterfacePermission"], name
+            ((s, _),) = managing
+            assert s["Condition"]["StringEquals"] == {
+                "ec2:AuthorizedService": "codebuild.amazonaws.com"
+            }
+            subnets = listed(s["Condition"]["ArnEquals"]["ec2:Subnet"])
+            assert subnets and all(":subnet/" in x and "*" not in x for x in subnets), subnets

@@ -14,10 +14,11 @@ KEY = "hyperpod-dpd:deployerArns"
 CI = "arn:aws:iam::111122223333:role/GitHubPulumiDeploy"
 
 
-def test_the_shipped_stacks_name_the_ci_role_and_the_admins():
+def test_the_shipped_stacks_name_the_admins_besides_their_deploy_role():
     for stack in ("dev", "prod", "canary"):
-        arns = parse_settings(stack_raw(stack)).deployer_arns
-        assert CI in arns and "arn:aws:iam::111122223333:role/PlatformAdmin" in arns, stack
+        s = parse_settings(stack_raw(stack))
+        assert s.deployer_arns == ["arn:aws:iam::111122223333:role/PlatformAdmin"], stack
+        assert s.ci.deploy_role_arn, stack  # the policy names it too (specs/desired.py)
 
 
 def test_roles_with_a_path_and_users_are_taken():
