@@ -8,6 +8,7 @@ the program before the first resource is registered, so a typo never half-create
 import pulumi
 import pulumi_aws as aws
 
+from core import api_key
 from core.vocabulary import DPD_ROLES, role_node_selector
 from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.ci_runner import CiRunner, CiRunnerArgs
@@ -268,5 +269,6 @@ else:
     )
 if traffic is not None:
     pulumi.export("trafficUrl", traffic.url)
+    pulumi.export(api_key.OUTPUT, traffic.api_key)  # a secret: --show-secrets
     pulumi.export("trafficWeights", dict(s.traffic))
 pulumi.export("roleNodeSelectors", {r: role_node_selector(r) for r in DPD_ROLES})
