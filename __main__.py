@@ -8,6 +8,7 @@ the program before the first resource is registered, so a typo never half-create
 import pulumi
 import pulumi_aws as aws
 
+from core import api_key
 from core.vocabulary import DPD_ROLES, role_node_selector
 from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.ci_runner import CiRunner, CiRunnerArgs
@@ -22,7 +23,7 @@ from infra.operator import InferenceOperator, InferenceOperatorArgs
 from infra.placement import Placement, PlacementArgs
 from policies.gate import enforce, judgement
 from program.outputs import Outputs
-from program.stack_config import deployer_arn, load_stack_config
+from program.stack_config import deployer_arn, deploying_principal, load_stack_config
 from specs import desired as names
 from specs.eks import addon_configuration
 from specs.network import flow_log_group_name
@@ -43,14 +44,15 @@ s = config.settings
 verdict = judgement(s, config.project, config.stack, has_hf_token=config.hf_token is not None)
 enforce(verdict)
 desired = verdict.desired
-deployer = deployer_arn(s)  # asks AWS who runs `pulumi up`: still before any registration
+principal = deploying_principal(s)  # ci.deployRoleArn, or asks AWS who runs `pulumi up`
+deployer = deployer_arn(s, principal)
 
 # --- Components -----------------------------------------------------------------------------
 tags, partition = desired.tags, desired.partition
 outputs = Outputs()
 outputs.publish("config", hfToken=config.hf_token)
 account_id = aws.get_caller_identity_output().account_id
-outputs.publish("aws", accountId=account_id)
+outputs.publish("aws", accountId=account_id, deployerArn=principal)
 
 network = Network(
     names.NETWORK,
@@ -243,6 +245,9 @@ pulumi.export("eksClusterName", eks.cluster.name)
 pulumi.export("kubeconfig", eks.kubeconfig)
 pulumi.export("hyperpodClusterArn", hyperpod.arn)
 pulumi.export("modelBucket", models.name)
+# What `hyperpod-dpd preflight` and `verify` compare the boot script in S3 with.
+pulumi.export("lifecycleBucket", lifecycle.bucket.name)
+pulumi.export("lifecycleScriptSha256", lifecycle.sha256)
 pulumi.export("modelPrefix", s.checkpoint.effective_prefix)
 pulumi.export("inferenceOperatorVersion", s.inference_operator.version)
 pulumi.export("inferenceOperatorAddonVersion", s.inference_operator.addon_version)
@@ -264,5 +269,6 @@ else:
     )
 if traffic is not None:
     pulumi.export("trafficUrl", traffic.url)
+    pulumi.export(api_key.OUTPUT, traffic.api_key)  # a secret: --show-secrets
     pulumi.export("trafficWeights", dict(s.traffic))
 pulumi.export("roleNodeSelectors", {r: role_node_selector(r) for r in DPD_ROLES})
