@@ -8,7 +8,7 @@ import json
 
 from settings import parse_settings
 from specs.endpoint import policy_annotations
-from tests.conftest import dev_raw, edit
+from tests.conftest import edit, stack_raw
 from tests.fix_hints.edits import suggestions
 from tests.policies.conftest import iec_spec, named, recorded
 from tests.policies.rules.helpers import IEC_URN, findings
@@ -60,7 +60,7 @@ def test_a_target_within_the_capacity_or_none_recorded_is_not_judged():
 
 
 def test_the_settings_render_the_capacity_as_the_annotation_the_rule_reads():
-    raw = dev_raw()
+    raw = stack_raw("dev")
     edit(raw, "hyperpod-dpd:endpoint.autoscaling", {"decode": {
         "maxReplicas": 1, "metric": "running-requests", "target": 30,
         "capacity": {"metric": "running-requests", "perReplica": 24, "within": WITHIN},
