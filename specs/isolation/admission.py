@@ -132,20 +132,23 @@ def _policy(
 def pods_policy(host_paths: tuple[str, ...]) -> dict[str, Any]:
     """The pods' policy; `host_paths`: the weights caches' host directories (baseline.py)."""
     by_controller = " || ".join(_owned_by(o, c) for o, c in POD_CONTROLLERS.items())
-    creators = "the inference operator's workloads"
+    def refusal(verb: str) -> str:  # CEL: "..." strings, the text has an apostrophe
+        return (
+            f'"pods in " + request.namespace + " are {verb} by the inference operator\'s '
+            'workloads only, not by " + request.userInfo.username'
+        )
+
     validations = [
         {
             "expression": "request.operation != 'CREATE' || variables.operator || "
             f"variables.admin || {by_controller}",
-            "messageExpression": "'pods in ' + request.namespace + ' are created by "
-            f"{creators} only, not by ' + request.userInfo.username",
+            "messageExpression": refusal("created"),
             "reason": "Forbidden",
         },
         {
             "expression": "request.operation != 'UPDATE' || object.spec == oldObject.spec || "
             "variables.operator || variables.admin",
-            "messageExpression": "'pods in ' + request.namespace + ' are changed by "
-            f"{creators} only, not by ' + request.userInfo.username",
+            "messageExpression": refusal("changed"),
             "reason": "Forbidden",
         },
         *baseline_validations(host_paths),
