@@ -132,6 +132,7 @@ def _policy(
 def pods_policy(host_paths: tuple[str, ...]) -> dict[str, Any]:
     """The pods' policy; `host_paths`: the weights caches' host directories (baseline.py)."""
     by_controller = " || ".join(_owned_by(o, c) for o, c in POD_CONTROLLERS.items())
+
     def refusal(verb: str) -> str:  # CEL: "..." strings, the text has an apostrophe
         return (
             f'"pods in " + request.namespace + " are {verb} by the inference operator\'s '

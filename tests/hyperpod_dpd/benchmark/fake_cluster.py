@@ -35,7 +35,9 @@ class FakeCluster:
             if services is not None
             else [{"metadata": {"name": r.name, "namespace": r.namespace}} for r in routers]
         )
-        self.service_accounts = {("inference", "benchmark-runner")}  # what `pulumi up` made
+        self.service_accounts = {
+            ("hyperpod-dpd-benchmark", "benchmark-runner")
+        }  # what `pulumi up` made
         self.jobs: dict[str, dict] = {}
         self.config_maps: dict[str, dict] = {}
         self.process: subprocess.Popen | None = None

@@ -81,7 +81,7 @@ def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
     (job,) = cluster.jobs.values()
     run_id = job["metadata"]["labels"]["hyperpod-dpd/benchmark"]
     # Progress: the pod's own log lines, as they came.
-    assert f"started Job inference/benchmark-{run_id}" in err
+    assert f"started Job hyperpod-dpd-benchmark/benchmark-{run_id}" in err
     assert "  | tokenizer: tokenizer.json, tokenizer_config.json from s3://" in err
     assert "  | uploaded" in err
     # The results, as a local run writes them, with the stack's endpoint recorded ...
