@@ -305,7 +305,7 @@ def test_a_host_path_cannot_climb_out_of_the_weights_cache():
 
 
 def test_the_policies_bind_every_endpoint_namespace_and_nothing_else(stack):
-    name, manifests = stack
+    _, manifests = stack
     bindings = [m for m in manifests if m["kind"] == "ValidatingAdmissionPolicyBinding"]
     assert len(bindings) == 2
     for b in bindings:
