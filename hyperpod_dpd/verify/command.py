@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from core.exits import EXIT_BAD_INPUT, UsageProblem
-from core.vocabulary import router_url
+from core.vocabulary import BENCHMARK_NAMESPACE, router_url
 from hyperpod_dpd.shared.endpoints import choose_endpoint
 from hyperpod_dpd.shared.kube import Cluster, ClusterError, KubeconfigError, kubeconfig_path
 from hyperpod_dpd.shared.stack_outputs import OutputUnavailable, stack_output
@@ -122,7 +122,8 @@ def prompt_client(args: argparse.Namespace, cluster: Any, target: Any) -> Any:
     url = router_url(target.name, target.namespace)
     return PodPromptClient(
         cluster,
-        args.prompt_namespace or target.namespace,
+        # A client of the endpoint, like a benchmark run: in the stack's namespace for those.
+        args.prompt_namespace or BENCHMARK_NAMESPACE,
         url,
         args.timeout,
         args.poll_interval,

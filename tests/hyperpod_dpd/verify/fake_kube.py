@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from settings import parse_settings
+from specs.isolation.instance_metadata import metadata_egress
 from specs.isolation.network_policies import network_policy
 from tests.conftest import stack_raw
 from tests.hyperpod_dpd.verify.kube_api import KubeApi, serve_http, status
@@ -66,6 +67,11 @@ def dev_network_policy() -> dict[str, Any]:
     return dict(network_policy("policy", (), settings, NAME, NAMESPACE).props)
 
 
+def dev_metadata_policy() -> dict[str, Any]:
+    """The namespace's `no-instance-metadata` policy, as the program renders it."""
+    return dict(metadata_egress("policy", (), NAMESPACE).props)
+
+
 class FakeKube(KubeApi):
     def __init__(self) -> None:
         self.lock = threading.RLock()  # on_prompt runs inside a pod read
@@ -87,8 +93,10 @@ class FakeKube(KubeApi):
             }]
         }  # fmt: skip
         # The NetworkPolicy the dev stack gives the endpoint, as the program renders it.
-        policy = dev_network_policy()
-        self.network_policies = {(NAMESPACE, policy["metadata"]["name"]): policy}
+        self.network_policies = {
+            (NAMESPACE, p["metadata"]["name"]): p
+            for p in (dev_network_policy(), dev_metadata_policy())
+        }
         self.router_threshold: int | None = None  # None: the IEC's routingThreshold
         self.kv_variant = "healthy"  # decoder-kv-<variant>.log
         self.prompt_pod_mode = "complete"  # complete | stuck
