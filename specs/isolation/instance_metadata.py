@@ -33,9 +33,10 @@ IEC sets; they are the operator's to configure.
 
 from __future__ import annotations
 
-from core.vocabulary import INSTANCE_METADATA_POLICY, NETWORK_POLICY_TYPE
+from core.vocabulary import INSTANCE_METADATA_POLICY
 from settings.stack import StackSettings
 from specs.base import Desired
+from specs.isolation.network_policies import policy_desired
 
 METADATA_SERVICE = "169.254.169.254/32"  # IMDS over IPv4 (and its IPv6 address fd00:ec2::254)
 ANY_IPV4 = "0.0.0.0/0"
@@ -48,21 +49,8 @@ def egress_rule() -> dict:
 
 def metadata_egress(name: str, parents: tuple[str, ...], namespace: str) -> Desired:
     """The NetworkPolicy `{name}` that keeps every pod of `namespace` from the metadata service."""
-    return Desired(
-        NETWORK_POLICY_TYPE,
-        name,
-        parents,
-        {
-            "apiVersion": "networking.k8s.io/v1",
-            "kind": "NetworkPolicy",
-            "metadata": {"name": INSTANCE_METADATA_POLICY, "namespace": namespace},
-            "spec": {
-                "podSelector": {},
-                "policyTypes": ["Egress"],
-                "egress": [egress_rule()],
-            },
-        },
-    )
+    spec = {"podSelector": {}, "policyTypes": ["Egress"], "egress": [egress_rule()]}
+    return policy_desired(name, parents, INSTANCE_METADATA_POLICY, namespace, spec)
 
 
 def guarded_namespace(

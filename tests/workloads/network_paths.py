@@ -104,19 +104,33 @@ def _rule_admits(
     )
 
 
+# A policy type: its rules' key and their peers' key.
+_SIDES = {"Ingress": ("ingress", "from"), "Egress": ("egress", "to")}
+
+
+def _allowed(
+    policies: list[dict[str, Any]], kind: str, pod: Pod, other: Pod | Address, port: int,
+    protocol: str,
+) -> bool:  # fmt: skip
+    """Whether `pod`'s policies of type `kind` let it take (Ingress) or open (Egress) a
+    connection with `other`."""
+    if other.on_same_node:
+        return True
+    rules, peers = _SIDES[kind]
+    selecting = _selecting(policies, kind, pod)
+    return not selecting or any(
+        _rule_admits(rule, peers, p["metadata"]["namespace"], other, port, protocol)
+        for p in selecting
+        for rule in p["spec"].get(rules) or []
+    )
+
+
 def reaches(
     policies: list[dict[str, Any]], source: Pod | Address, target: Pod, port: int = 8000,
     protocol: str = "TCP",
 ) -> bool:  # fmt: skip
     """Whether `target` takes a connection from `source` under `policies` (its Ingress side)."""
-    if source.on_same_node:
-        return True
-    selecting = _selecting(policies, "Ingress", target)
-    return not selecting or any(
-        _rule_admits(rule, "from", p["metadata"]["namespace"], source, port, protocol)
-        for p in selecting
-        for rule in p["spec"].get("ingress") or []
-    )
+    return _allowed(policies, "Ingress", target, source, port, protocol)
 
 
 def leaves(
@@ -124,14 +138,7 @@ def leaves(
     protocol: str = "TCP",
 ) -> bool:  # fmt: skip
     """Whether `source` may open a connection to `target` under `policies` (its Egress side)."""
-    if target.on_same_node:
-        return True
-    selecting = _selecting(policies, "Egress", source)
-    return not selecting or any(
-        _rule_admits(rule, "to", p["metadata"]["namespace"], target, port, protocol)
-        for p in selecting
-        for rule in p["spec"].get("egress") or []
-    )
+    return _allowed(policies, "Egress", source, target, port, protocol)
 
 
 def connects(
