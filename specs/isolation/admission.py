@@ -66,12 +66,14 @@ PODS = "hyperpod-dpd-endpoint-pods"
 WORKLOADS = "hyperpod-dpd-endpoint-workloads"
 OPERATOR = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_SERVICE_ACCOUNT}"
 CONTROLLER_MANAGER = "system:kube-controller-manager"
-# Who creates pods for which owner: kube-controller-manager's controllers
-# (kubernetes/kubernetes cmd/kube-controller-manager/app, each started with its own client).
+# Who creates pods for which owner: kube-controller-manager's controllers, each as the service
+# account kube-system/<name> its RBAC role `system:controller:<name>` is bound to
+# (kubernetes/kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/controller_policy.go:
+# `daemon-set-controller` with dashes, the others as written here).
 POD_CONTROLLERS = {
     "apps/v1 ReplicaSet": "replicaset-controller",
     "apps/v1 StatefulSet": "statefulset-controller",
-    "apps/v1 DaemonSet": "daemonset-controller",
+    "apps/v1 DaemonSet": "daemon-set-controller",
     "batch/v1 Job": "job-controller",
 }
 # Workloads one controller makes from another: the kind made -> (its owner's kind, the maker).

@@ -26,6 +26,7 @@ from core.vocabulary import DPD_ROLE_POD_LABEL, ENDPOINT_POD_LABEL
 
 REPLICASET_CONTROLLER = "system:serviceaccount:kube-system:replicaset-controller"
 JOB_CONTROLLER = "system:serviceaccount:kube-system:job-controller"
+DAEMONSET_CONTROLLER = "system:serviceaccount:kube-system:daemon-set-controller"
 DEPLOYMENT_CONTROLLER = "system:serviceaccount:kube-system:deployment-controller"
 CRONJOB_CONTROLLER = "system:serviceaccount:kube-system:cronjob-controller"
 # A developer with `create pods` in the namespace (an EKS access entry's user name).

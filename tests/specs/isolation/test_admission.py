@@ -24,6 +24,7 @@ from tests.conftest import run_stack, stack_raw, with_cache
 from tests.specs.isolation.admission_review import Request, admit
 from tests.specs.isolation.operator_pods import (
     CRONJOB_CONTROLLER,
+    DAEMONSET_CONTROLLER,
     DEPLOYMENT_CONTROLLER,
     JOB_CONTROLLER,
     REPLICASET_CONTROLLER,
@@ -108,6 +109,10 @@ def test_the_controllers_make_what_the_operators_workloads_own(dev):
     job_pod = plain_pod("warm-cache")
     job_pod["metadata"]["ownerReferences"] = [owner("Job", "warm-cache", "batch/v1")]
     assert admit(dev, _create(job_pod, JOB_CONTROLLER)).allowed
+    # The DaemonSet controller's service account is spelt daemon-set-controller.
+    daemon_pod = plain_pod("prepull")
+    daemon_pod["metadata"]["ownerReferences"] = [owner("DaemonSet", "prepull")]
+    assert admit(dev, _create(daemon_pod, DAEMONSET_CONTROLLER)).allowed
     replica_set = deployment("prefill-x", worker_pod(_iecs(dev)[0], "prefill"))
     replica_set["kind"] = "ReplicaSet"
     replica_set["metadata"]["ownerReferences"] = [owner("Deployment", "prefill-x")]
