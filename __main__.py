@@ -10,6 +10,7 @@ import pulumi_aws as aws
 
 from core.vocabulary import DPD_ROLES, role_node_selector
 from infra.bucket import SecureBucket, SecureBucketArgs
+from infra.ci_runner import CiRunner, CiRunnerArgs
 from infra.dependencies import HyperPodDependencies, HyperPodDependenciesArgs
 from infra.efa import EfaSecurityGroup, EfaSecurityGroupArgs
 from infra.eks import Eks, EksArgs
@@ -84,7 +85,7 @@ eks = Eks(
         admin_role_arns=list(s.eks.admin_role_arns),
         region=s.region,
         outputs=outputs,
-        view_role_arns=list(s.eks.view_role_arns),
+        view_role_arns=s.view_role_arns(),
         deployer_arn=deployer,
         protect=s.protect,
         partition=partition,
@@ -93,6 +94,13 @@ eks = Eks(
     ),
 )
 efa = EfaSecurityGroup(names.NODES, EfaSecurityGroupArgs(desired.nodes, outputs))
+if desired.ci_runner is not None:
+    # The deploy jobs' runner in the VPC (a private API answers nowhere else): after the
+    # network it needs to reach GitHub and the cluster whose API it reaches.
+    CiRunner(
+        names.CI_RUNNER,
+        CiRunnerArgs(desired.ci_runner, outputs, depends_on=[network], tags=tags),
+    )
 lifecycle = LifecycleScripts(
     names.LIFECYCLE, LifecycleScriptsArgs(desired.lifecycle_bucket, outputs, tags)
 )

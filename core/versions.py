@@ -25,6 +25,14 @@ EKS_ADDON_VERSIONS: dict[str, dict[str, str]] = {
 }
 SUPPORTED_KUBERNETES_VERSIONS = tuple(sorted(EKS_ADDON_VERSIONS))
 
+# The CodeBuild runner's image (hyperpod-dpd:ci.runner codebuild): CodeBuild's curated Ubuntu
+# 22.04 image, standard 7.0 (CodeBuild user guide, "Docker images provided by CodeBuild",
+# https://docs.aws.amazon.com/codebuild/latest/userguide/build-env-ref-available.html). Ubuntu,
+# so actions/setup-python's Ubuntu builds of CPython install on it as on ubuntu-latest. AWS
+# patches a curated image in place under its major version: it cannot be pinned by digest
+# (CodeBuild pulls it from its own cache), only by that version.
+CODEBUILD_RUNNER_IMAGE = "aws/codebuild/standard:7.0"
+
 
 @dataclass(frozen=True)
 class GitHubChart:
@@ -82,8 +90,8 @@ OBSERVABILITY_ADDON_VERSION = "v1.0.5-eksbuild.1"
 @dataclass(frozen=True)
 class GitHubFile:
     """One file of a GitHub repository at a pinned commit (`ref`; the tag it was read from, for
-    readers, in `tag`), with the sha256 of its bytes there: `hyperpod-dpd fetch` refuses other
-    bytes, so a moved tag or a tampered download never reaches an IAM policy."""
+    readers, in `tag`), with the sha256 of its bytes there: the copy vendored in this repository
+    must have exactly these bytes, so a moved tag or an edited copy never reaches an IAM policy."""
 
     repo: str
     ref: str
@@ -91,16 +99,15 @@ class GitHubFile:
     sha256: str | None = None
     tag: str | None = None
 
-    @property
-    def raw_path(self) -> str:
-        return f"{self.repo}/{self.ref}/{self.path}"
-
 
 # The AWS Load Balancer Controller's IAM policy, at the controller version the inference
 # operator's chart installs (v2.13.x; the AWS setup docs point at v2.13.0 of this file). The tag
 # v2.13.0 (annotated) points at commit 73980cf11d1c79c310f4f14a089554f58b165d7d; the file there is
 # 8955 bytes with this sha256 (read from the repository's git objects, `git rev-parse
-# v2.13.0^{commit}` and `git show <commit>:docs/install/iam_policy.json | sha256sum`).
+# v2.13.0^{commit}` and `git show <commit>:docs/install/iam_policy.json | sha256sum`). Vendored
+# byte for byte as specs/alb_controller/iam_policy.json (specs/alb_controller/upstream.py refuses
+# other bytes) and narrowed by specs/alb_controller/narrowing.py; raising the pin means vendoring
+# the new file and reviewing the narrowing against it.
 ALB_CONTROLLER_POLICY = GitHubFile(
     repo="kubernetes-sigs/aws-load-balancer-controller",
     ref="73980cf11d1c79c310f4f14a089554f58b165d7d",

@@ -19,6 +19,12 @@ def cluster_name(project: str, stack: str) -> str:
     return f"{project}-{stack}"
 
 
+def ci_runner_project(stack: str) -> str:
+    """The CodeBuild project that runs `stack`'s deploy jobs (hyperpod-dpd:ci.runner codebuild):
+    a workflow job's runs-on names it (codebuild-<project>-<run id>-<attempt>)."""
+    return f"{cluster_name(PROJECT, stack)}-runner"
+
+
 # --- Endpoints: the one `endpoint` or the `endpoints` map ----------------------------------
 SINGLE_ENDPOINT = "endpoint"  # its config key, and its resource name (what stacks have always had)
 
@@ -240,6 +246,7 @@ BENCHMARK_ACCESS = "hyperpod-dpd:workloads:BenchmarkAccess"
 ENDPOINT_NAMESPACES = "hyperpod-dpd:workloads:EndpointNamespaces"  # of several endpoints
 ENDPOINT_ADMISSION = "hyperpod-dpd:workloads:EndpointAdmission"  # who may run pods there
 TRAFFIC_SPLIT = "hyperpod-dpd:workloads:TrafficSplit"  # one URL, a weighted split
+CI_RUNNER = "hyperpod-dpd:infra:CiRunner"  # the deploy jobs' runner inside the VPC
 
 # --- Policy rules (policies/rules/: one module each; a test keeps the two lists equal) -------
 RULE_NAMES: tuple[str, ...] = (
@@ -270,6 +277,9 @@ RULE_NAMES: tuple[str, ...] = (
     "hyperpod-dpd-pod-ingress",
     "hyperpod-dpd-images-by-digest",
 )
+
+# Rules no stack may lower (policies/rules/base.py Rule.locked): mandatory everywhere.
+LOCKED_RULE_NAMES = frozenset({"hyperpod-dpd-eks-endpoint"})
 
 # Rules only `hyperpod-dpd diff` can judge (they compare two plans: hyperpod_dpd/plan/
 # coherent.py), levelled by hyperpod-dpd:policy as the rules above are.

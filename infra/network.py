@@ -52,7 +52,7 @@ class Network(pulumi.ComponentResource):
         self._plans = [s.plan for s in args.subnets]
 
         self.vpc = self._create_vpc()
-        args.outputs.publish(f"{name}-vpc", id=self.vpc.id)
+        args.outputs.publish(f"{name}-vpc", id=self.vpc.id, arn=self.vpc.arn)
         self.subnets = {s.plan.key: self._create_subnet(s) for s in args.subnets}
         self._create_public_routing()
         self.private_route_tables = self._create_private_routing()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from core.versions import ALB_CONTROLLER_POLICY, OPERATOR_DEPENDENCY_ADDONS
+from core.versions import OPERATOR_DEPENDENCY_ADDONS
 from core.vocabulary import (
     INFERENCE_OPERATOR,
     OPERATOR_NAMESPACE,
@@ -23,7 +23,6 @@ from core.vocabulary import (
     SYSTEM_NAMESPACE,
 )
 from infra.bucket import SecureBucket, SecureBucketArgs
-from infra.charts import resolve_file
 from infra.iam import (
     document,
     inline_policy,
@@ -50,8 +49,8 @@ EXECUTION_ROLE_PREFIX = "SageMakerHyperPodInference"
 
 @dataclass(frozen=True)
 class InferenceOperatorArgs:
-    spec: OperatorSpec  # specs/operator.py: the TLS bucket and the inline policies
-    outputs: Outputs  # resolves the model bucket, account and AMP ARNs
+    spec: OperatorSpec  # specs/operator.py: the TLS bucket, the inline and the ALB policies
+    outputs: Outputs  # resolves the model bucket, account, AMP and VPC ARNs
     cluster_name: pulumi.Input[str]
     oidc_provider_arn: pulumi.Input[str]
     oidc_issuer_url: pulumi.Input[str]
@@ -202,16 +201,13 @@ class InferenceOperator(pulumi.ComponentResource):
 
     def _create_alb_role(self) -> aws.iam.Role:
         role = self._irsa_role("alb", NAMESPACE, ALB_SA)
-        # The AWS Load Balancer Controller's own policy, vendored by `hyperpod-dpd fetch` from
-        # the pinned upstream release (core/versions.py): many of its EC2/ELB actions support
-        # no resource scoping and use "*" with tag conditions, as AWS publishes it.
+        # The AWS Load Balancer Controller's own policy, vendored from the pinned upstream
+        # release and narrowed to the controller's own resources and the stack's VPC
+        # (specs/alb_controller/): many of its EC2/ELB actions support no resource scoping and
+        # use "*" with tag conditions, as upstream publishes them.
+        spec = self._args.spec.alb_controller_policy
         policy = aws.iam.Policy(
-            f"{self._name}-alb-controller",
-            description="AWS Load Balancer Controller "
-            f"{ALB_CONTROLLER_POLICY.ref} (hyperpod-dpd inference operator)",
-            policy=resolve_file(ALB_CONTROLLER_POLICY),
-            tags=self._args.tags,
-            opts=self._opts(),
+            spec.name, **self._args.outputs.resolve(spec.kwargs()), opts=self._opts()
         )
         self._grants.append(
             aws.iam.RolePolicyAttachment(

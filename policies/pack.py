@@ -28,6 +28,7 @@ from pulumi_policy.proxy import (
     _ListProxy,
 )
 
+from core.vocabulary import LOCKED_RULE_NAMES
 from policies.rules import ALL_RULES, Finding, Limits, ResourceView, Rule
 from policies.rules.views import UNKNOWN
 
@@ -182,7 +183,7 @@ def pack_config(enforcement: Mapping[str, str], advisories_mandatory: bool) -> d
             config[policy.name] = {"enforcementLevel": "advisory"}  # never blocks a preview
             continue
         base = policy.name.removesuffix("-advisory")
-        own = enforcement.get(base)
+        own = None if base in LOCKED_RULE_NAMES else enforcement.get(base)
         level = own or policy.enforcement_level.value
         if advisories_mandatory and own is None and level == "advisory":
             level = "mandatory"

@@ -63,27 +63,33 @@ def load_stack_config() -> StackConfig:
 
 
 def deployer_arn(s: StackSettings) -> str | None:
-    """The IAM role (or user) running `pulumi up`, when eks.deployerAdmin makes it a cluster
-    admin: the issuer of its session, so an assumed role's ARN with its path, as
+    """The IAM role (or user) that deploys the stack, when eks.deployerAdmin makes it a cluster
+    admin: hyperpod-dpd:ci.deployRoleArn when the stack names its deploy role (the same entry
+    whoever runs the program: a pull request's read-only preview plans no change of it), else
+    the issuer of the session running `pulumi up`, so an assumed role's ARN with its path, as
     terraform-aws-eks does (aws_iam_session_context). None when eks.deployerAdmin is false.
 
-    Asked of AWS before anything is registered (both are read-only invokes; the session
-    context is parsed from the ARN by the provider): a deployer that is also listed in
+    The session is asked of AWS before anything is registered (both are read-only invokes; the
+    session context is parsed from the ARN by the provider): a deployer that is also listed in
     eks.adminRoleArns or eks.viewRoleArns would need a second access entry for one principal,
     which EKS refuses, so the program stops here with the key, not halfway through `pulumi up`.
+    (A named deploy role is checked with the settings: settings/ci.py.)
     """
     if not s.eks.deployer_admin:
         return None
+    if s.ci.deploy_role_arn is not None:
+        return s.ci.deploy_role_arn
     caller = aws.get_caller_identity()
     arn = aws.iam.get_session_context(arn=caller.arn).issuer_arn
-    if arn in {*s.eks.admin_role_arns, *s.eks.view_role_arns}:
+    if arn in {*s.eks.admin_role_arns, *s.view_role_arns()}:
         problem = ConfigProblem(
             key=f"{PROJECT}:eks.deployerAdmin",
             value=True,
             allowed=f"false while the role running `pulumi up` ({arn}) is in eks.adminRoleArns "
             "or eks.viewRoleArns (EKS allows one access entry per role)",
             fix=f"set {PROJECT}:eks.deployerAdmin false (the listed entry gives that role its "
-            "access), or remove it from the list",
+            "access), or remove it from the list, or name the deploy role in "
+            f"{PROJECT}:ci.deployRoleArn",
         )
         raise StackConfigError([problem])
     return arn

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from core.problems import ConfigProblem
-from core.vocabulary import DIFF_RULE_NAMES, RULE_NAMES
+from core.vocabulary import DIFF_RULE_NAMES, LOCKED_RULE_NAMES, RULE_NAMES
 from settings.config.errors import full_key
 from settings.config.fields import SettingsModel
 
@@ -38,9 +38,22 @@ class PolicyConfig(SettingsModel):
 
 
 def check_policy_names(policy: PolicyConfig) -> list[ConfigProblem]:
-    """Enforcement overrides name rules that exist."""
+    """Enforcement overrides name rules that exist, and lower no locked rule."""
     problems = []
-    for name in policy.enforcement:
+    for name, level in policy.enforcement.items():
+        if name in LOCKED_RULE_NAMES and level != "mandatory":
+            key = full_key(("policy", "enforcement", name))
+            problems.append(
+                ConfigProblem(
+                    key,
+                    level,
+                    "mandatory: this rule holds on every stack and cannot be lowered",
+                    f"pulumi config rm --path '{key}'; a deploy that cannot reach a private "
+                    "EKS API runs on a runner inside the VPC (docs/deploy.md, 'A runner that "
+                    "reaches the private API')",
+                )
+            )
+            continue
         if name not in RULE_NAMES and name not in DIFF_RULE_NAMES:
             key = full_key(("policy", "enforcement", name))
             problems.append(

@@ -21,6 +21,7 @@ from core.problems import ConfigProblem
 from core.regions import REGION_PATTERN
 from core.sizing.report import SizingReport
 from settings.checkpoint import CheckpointConfig, check_checkpoint, own_checkpoint
+from settings.ci import CiConfig, check_ci
 from settings.cluster.aws_limits import check_aws_limits
 from settings.cluster.capacity import check_subnet_addresses, check_system_fits_jobs
 from settings.cluster.groups import (
@@ -121,6 +122,13 @@ class StackSettings(SettingsModel):
         default_factory=PolicyConfig,
         description="Policy enforcement: per-rule overrides (enforcement), advisoriesMandatory.",
     )
+    ci: CiConfig = Field(
+        default_factory=CiConfig,
+        description="What the GitHub workflows use: runner (github-hosted, codebuild or "
+        "self-hosted: a private EKS API needs a runner in the VPC), repository, "
+        "connectionArn, labels, computeType; deployRoleArn, pulumiOrganization; "
+        "pullRequestPreview and previewRoleArn.",
+    )
     endpoint: EndpointConfig = Field(
         default_factory=EndpointConfig,
         description="The InferenceEndpointConfig: mode (dpd|colocated), model, image, vLLM and "
@@ -198,6 +206,12 @@ class StackSettings(SettingsModel):
         """The instance type serving `role` (see settings/cluster/groups.py)."""
         return instance_type_for(self.instance_groups, role)
 
+    def view_role_arns(self) -> list[str]:
+        """The roles given read-only cluster access: eks.viewRoleArns, and the pull requests'
+        preview role (ci.previewRoleArn), each once."""
+        preview = [self.ci.preview_role_arn] if self.ci.preview_role_arn else []
+        return list(dict.fromkeys([*self.eks.view_role_arns, *preview]))
+
     @property
     def gpu_groups(self) -> dict[str, InstanceGroupConfig]:
         return gpu_groups(self.instance_groups)
@@ -244,6 +258,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *check_groups(groups, mode),
         *check_checkpoint(s.checkpoint),
         *check_policy_names(s.policy),
+        *check_ci(s.ci, s.eks),
         *check_operator(
             s.inference_operator,
             mode,

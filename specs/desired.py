@@ -18,6 +18,7 @@ from settings.stack import StackSettings
 from specs.base import Desired
 from specs.benchmark import BenchmarkAccessSpec, benchmark_access
 from specs.buckets import BucketSpec, secure_bucket
+from specs.ci.runner import CiRunnerSpec, ci_runner
 from specs.eks import eks_cluster
 from specs.endpoint import ClusterFacts, EndpointSpec, endpoint, namespace_desired
 from specs.hyperpod import HyperPodRefs, HyperPodSpec, hyperpod_cluster
@@ -42,6 +43,7 @@ OBSERVABILITY, OPERATOR, CHECKPOINT, ENDPOINT = (
     "endpoint",
 )
 BENCHMARK = "benchmark"
+CI_RUNNER = "ci-runner"  # hyperpod-dpd:ci.runner codebuild
 NAMESPACES = "endpoint-namespaces"  # several endpoints: their namespaces, one resource each
 ADMISSION = "endpoint-admission"  # who may run pods in the endpoints' namespaces
 TRAFFIC = TRAFFIC_SPLIT_NAME  # the weighted split in front of them (core/vocabulary.py)
@@ -84,6 +86,7 @@ class DesiredState:
     # Several endpoints: each shared namespace's pods kept from the instance metadata service
     # (the single endpoint's is its own: EndpointSpec.metadata_policy).
     namespace_policies: tuple[Desired, ...] = ()
+    ci_runner: CiRunnerSpec | None = None  # ci.runner: codebuild
 
     @property
     def endpoint(self) -> EndpointSpec:
@@ -100,7 +103,7 @@ class DesiredState:
             out += [bucket.bucket, *bucket.guards]
         out += [self.hyperpod.cluster, self.hyperpod.execution_s3]
         op = self.operator
-        out += [op.s3_csi_policy, op.execution_policy, op.keda_policy]
+        out += [op.s3_csi_policy, op.execution_policy, op.alb_controller_policy, op.keda_policy]
         if self.collector_policy:
             out.append(self.collector_policy)
         if self.alerting:
@@ -122,6 +125,8 @@ class DesiredState:
         bench = self.benchmark
         out += [bench.namespace_resource, bench.policy]
         out += [bench.metadata_policy] if bench.metadata_policy else []
+        if self.ci_runner:
+            out += self.ci_runner.resources()
         return out
 
 
@@ -187,6 +192,7 @@ def desired_state(
         s.region,
         partition,
         tags,
+        vpc_arn=ref(f"{NETWORK}-vpc", "arn"),
     )
     staged = None
     if s.checkpoint.staging == "job":
@@ -236,6 +242,37 @@ def desired_state(
             else None
         ),
         namespace_policies=namespace_policies,
+        ci_runner=_ci_runner(s, stack, subnets, partition, tags),
+    )
+
+
+def _ci_runner(
+    s: StackSettings,
+    stack: str,
+    subnets: tuple[SubnetSpec, ...],
+    partition: str,
+    tags: dict[str, str],
+) -> CiRunnerSpec | None:
+    """The deploy jobs' runner in the private subnets (ci.runner codebuild), where the EKS API
+    answers."""
+    ci = s.ci
+    if ci.runner != "codebuild" or ci.repository is None or ci.connection_arn is None:
+        return None
+    return ci_runner(
+        CI_RUNNER,
+        stack,
+        repository=ci.repository,
+        connection_arn=ci.connection_arn,
+        compute_type=ci.compute_type,
+        vpc_id=ref(f"{NETWORK}-vpc", "id"),
+        private_subnet_ids=[
+            ref(x.resource.name, "id") for x in subnets if x.plan.tier == "private"
+        ],
+        cluster_security_group_id=ref(f"{EKS}-cluster", "clusterSecurityGroupId"),
+        region=s.region,
+        account_id=ACCOUNT_ID,
+        partition=partition,
+        tags=tags,
     )
 
 

@@ -1,12 +1,16 @@
-"""What the inference operator's install is given: its TLS bucket and the inline policies of
-the roles its service accounts assume (the wildcard rule judges these before they exist)."""
+"""What the inference operator's install is given: its TLS bucket, the inline policies of the
+roles its service accounts assume, and the AWS Load Balancer Controller's policy, narrowed
+(specs/alb_controller/); the rules judge these before they exist."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from core.refs import ref
-from core.vocabulary import INFERENCE_OPERATOR
+from core.versions import ALB_CONTROLLER_POLICY
+from core.vocabulary import IAM_POLICY_TYPE, INFERENCE_OPERATOR
+from specs.alb_controller.narrowing import Scope, document_text
+from specs.alb_controller.upstream import upstream_policy
 from specs.base import Desired
 from specs.buckets import BucketSpec, secure_bucket
 from specs.iam import allow, prefix_read, role_policy
@@ -23,6 +27,7 @@ class OperatorSpec:
     s3_csi_policy: Desired  # read-only mounts of the model prefix
     execution_policy: Desired
     keda_policy: Desired
+    alb_controller_policy: Desired  # a managed policy, attached to the controller's role
 
 
 def operator(
@@ -34,8 +39,10 @@ def operator(
     region: str,
     partition: str,
     tags: dict[str, str],
+    vpc_arn: str,
 ) -> OperatorSpec:
-    """`model_bucket_arn`, `account_id` and `amp_workspace_arn` are placeholders."""
+    """`model_bucket_arn`, `account_id`, `amp_workspace_arn` and `vpc_arn` (the stack's VPC,
+    where the load balancer controller works) are placeholders."""
     parents = (INFERENCE_OPERATOR,)
     tls = secure_bucket(
         f"{name}-tls",
@@ -82,4 +89,18 @@ def operator(
             "QueryPrometheus",
         ),
     )
-    return OperatorSpec(name, tls, s3_csi, execution, keda)
+    alb = Desired(
+        IAM_POLICY_TYPE,
+        f"{name}-alb-controller",
+        parents,
+        {
+            # IAM never changes a policy's description: a new one would replace the policy, so
+            # it still says what it said when the program read the file at deploy time.
+            "description": f"AWS Load Balancer Controller {ALB_CONTROLLER_POLICY.ref} "
+            "(hyperpod-dpd inference operator)",
+            "policy": document_text(upstream_policy(), Scope(partition, vpc_arn)),
+            "tags": tags,
+        },
+        autoname="name",
+    )
+    return OperatorSpec(name, tls, s3_csi, execution, keda, alb)

@@ -134,6 +134,12 @@ USER_CHOICES = {
     f"{NS}:cost.hourlyPrices": "the prices they pay",
     f"{NS}:endpoint.model": "their model (a catalog name or their config.json)",
     f"{NS}:endpoints.{{}}.model": "their model (a catalog name or their config.json)",
+    f"{NS}:ci.repository": "their repository",
+    f"{NS}:ci.connectionArn": "the connection they made in the console",
+    f"{NS}:ci.deployRoleArn": "their deploy role (ci/aws-github-oidc.yaml's output)",
+    f"{NS}:ci.previewRoleArn": "their preview role (ci/aws-github-oidc.yaml's output)",
+    f"{NS}:ci.pulumiOrganization": "their organization",
+    f"{NS}:ci.labels": "their runner's labels",
     "aws:region": "where their capacity is",
     f"{NS}:availabilityZoneId": "where their capacity is",
 }

@@ -46,14 +46,16 @@ def test_component_type_tokens(dev):
         "hyperpod-dpd:workloads:CheckpointStaging",
         "hyperpod-dpd:workloads:BenchmarkAccess",
         "hyperpod-dpd:workloads:EndpointAdmission",
+        "hyperpod-dpd:infra:CiRunner",
     }
 
 
 def test_resource_counts_of_the_repo_stacks(dev):
     prod = run_stack(stack_raw("prod"), stack="prod")
     # Prod: a third AZ (+1 private, +1 public subnet and their route-table links), a NAT
-    # gateway, EIP and private route table per AZ (+2 each), a second admin role (+2).
-    assert len(prod.resources) - len(dev.resources) == 12
+    # gateway, EIP and private route table per AZ (+2 each), a second admin role (+2); no
+    # pull request previews it, so no read-only entry for their role (-2).
+    assert len(prod.resources) - len(dev.resources) == 10
 
 
 def test_every_component_registers_its_outputs_after_its_last_child(monkeypatch):
@@ -94,11 +96,14 @@ def test_a_stack_with_one_endpoint_keeps_every_resource_of_before_several_endpoi
     run = run_stack(stack_raw(stack), stack=stack)
     now = sorted(f"{r.type} {r.name}" for r in run.resources)
     before = (ROOT / "tests" / "golden" / f"resources-{stack}-1ab6fa2.txt").read_text().splitlines()
-    # Since then, the security work removed the nodes' all-traffic ingress from the whole VPC and added
-    # the flow logs, the nodes' DNS egress, the workers' NetworkPolicy, each namespace's metadata
-    # egress policy, the benchmark runner's own namespace and the endpoints' admission policies:
-    # nothing else of before is gone or new.
+    # Since then, the security work removed the nodes' all-traffic ingress from the whole VPC and
+    # added the flow logs, the nodes' DNS egress, the workers' NetworkPolicy, the CI runner, each
+    # namespace's metadata egress policy, the benchmark runner's own namespace and the endpoints'
+    # admission policies; the preview role's read-only entry is now the stack's
+    # ci.previewRoleArn (dev) or gone (prod: pull requests no longer preview it). Nothing else of
+    # before is gone or new.
     removed = {"aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule nodes-vpc-ingress"}
+    removed |= {line for line in before if "eks-view-githubpulumipreview" in line}
     assert set(before) - set(now) == removed
     isolation = {
         f"{NETWORK_POLICY_TYPE} endpoint-network-policy",
@@ -108,5 +113,6 @@ def test_a_stack_with_one_endpoint_keeps_every_resource_of_before_several_endpoi
     }  # fmt: skip
     added = {line for line in set(now) - set(before)
              if " network-flow-log" not in line and " nodes-egress-dns-" not in line
+             and " ci-runner" not in line and " eks-view-hyperpod-dpd-dev-preview" not in line
              and " endpoint-admission-" not in line and line not in isolation}  # fmt: skip
     assert not added, sorted(added)

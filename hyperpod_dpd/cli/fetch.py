@@ -1,7 +1,7 @@
-"""`hyperpod-dpd fetch`: download the pinned third-party artifacts the stack deploys (the
-HyperPod dependencies chart with its sub-charts, the ALB controller's IAM policy) into the
-project's `.hyperpod-dpd/`, once, before `pulumi preview` or `pulumi up` (which fetch nothing);
-with `--stack`, the digest of each image the stack runs by tag, as the lines that pin it."""
+"""`hyperpod-dpd fetch`: download the pinned third-party chart the stack deploys (the HyperPod
+dependencies chart with its sub-charts) into the project's `.hyperpod-dpd/`, once, before
+`pulumi preview` or `pulumi up` (which fetch nothing); with `--stack`, the digest of each image
+the stack runs by tag, as the lines that pin it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from core import cli_inputs as inputs
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "fetch", help="download the pinned chart and policy the stack deploys (.hyperpod-dpd/)"
+        "fetch", help="download the pinned chart the stack deploys (.hyperpod-dpd/)"
     )
     parser.add_argument(
         "--stack",

@@ -1,4 +1,4 @@
-"""Downloading the pinned third-party artifacts into the project's vendor directory, once.
+"""Downloading the pinned third-party chart into the project's vendor directory, once.
 
 What `hyperpod-dpd fetch` does, so that the program itself never downloads (infra/charts.py):
 - the HyperPod dependencies chart: the GitHub archive of its pinned commit, only the chart's
@@ -6,8 +6,9 @@ What `hyperpod-dpd fetch` does, so that the program itself never downloads (infr
 - its sub-charts from Helm repositories, as `helm dependency build` would place them
   (`charts/<name>-<version>.tgz`): from an HTTP repository's index.yaml (the archive checked
   against the index's sha256 digest) or an OCI registry (anonymous token, manifest, the chart
-  layer checked against its digest). `file://` sub-charts are in the archive already;
-- single pinned files (the ALB controller's IAM policy).
+  layer checked against its digest). `file://` sub-charts are in the archive already.
+(The ALB controller's IAM policy is not downloaded: it is vendored in the repository,
+specs/alb_controller/.)
 A completed chart gets a marker file last, so an interrupted fetch is redone, never half-used.
 """
 
@@ -23,13 +24,12 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from core.versions import GitHubChart, GitHubFile
+from core.versions import GitHubChart
 from hyperpod_dpd.fetch.registry import token
-from infra.charts import COMPLETE, VendorError, chart_path, file_path
+from infra.charts import COMPLETE, VendorError, chart_path
 from settings.yaml_files import safe_load
 
 ARCHIVE_BASE_URL = "https://codeload.github.com"
-RAW_BASE_URL = "https://raw.githubusercontent.com"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 HELM_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 TIMEOUT = 60
@@ -144,27 +144,3 @@ def _oci_chart(repo: str, name: str, version: str, scheme: str) -> bytes:
     (layer,) = [x for x in json.loads(manifest)["layers"] if x["mediaType"] == HELM_LAYER]
     blob = _get(f"{registry}/blobs/{layer['digest']}", headers)
     return _verified(blob, layer["digest"], f"{name}:{version}")
-
-
-def fetch_file(pin: GitHubFile, project_dir: Path, base_url: str = RAW_BASE_URL) -> Path:
-    """A single pinned file in the vendor directory; downloaded once."""
-    target = project_dir / file_path(pin)
-    if target.exists():
-        return target
-    url = f"{base_url}/{pin.raw_path}"
-    try:
-        data = _get(url)
-        if pin.sha256 is not None:
-            data = _verified(data, pin.sha256, f"{pin.path} of {pin.repo}@{pin.ref}")
-    except OSError as exc:
-        raise FetchError(
-            f"could not download {pin.path} of {pin.repo}@{pin.ref} from {url}: {exc}; check "
-            f"network access to GitHub, or put the file at {target} by hand"
-        ) from exc
-    except ValueError as exc:  # not the pinned bytes: nothing is written
-        raise FetchError(f"{exc} (core/versions.py): refusing {url}") from exc
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(target.suffix + ".partial")
-    partial.write_bytes(data)
-    partial.replace(target)  # never a half-written policy
-    return target

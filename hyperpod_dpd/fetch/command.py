@@ -1,4 +1,4 @@
-"""`hyperpod-dpd fetch`, run: the pinned chart and policy downloaded into .hyperpod-dpd/; with
+"""`hyperpod-dpd fetch`, run: the pinned chart downloaded into .hyperpod-dpd/; with
 `--stack`, also the digest of each image that stack runs by tag (hyperpod_dpd/fetch/images.py).
 The parser is hyperpod_dpd/cli/fetch.py."""
 
@@ -8,8 +8,8 @@ import argparse
 from pathlib import Path
 
 from core.exits import EXIT_FAILED, EXIT_OK
-from core.versions import ALB_CONTROLLER_POLICY, HYPERPOD_DEPENDENCIES_CHART
-from hyperpod_dpd.fetch.artifacts import fetch_chart, fetch_file
+from core.versions import HYPERPOD_DEPENDENCIES_CHART
+from hyperpod_dpd.fetch.artifacts import fetch_chart
 from hyperpod_dpd.fetch.images import DIGESTS_FILE, resolve_images
 from infra.charts import VendorError
 from settings.stack_file import read_stack
@@ -20,12 +20,10 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
     settings = read_stack(project_dir, args.stack).settings if args.stack else None
     try:
         chart = fetch_chart(HYPERPOD_DEPENDENCIES_CHART, project_dir)
-        policy = fetch_file(ALB_CONTROLLER_POLICY, project_dir)
     except VendorError as exc:
         print(f"error: {exc}")
         return EXIT_FAILED
-    for path in (chart, policy):
-        print(f"  {path.relative_to(project_dir)}")
+    print(f"  {chart.relative_to(project_dir)}")
     if settings is None:
         print("Images: `hyperpod-dpd fetch --stack <stack>` resolves the digests of the images "
               "a stack runs by tag and prints the commands that pin them.")  # fmt: skip
@@ -36,6 +34,6 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
           "in place):")  # fmt: skip
     print("\n".join(lines))
     if failed:
-        print(f"{failed} image(s) not resolved: the chart and policy are fetched; run again where "
+        print(f"{failed} image(s) not resolved: the chart is fetched; run again where "
               "the registry is in reach, or copy the digest from the registry's console.")  # fmt: skip
     return EXIT_OK

@@ -74,11 +74,12 @@ def evaluate(
     limits: Limits | None = None,
 ) -> list[Violation]:
     """Run `rules`; `enforcement` overrides a rule's level per stack ("disabled" skips it), and
-    `advisories_mandatory` makes every rule without its own override mandatory."""
+    `advisories_mandatory` makes every rule without its own override mandatory. A locked rule
+    keeps its own level whatever the overrides say (the settings refuse such an override)."""
     levels = dict(enforcement or {})
     violations = []
     for rule in rules:
-        override = levels.get(rule.name)
+        override = None if rule.locked else levels.get(rule.name)
         if override == "disabled":
             continue
         for finding in rule.check(resources, limits or Limits()):

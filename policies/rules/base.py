@@ -59,6 +59,9 @@ class Rule:
     # True when some findings are only advisory (the pack then adds a companion advisory
     # policy, since a CrossGuard policy has one enforcement level).
     advisory_findings: bool = False
+    # True for a rule no stack may lower (core/vocabulary.py LOCKED_RULE_NAMES): mandatory on
+    # every stack, whatever its hyperpod-dpd:policy says (the settings refuse an override).
+    locked: bool = False
 
 
 @dataclass(frozen=True)

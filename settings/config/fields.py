@@ -28,6 +28,17 @@ ADDON_VERSION_PATTERN = r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$"
 TRAINING_PLAN_PATTERN = r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:[0-9]{12}:training-plan/.+$"
 BUCKET_PATTERN = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
 SEMVER_PATTERN = r"^[0-9]+\.[0-9]+\.[0-9]+$"
+# A GitHub repository OWNER/NAME (GitHub's own rules: letters, digits, '-', '_' and '.').
+GITHUB_REPOSITORY_PATTERN = r"^[A-Za-z0-9-]{1,39}/[A-Za-z0-9_.-]{1,100}$"
+# An AWS CodeConnections connection (or the older CodeStar Connections one it replaced).
+CONNECTION_ARN_PATTERN = (
+    r"^arn:aws[a-z-]*:(codeconnections|codestar-connections):[a-z0-9-]+:[0-9]{12}:"
+    r"connection/[0-9a-f-]{36}$"
+)
+# A Pulumi Cloud organization name (letters, digits, '-', '_', '.').
+PULUMI_ORGANIZATION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
+# A self-hosted runner label (GitHub: letters, digits, '-', '_', '.'; at most 256).
+RUNNER_LABEL_PATTERN = r"^[A-Za-z0-9_.-]{1,256}$"
 # Where SNS delivers an alert: an email address (protocol email) or an HTTPS URL (https).
 ALERT_TARGET_PATTERN = r"^(https://[^\s]+|[^@\s]+@[^@\s]+\.[^@\s]+)$"
 
@@ -59,6 +70,11 @@ PATTERN_HINTS = {
     TRAINING_PLAN_PATTERN: "a training plan ARN such as arn:aws:sagemaker:...:training-plan/x",
     BUCKET_PATTERN: "an S3 bucket name such as my-models (lowercase, digits, '.', '-')",
     SEMVER_PATTERN: "a version MAJOR.MINOR.PATCH such as 1.2.3",
+    GITHUB_REPOSITORY_PATTERN: "a GitHub repository OWNER/NAME such as my-org/hyperpod-dpd",
+    CONNECTION_ARN_PATTERN: "a CodeConnections ARN such as arn:aws:codeconnections:us-east-2:"
+    "111122223333:connection/<36-character id>",
+    PULUMI_ORGANIZATION_PATTERN: "a Pulumi Cloud organization name such as my-org",
+    RUNNER_LABEL_PATTERN: "a runner label (letters, digits, '-', '_', '.') such as gpu-vpc",
     ALERT_TARGET_PATTERN: "an email address (oncall@example.com) or an HTTPS URL (https://...)",
 }
 

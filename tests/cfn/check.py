@@ -162,6 +162,11 @@ def to_cfn(value: Any, schema: dict, root: dict, renames: Mapping[str, str]) -> 
     schema may want."""
     schema = _resolve(schema, root)
     if _unknown(value):
+        if schema.get("type") == "object" and schema.get("required"):
+            # An object another resource supplies (a CodeBuild project's Source, for its
+            # webhook): its required properties, each not known.
+            props = schema.get("properties", {})
+            return {p: to_cfn(value, props.get(p, {}), root, renames) for p in schema["required"]}
         return NOT_KNOWN_LIST if schema.get("type") == "array" else NOT_KNOWN
     if isinstance(value, dict) and _is_tag_list(schema, root):
         return [{"Key": k, "Value": to_cfn(v, {}, root, renames)} for k, v in value.items()]

@@ -275,6 +275,29 @@ MAPPED: dict[str, Mapped] = {
         },
         aws_supplies={"ResourceType": "VPC (the provider sends VpcIds)"},
     ),
+    # --- CodeBuild: the deploy jobs' runner in the VPC (ci.runner codebuild) ------------------
+    "aws:codebuild/project:Project": Mapped(
+        "AWS::CodeBuild::Project",
+        inputs={"buildTimeout": "TimeoutInMinutes"},
+    ),
+    "aws:codebuild/webhook:Webhook": Mapped(
+        # CreateWebhook: the project's Triggers in CloudFormation (its FilterGroups a list of
+        # lists of filters, where the API wraps each group's list in `filters`).
+        "AWS::CodeBuild::Project",
+        inputs={
+            "projectName": "Name",
+            "buildType": "Triggers.BuildType",
+            "filterGroups": To(
+                "Triggers.FilterGroups", lambda groups: [g["filters"] for g in groups]
+            ),
+        },
+        aws_supplies={
+            "Artifacts": "the project's own resource (aws:codebuild/project)",
+            "Environment": "the project's own resource (aws:codebuild/project)",
+            "ServiceRole": "the project's own resource (aws:codebuild/project)",
+            "Source": "the project's own resource (aws:codebuild/project)",
+        },
+    ),
     # --- S3: the bucket, and its parts pulumi-aws registers as resources of their own ---------
     "aws:s3/bucket:Bucket": Mapped(
         "AWS::S3::Bucket",

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import run_stack, stack_raw
+from tests.conftest import edit, run_stack, stack_raw
 
 
 @pytest.fixture(scope="module")
@@ -87,13 +87,12 @@ def test_eks_auth_encryption_logging_and_version(dev):
     assert subnet_tiers == {"private"}
 
 
-def test_access_entries_keyed_by_role_name(prod):
+def test_access_entries_keyed_by_role_name(dev, prod):
     entries = {r.name: r for r in prod.of_type("aws:eks/accessEntry:AccessEntry")}
     assert sorted(entries) == [
         "eks-admin-inferenceoncall",
         "eks-admin-platformadmin",
         "eks-deployer",
-        "eks-view-githubpulumipreview",
     ]
     policies = {
         r.name: r.inputs["policyArn"].rsplit("/", 1)[-1]
@@ -103,31 +102,59 @@ def test_access_entries_keyed_by_role_name(prod):
         "eks-admin-inferenceoncall-policy": "AmazonEKSClusterAdminPolicy",
         "eks-admin-platformadmin-policy": "AmazonEKSClusterAdminPolicy",
         "eks-deployer-policy": "AmazonEKSClusterAdminPolicy",
-        "eks-view-githubpulumipreview-policy": "AmazonEKSViewPolicy",
     }
+    # dev's pull requests preview it: their read-only role (ci.previewRoleArn) reads the
+    # cluster without being listed in eks.viewRoleArns too.
+    view = dev.named("eks-view-hyperpod-dpd-dev-preview-policy")
+    assert view.inputs["policyArn"].endswith("/AmazonEKSViewPolicy")
+    assert dev.named("eks-view-hyperpod-dpd-dev-preview").inputs["principalArn"] == (
+        "arn:aws:iam::111122223333:role/hyperpod-dpd-dev-preview"
+    )
 
 
 def test_the_deployer_gets_an_explicit_entry_not_the_implicit_creator_admin(prod):
     (eks,) = prod.of_type("aws:eks/cluster:Cluster")
     assert eks.inputs["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] is False
-    # The session's issuer: an assumed role's session ARN becomes the role's ARN.
+    # The stack names its deploy role (ci.deployRoleArn): that role, whoever runs the program.
     deployer = prod.named("eks-deployer").inputs["principalArn"]
-    assert deployer == "arn:aws:iam::123456789012:role/offline-plan"
+    assert deployer == "arn:aws:iam::111122223333:role/hyperpod-dpd-prod-deploy"
     # The Kubernetes provider (charts, endpoint) waits for the deployer's access.
     provider = prod.named("eks-k8s")
     assert prod.named("eks-deployer-policy").urn in provider.depends_on
 
 
+def test_without_a_named_deploy_role_the_sessions_issuer_deploys():
+    raw = edit(stack_raw("prod"), "hyperpod-dpd:ci.deployRoleArn")
+    # The session's issuer: an assumed role's session ARN becomes the role's ARN.
+    deployer = run_stack(raw, stack="prod").named("eks-deployer").inputs["principalArn"]
+    assert deployer == "arn:aws:iam::123456789012:role/offline-plan"
+
+
+def test_a_pull_requests_preview_plans_the_same_deployer_entry():
+    """A pull request's preview runs the program as the read-only preview role, a viewer of
+    the cluster. With the deploy role named, the deployer's entry stays the deploy role's (the
+    preview shows no change of it) and the previewer being a viewer stops nothing; before,
+    the program took the caller for the deployer and stopped on it."""
+    caller = "arn:aws:iam::123456789012:role/offline-plan"  # the fake session's issuer
+    raw = edit(stack_raw("dev"), "hyperpod-dpd:eks.viewRoleArns", [caller])
+    entries = {r.name: r for r in run_stack(raw).of_type("aws:eks/accessEntry:AccessEntry")}
+    assert entries["eks-deployer"].inputs["principalArn"] == (
+        "arn:aws:iam::111122223333:role/hyperpod-dpd-dev-deploy"
+    )
+    assert entries["eks-view-offline-plan"].inputs["principalArn"] == caller
+
+
 def test_the_deployer_listed_as_admin_stops_the_program_with_the_key():
     from hyperpod_dpd.plan.engine import run_program
     from program.stack_config import StackConfigError
-    from tests.conftest import ROOT, as_pulumi_config, edit
+    from tests.conftest import ROOT, as_pulumi_config
 
     raw = edit(
         stack_raw("dev"),
         "hyperpod-dpd:eks.adminRoleArns",
         ["arn:aws:iam::123456789012:role/offline-plan"],
     )
+    edit(raw, "hyperpod-dpd:ci.deployRoleArn")  # asked of AWS, as without ci
     # Only AWS knows the deployer: it is asked (read-only) after the gate, before anything is
     # registered, and the error is a config error naming the key.
     recorded: list = []

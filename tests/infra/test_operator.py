@@ -131,11 +131,40 @@ def test_keda_queries_only_the_stacks_prometheus(dev):
     assert aps["Resource"] == [f"arn:aws:aps:us-east-2:123456789012:workspace/{amp.id}"]
 
 
-def test_alb_policy_is_the_pinned_upstream_file(dev):
-    policy = dev.named("inference-operator-alb-controller")
-    commit = "73980cf11d1c79c310f4f14a089554f58b165d7d"  # the tag v2.13.0's commit
-    source = f"kubernetes-sigs/aws-load-balancer-controller@{commit}/docs/install/iam_policy.json"
-    assert source in policy.inputs["policy"]
+def test_the_alb_policy_is_the_vendored_file_narrowed_to_the_stack_s_vpc(dev):
+    """The statements deployed are in the plan (resources.json, the gate, the scanners): the
+    pinned upstream file with its unconditioned writes narrowed (specs/alb_controller/), not a
+    placeholder filled in at deploy time."""
+    from specs.alb_controller.narrowing import Scope, narrowed
+    from specs.alb_controller.upstream import upstream_policy
+
+    vpc = dev.named("network-vpc")
+    vpc_arn = f"arn:aws:ec2:us-east-2:123456789012:vpc/{vpc.id}"
+    policy = json.loads(dev.named("inference-operator-alb-controller").inputs["policy"])
+    assert policy["Statement"] and policy == narrowed(upstream_policy(), Scope("aws", vpc_arn))
+    rules = [s for s in policy["Statement"] if "ec2:AuthorizeSecurityGroupIngress" in s["Action"]]
+    assert rules and all("Condition" in s for s in rules)
+
+
+def test_the_controller_cannot_touch_the_traffic_split_but_its_targets():
+    """The traffic split's load balancer and listener are Pulumi's: the controller's role may not
+    change them (they carry no elbv2.k8s.aws/cluster tag), only register the routers in their
+    target groups (the TargetGroupBindings)."""
+    from tests.conftest import canary_raw
+    from tests.security.iam import Request, allows
+
+    canary = run_stack(canary_raw(), stack="canary")
+    policy = canary.named("inference-operator-alb-controller").inputs["policy"]
+    listener, alb = canary.named("traffic-listener"), canary.named("traffic-alb")
+    tags = {f"aws:ResourceTag/{k}": v for k, v in listener.inputs["tags"].items()}
+    assert not any("elbv2.k8s.aws" in k for k in tags)
+    elb = "elasticloadbalancing:"
+    for action in ("ModifyListener", "DeleteListener", "CreateRule", "AddListenerCertificates"):
+        assert not allows(policy, Request(f"{elb}{action}", listener.id, tags)), action
+    assert not allows(policy, Request(f"{elb}CreateListener", alb.id, tags))
+    for group in canary.of_type("aws:lb/targetGroup:TargetGroup"):
+        group_tags = {f"aws:ResourceTag/{k}": v for k, v in group.inputs["tags"].items()}
+        assert allows(policy, Request(f"{elb}RegisterTargets", group.id, group_tags)), group.name
 
 
 def test_public_subnets_are_tagged_for_the_alb(dev):

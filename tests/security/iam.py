@@ -11,7 +11,7 @@ keys a request for it carries. Two questions:
   matches; https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition.html).
 - `allows`: whether a document allows one request (action, resource ARN, the condition keys the
   request carries), evaluated the way IAM evaluates an identity policy's Allow statements, for
-  the operators this project writes (String*, Arn*, Bool).
+  the operators this project writes (String*, Arn*, Bool, Null).
 """
 
 from __future__ import annotations
@@ -181,6 +181,12 @@ _STRING_OPS = {
 def _condition_holds(condition: Mapping[str, Mapping[str, Any]], request: Request) -> bool:
     context = {k.lower(): v for k, v in request.context.items()}
     for operator, keys in condition.items():
+        if operator == "Null":  # "true": the request lacks the key; "false": it carries it
+            if any(
+                (str(w).lower() == "true") != (k.lower() not in context) for k, w in keys.items()
+            ):
+                return False
+            continue
         test = _STRING_OPS.get(operator.removesuffix("IfExists"))
         if test is None:
             raise ValueError(f"condition operator {operator} is not evaluated here: add it")

@@ -53,4 +53,5 @@ def test_the_sagemaker_and_grafana_roles_are_for_this_accounts_resources_only():
         "inference-operator-execution-role": f"arn:aws:sagemaker:us-east-2:{ACCOUNT}:*",
         "observability-grafana-role": f"arn:aws:grafana:us-east-2:{ACCOUNT}:/workspaces/*",
         "network-flow-logs-role": f"arn:aws:ec2:us-east-2:{ACCOUNT}:vpc-flow-log/*",
+        "ci-runner-role": f"arn:aws:codebuild:us-east-2:{ACCOUNT}:project/hyperpod-dpd-dev-runner",
     }

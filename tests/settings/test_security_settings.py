@@ -1,5 +1,6 @@
-"""The security settings: the split's listener (trafficListener) and the VPC's flow
-logs (network.flowLogs, flowLogRetentionDays), each refused value named by its full key."""
+"""The security settings: the split's listener (trafficListener), the VPC's flow
+logs (network.flowLogs, flowLogRetentionDays) and the locked rules no policy override lowers,
+each refused value named by its full key."""
 
 from __future__ import annotations
 
@@ -51,3 +52,20 @@ def test_flow_log_retention_is_one_cloudwatch_takes(dev_raw):
     assert message.startswith(f"{NS}:network.flowLogRetentionDays: got 100; allowed: one of ")
     assert parse_settings(followed(raw, message)).network.flow_log_retention_days == 90
     assert parse_settings(stack_raw("dev")).network.flow_logs is True
+
+
+@pytest.mark.parametrize("level", ["advisory", "disabled"])
+def test_the_eks_endpoint_rule_cannot_be_lowered(dev_raw, level):
+    edit(dev_raw, f"{NS}:policy", {"enforcement": {"hyperpod-dpd-eks-endpoint": level}})
+    message = only_problem(dev_raw)
+    assert message.startswith(
+        f"hyperpod-dpd:policy.enforcement.hyperpod-dpd-eks-endpoint: got '{level}'; "
+        "allowed: mandatory: this rule holds on every stack and cannot be lowered."
+    )
+    # Followed, the fix plans: the override is gone.
+    assert "hyperpod-dpd-eks-endpoint" not in str(followed(dev_raw, message))
+
+
+def test_a_locked_rule_may_still_be_named_mandatory(dev_raw):
+    edit(dev_raw, f"{NS}:policy", {"enforcement": {"hyperpod-dpd-eks-endpoint": "mandatory"}})
+    parse_settings(dev_raw)

@@ -1,5 +1,8 @@
 """hyperpod-dpd-eks-endpoint: the EKS API is private, or public only to listed CIDRs whose union
-is not internet-wide (two /1 blocks open it as surely as 0.0.0.0/0; core/aws/cidrs.py)."""
+is not internet-wide (two /1 blocks open it as surely as 0.0.0.0/0; core/aws/cidrs.py).
+
+Locked: mandatory on every stack. A deploy that cannot reach a private API server invites
+opening it to the internet; the answer is a runner in the VPC (docs/deploy.md), never this."""
 
 from __future__ import annotations
 
@@ -25,4 +28,10 @@ def check(resources, limits):
             )
 
 
-RULE = Rule("hyperpod-dpd-eks-endpoint", "EKS API not open to the internet", "mandatory", check)
+RULE = Rule(
+    "hyperpod-dpd-eks-endpoint",
+    "EKS API not open to the internet",
+    "mandatory",
+    check,
+    locked=True,
+)

@@ -6,13 +6,12 @@ import hashlib
 import http.server
 import io
 import json
-import re
 import tarfile
 
 import pytest
 
-from core.versions import GitHubChart, GitHubFile
-from hyperpod_dpd.fetch.artifacts import FetchError, fetch_chart, fetch_file, vendor_dependencies
+from core.versions import GitHubChart
+from hyperpod_dpd.fetch.artifacts import FetchError, fetch_chart, vendor_dependencies
 from infra.charts import COMPLETE, chart_path, vendored_chart
 from tests.hyperpod_dpd.fetch.local_http import serving
 
@@ -180,33 +179,3 @@ def test_a_sub_chart_whose_digest_differs_from_the_index_is_refused(server, tmp_
     with pytest.raises(FetchError, match=r"plugin 0\.16\.1 .* is not the published f{64}"):
         vendor_dependencies(chart, oci_scheme="http")
     assert not (chart / "charts" / "plugin-0.16.1.tgz").exists()
-
-
-def test_a_single_pinned_file_is_fetched_once(server, tmp_path):
-    pin = GitHubFile("kubernetes-sigs/lb", "v1.0.0", "docs/iam_policy.json")
-    server["routes"]["/kubernetes-sigs/lb/v1.0.0/docs/iam_policy.json"] = (200, {}, b'{"a": 1}')
-    path = fetch_file(pin, tmp_path, base_url=server["url"])
-    assert path.read_text() == '{"a": 1}'
-    fetch_file(pin, tmp_path, base_url=server["url"])
-    assert len(server["requests"]) == 1
-
-
-def test_a_pinned_file_whose_bytes_differ_from_its_hash_is_refused(server, tmp_path):
-    """A moved tag or a tampered download never reaches the vendor directory (an IAM policy)."""
-    body = b'{"a": 1}'
-    good = hashlib.sha256(body).hexdigest()
-    route = "/kubernetes-sigs/lb/" + "c" * 40 + "/docs/iam_policy.json"
-    pin = GitHubFile("kubernetes-sigs/lb", "c" * 40, "docs/iam_policy.json", sha256=good)
-    server["routes"][route] = (200, {}, b'{"a": 2}')
-    with pytest.raises(FetchError, match=f"is not the published {good}"):
-        fetch_file(pin, tmp_path, base_url=server["url"])
-    assert not any(tmp_path.rglob("iam_policy.json*"))
-    server["routes"][route] = (200, {}, body)
-    assert fetch_file(pin, tmp_path, base_url=server["url"]).read_bytes() == body
-
-
-def test_the_alb_controller_policy_is_pinned_by_commit_and_hash():
-    from core.versions import ALB_CONTROLLER_POLICY as pin
-
-    assert re.fullmatch(r"[0-9a-f]{40}", pin.ref) and pin.tag == "v2.13.0"
-    assert re.fullmatch(r"[0-9a-f]{64}", pin.sha256 or "")

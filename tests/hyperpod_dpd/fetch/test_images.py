@@ -14,12 +14,12 @@ import pytest
 import yaml
 
 from core.images import parse_image
-from core.versions import ALB_CONTROLLER_POLICY, HYPERPOD_DEPENDENCIES_CHART, JOB_PYTHON_IMAGE
+from core.versions import HYPERPOD_DEPENDENCIES_CHART, JOB_PYTHON_IMAGE
 from hyperpod_dpd.cli import main
-from hyperpod_dpd.fetch import registry
+from hyperpod_dpd.fetch import artifacts, registry
 from hyperpod_dpd.fetch.images import DIGESTS_FILE
 from hyperpod_dpd.fetch.registry import MANIFEST_TYPES, RegistryError, resolve_digest
-from infra.charts import COMPLETE, chart_path, file_path
+from infra.charts import COMPLETE, VENDOR_DIR, chart_path
 from tests.conftest import edit, stack_raw, write_project
 from tests.fix_hints.edits import follow_in_file
 from tests.hyperpod_dpd.fetch.local_http import serving
@@ -167,13 +167,10 @@ def test_each_spelling_of_docker_hub_is_resolved_by_its_api_host(fake_registry, 
 
 
 def _fetched_already(project):
-    """The chart and policy in place, as a previous fetch left them (no GitHub from here)."""
+    """The chart in place, as a previous fetch left it (no GitHub from here)."""
     chart = project / chart_path(HYPERPOD_DEPENDENCIES_CHART)
     chart.mkdir(parents=True)
     (chart / COMPLETE).write_text("done\n")
-    policy = project / file_path(ALB_CONTROLLER_POLICY)
-    policy.parent.mkdir(parents=True)
-    policy.write_text("{}")
 
 
 def _fetch(project, stack="dev") -> str:
@@ -205,7 +202,7 @@ def test_fetch_with_a_stack_records_and_prints_the_command_that_pins_each_image(
     assert f"  {endpoint}\n" in out and f"  {jobs}\n" in out
     # verify's curl pod is on Docker Hub, out of reach here: its own line, the rest done.
     assert "  not resolved: curlimages/curl:8.11.1 (hyperpod-dpd verify --curl-image): " in out
-    assert "1 image(s) not resolved: the chart and policy are fetched" in out
+    assert "1 image(s) not resolved: the chart is fetched" in out
     # Run, the commands pin both images in the nested keys: the plan takes the stack file.
     for command in (endpoint, jobs):
         follow_in_file(project / "Pulumi.dev.yaml", command)
@@ -292,10 +289,19 @@ def test_an_unreadable_digest_record_is_replaced_with_a_warning(
     )
 
 
-def test_fetch_without_a_stack_fetches_what_it_did_and_says_how_to_pin_images(tmp_path, capsys):
+def test_fetch_without_a_stack_fetches_what_it_did_and_says_how_to_pin_images(
+    tmp_path, capsys, monkeypatch
+):
     project = write_project(tmp_path / "project", stack_raw("dev"))
     _fetched_already(project)
+    downloads = []
+    monkeypatch.setattr(artifacts, "_get", lambda url, headers=None: downloads.append(url))
     assert main(["fetch", "--project-dir", str(project)]) == 0
+    # The chart was there: nothing is downloaded, not the ALB controller's policy either (it is
+    # vendored in the repository, specs/alb_controller/).
+    assert downloads == [] and sorted(p.name for p in (project / VENDOR_DIR).iterdir()) == [
+        "charts"
+    ]
     out = capsys.readouterr().out
     assert "`hyperpod-dpd fetch --stack <stack>` resolves the digests" in out
     assert not (project / DIGESTS_FILE).exists()

@@ -29,3 +29,20 @@ def test_two_halves_of_the_internet_are_the_internet(dev):
     assert "(11.0.0.0/9, 11.128.0.0/9 together cover it)" in message
     vpc["publicAccessCidrs"] = ["10.0.0.0/8", "11.0.0.0/9"]  # private space does not count
     assert findings("hyperpod-dpd-eks-endpoint", dev) == []
+
+
+def test_no_stack_can_lower_the_rule(dev):
+    """Locked: a stack's enforcement override (advisory, disabled) or advisoriesMandatory
+    leaves it mandatory, in the gate and in the pack config the pipeline hands CrossGuard."""
+    from policies.pack import pack_config
+    from policies.rules import evaluate
+
+    named(dev, "eks-cluster").props["vpcConfig"]["publicAccessCidrs"] = ["0.0.0.0/0"]
+    for level in ("advisory", "disabled"):
+        (violation,) = evaluate(dev, enforcement={"hyperpod-dpd-eks-endpoint": level})
+        assert (violation.policy, violation.enforcement) == (
+            "hyperpod-dpd-eks-endpoint",
+            "mandatory",
+        )
+        config = pack_config({"hyperpod-dpd-eks-endpoint": level}, advisories_mandatory=False)
+        assert config["hyperpod-dpd-eks-endpoint"] == {"enforcementLevel": "mandatory"}
