@@ -16,9 +16,10 @@ the Pod nor its controller's request says whose Deployment it was, and an admiss
 reads only the request, so the chain is closed link by link:
 - `PODS`: a pod is created by the operator, by an admin, or by the controller that owns it (its
   `controller: true` owner reference names that controller's kind: a ReplicaSet's pod by the
-  replicaset controller, a Job's by the job controller...); any other creator is refused. A
-  pod's spec changes (image, ephemeral containers: `kubectl debug`) only by the operator or an
-  admin. Every pod, the operator's too, meets Pod Security `baseline` plus what the operator's
+  replicaset controller, a Job's by the job controller...); any other creator is refused. What
+  a running pod runs (its containers' images, ephemeral containers: `kubectl debug`) changes
+  only by the operator or an admin; its scheduling fields (the gates a queue controller such as
+  Kueue lifts) and metadata stay as open as before. Every pod, the operator's too, meets Pod Security `baseline` plus what the operator's
   workers need (specs/isolation/baseline.py).
 - `WORKLOADS`: a Deployment, StatefulSet, DaemonSet or CronJob is created, or its pod template
   changed, by the operator or an admin only; a ReplicaSet or Job likewise, or by the controller
@@ -31,7 +32,8 @@ namespace is refused, and so is one who edits an operator Deployment's template.
 The operator: its controller's service account (core/vocabulary.py OPERATOR_SERVICE_ACCOUNT, in
 OPERATOR_NAMESPACE). The admins: members of ADMINS_GROUP, the Kubernetes group the stack gives
 the access entries of `eks.adminRoleArns` and the deploying role (infra/eks.py; EKS puts an
-access entry's kubernetesGroups in its user's groups). Cluster admins can remove these policies
+access entry's kubernetesGroups in its user's groups:
+https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateAccessEntry.html). Cluster admins can remove these policies
 anyway; the group lets them debug without doing so. When kube-controller-manager runs without
 per-controller credentials its controllers act as `system:kube-controller-manager`, which is
 accepted wherever a controller is.
@@ -59,7 +61,7 @@ from core.vocabulary import (
 )
 from settings.stack import StackSettings
 from specs.base import Desired
-from specs.isolation.baseline import VARIABLES, baseline_validations
+from specs.isolation.baseline import CONTAINERS, EPHEMERAL, VARIABLES, baseline_validations
 
 API_VERSION = "admissionregistration.k8s.io/v1"
 PODS = "hyperpod-dpd-endpoint-pods"
@@ -149,8 +151,12 @@ def pods_policy(host_paths: tuple[str, ...]) -> dict[str, Any]:
             "reason": "Forbidden",
         },
         {
-            "expression": "request.operation != 'UPDATE' || object.spec == oldObject.spec || "
-            "variables.operator || variables.admin",
+            # What a running pod runs (images, ephemeral containers): scheduling fields (gates a
+            # queue controller lifts, tolerations) and metadata stay anyone's to update.
+            "expression": "request.operation != 'UPDATE' || variables.operator || "
+            "variables.admin || (variables.containers == "
+            f"{CONTAINERS.format(o='oldObject')} && variables.ephemeralContainers == "
+            f"{EPHEMERAL.format(o='oldObject')})",
             "messageExpression": refusal("changed"),
             "reason": "Forbidden",
         },

@@ -45,16 +45,12 @@ PROFILE_TYPES = ("RuntimeDefault", "Localhost")  # seccomp and AppArmor profiles
 APPARMOR_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/"
 
 # The variables the checks read (VAP spec.variables): every container, in two typed lists.
+# Every container of object `{o}`, in parentheses: CEL's `?:` binds loosest of all operators.
+CONTAINERS = "({o}.spec.containers + (has({o}.spec.initContainers) ? {o}.spec.initContainers : []))"
+EPHEMERAL = "(has({o}.spec.ephemeralContainers) ? {o}.spec.ephemeralContainers : [])"
 VARIABLES = (
-    {
-        "name": "containers",
-        "expression": "object.spec.containers + "
-        "(has(object.spec.initContainers) ? object.spec.initContainers : [])",
-    },
-    {
-        "name": "ephemeralContainers",
-        "expression": "has(object.spec.ephemeralContainers) ? object.spec.ephemeralContainers : []",
-    },
+    {"name": "containers", "expression": CONTAINERS.format(o="object")},
+    {"name": "ephemeralContainers", "expression": EPHEMERAL.format(o="object")},
 )
 
 

@@ -212,6 +212,11 @@ def test_a_user_cannot_change_a_running_workers_image_or_debug_it(dev):
     relabelled = copy.deepcopy(pod)
     relabelled["metadata"]["labels"]["team"] = "ml"
     assert admit(dev, Request("UPDATE", NS, USER, relabelled, pod)).allowed
+    # A queue controller lifting its scheduling gate (Kueue's) changes no container: it passes.
+    gated = copy.deepcopy(pod)
+    gated["spec"]["schedulingGates"] = [{"name": "kueue.x-k8s.io/admission"}]
+    kueue = "system:serviceaccount:kueue-system:kueue-controller-manager"
+    assert admit(dev, Request("UPDATE", NS, kueue, pod, gated)).allowed
     swapped = copy.deepcopy(pod)
     swapped["spec"]["containers"][0]["image"] = "attacker/vllm:latest"
     assert not admit(dev, Request("UPDATE", NS, USER, swapped, pod)).allowed
