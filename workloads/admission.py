@@ -35,7 +35,7 @@ class EndpointAdmission(pulumi.ComponentResource):
             for p in args.spec.policies
         ]
         # A binding enforces nothing while the policy it names is missing: policies first.
-        bindings = [
+        for b in args.spec.bindings:
             registered.ValidatingAdmissionPolicyBinding(
                 b.name,
                 **args.outputs.resolve(b.kwargs()),
@@ -43,9 +43,6 @@ class EndpointAdmission(pulumi.ComponentResource):
                     child, pulumi.ResourceOptions(depends_on=policies)
                 ),
             )
-            for b in args.spec.bindings
-        ]
-        self.resources = [*policies, *bindings]
         self.register_outputs(
             {"policies": [p.props["metadata"]["name"] for p in args.spec.policies]}
         )
