@@ -8,6 +8,7 @@ the program before the first resource is registered, so a typo never half-create
 import pulumi
 import pulumi_aws as aws
 
+from core import api_key
 from core.vocabulary import DPD_ROLES, role_node_selector
 from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.ci_runner import CiRunner, CiRunnerArgs
@@ -217,6 +218,11 @@ for spec in desired.endpoints:
         ),
     )
 endpoint = endpoints[desired.endpoint.name]
+# The namespace of the clients the stack runs in the cluster (benchmark runs, verify's prompts).
+benchmark = BenchmarkAccess(
+    names.BENCHMARK,
+    BenchmarkAccessArgs(spec=desired.benchmark, outputs=outputs, cluster=cluster_access, tags=tags),
+)
 traffic = None
 if desired.traffic is not None:
     traffic = TrafficSplit(
@@ -228,12 +234,9 @@ if desired.traffic is not None:
             # The routers' Services come with the endpoints; the TargetGroupBinding CRD and its
             # controller with the operator add-on.
             depends_on=[operator.addon, *endpoints.values()],
+            clients_namespace=benchmark.namespace,  # where the API key's Secret goes
         ),
     )
-benchmark = BenchmarkAccess(
-    names.BENCHMARK,
-    BenchmarkAccessArgs(spec=desired.benchmark, outputs=outputs, cluster=cluster_access, tags=tags),
-)
 
 # --- Stack outputs --------------------------------------------------------------------------
 pulumi.export("region", s.region)
@@ -267,5 +270,6 @@ else:
     )
 if traffic is not None:
     pulumi.export("trafficUrl", traffic.url)
+    pulumi.export(api_key.OUTPUT, traffic.api_key)  # a secret: --show-secrets
     pulumi.export("trafficWeights", dict(s.traffic))
 pulumi.export("roleNodeSelectors", {r: role_node_selector(r) for r in DPD_ROLES})

@@ -164,8 +164,9 @@ class StackSettings(SettingsModel):
     traffic_listener: TrafficListenerConfig = Field(
         default_factory=TrafficListenerConfig,
         description="The split's listener: certificateArn (HTTPS on 443), sslPolicy, "
-        "allowedCidrs and allowedSecurityGroupIds (who may connect besides the HyperPod "
-        "nodes), accessLogs and accessLogDays.",
+        "domainName and hostedZoneId (the name clients call), apiKeyNames (the keys it "
+        "checks), allowedCidrs and allowedSecurityGroupIds (who may connect besides the "
+        "HyperPod nodes), accessLogs and accessLogDays.",
     )
 
     @model_validator(mode="after")

@@ -120,11 +120,11 @@ class DesiredState:
             for policy in (spec.network_policy, spec.metadata_policy):
                 if policy:
                     out.append(policy)
-        if self.traffic:
-            out += self.traffic.resources()
         bench = self.benchmark
         out += [bench.namespace_resource, bench.policy]
         out += [bench.metadata_policy] if bench.metadata_policy else []
+        if self.traffic:
+            out += self.traffic.resources()
         if self.ci_runner:
             out += self.ci_runner.resources()
         return out

@@ -128,6 +128,8 @@ USER_CHOICES = {
     f"{NS}:eks.viewRoleArns": "their roles",
     f"{NS}:eks.publicAccessCidrs": "their networks",
     f"{NS}:trafficListener.certificateArn": "their certificate",
+    f"{NS}:trafficListener.domainName": "the name their clients call",
+    f"{NS}:trafficListener.hostedZoneId": "their private hosted zone",
     f"{NS}:trafficListener.allowedCidrs": "their clients' networks",
     f"{NS}:trafficListener.allowedSecurityGroupIds": "their clients' groups",
     f"{NS}:instanceGroups.{{}}.trainingPlanArn": "the plan they bought",

@@ -27,13 +27,15 @@ class BenchmarkAccessArgs:
 
 
 class BenchmarkAccess(pulumi.ComponentResource):
+    namespace: k8s.core.v1.Namespace  # where the runs (and the stack's other clients) run
+
     def __init__(
         self, name: str, args: BenchmarkAccessArgs, opts: pulumi.ResourceOptions | None = None
     ):
         super().__init__(BENCHMARK_ACCESS, name, None, opts)
         spec, out = args.spec, args.outputs
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=args.cluster.provider)
-        namespace = k8s.core.v1.Namespace(
+        self.namespace = namespace = k8s.core.v1.Namespace(
             spec.namespace_resource.name,
             **out.resolve(spec.namespace_resource.kwargs()),
             opts=k8s_opts,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core import api_key
 from core.job_pods import (
     JOB_CPU_REQUEST,
     JOB_MEMORY_LIMIT_GIB,
@@ -43,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # runs it from these alone).
 CODE_FILES = (
     "core/__init__.py",
+    "core/api_key.py",
     "core/cli_inputs.py",
     "core/exits.py",
     "core/job_pods.py",
@@ -201,6 +203,18 @@ def job(run: ClusterRun, files: dict[str, str]) -> dict[str, Any]:
                                 {"name": "PYTHONUNBUFFERED", "value": "1"},  # progress now
                                 {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
                                 *index_environment(run.pip_index_url),
+                                # The traffic split's API key, where the stack keeps it for
+                                # in-cluster clients (specs/traffic.py); none without a split.
+                                {
+                                    "name": api_key.ENV,
+                                    "valueFrom": {
+                                        "secretKeyRef": {
+                                            "name": api_key.SECRET_NAME,
+                                            "key": api_key.SECRET_KEY,
+                                            "optional": True,
+                                        }
+                                    },
+                                },
                             ],
                             # aiperf's workers: about one core busy at low concurrency, a few
                             # at 32 streams (`benchmark run` checks a system node holds it).

@@ -4,7 +4,11 @@
   hyperpod-dpd verify --name N --namespace NS [--routing-threshold T] [--kubeconfig K]
 
 With --stack, `serves the staged copy` fails when the live IEC loads another checkpoint copy
-(bucket and prefix: another revision) than the stack stages for the endpoint. A colocated
+(bucket and prefix: another revision) than the stack stages for the endpoint. An endpoint behind
+the stack's traffic split also gets `split refuses no key` and `split answers the key`: a prompt
+to the split without the API key must get 401, and one with it an answer (the key from the
+stack's Secret for the curl pods, from HYPERPOD_DPD_API_KEY or the stack's trafficApiKey output
+with --router-url). A colocated
 endpoint of the stack gets that check and `router service`: its router's Service is where the
 traffic split and the benchmark Job look for it (core/vocabulary.py RouterService).
 
@@ -60,6 +64,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     prompts.add_argument(
         "--insecure", action="store_true", help="with an https --router-url: skip TLS verification"
+    )
+    prompts.add_argument(
+        "--traffic-url",
+        help="the traffic split's URL (default with --stack: https://<trafficListener."
+        "domainName>/v1/chat/completions, else the stack's trafficUrl output): checked to refuse "
+        "a prompt without the API key and to answer one with it",
     )
     prompts.add_argument(
         "--prompt-namespace",

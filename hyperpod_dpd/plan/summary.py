@@ -9,8 +9,13 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from core import api_key
 from core.units import format_gib
-from core.vocabulary import INSTANCE_METADATA_POLICY, network_policy_name
+from core.vocabulary import (
+    CHAT_COMPLETIONS_PATH,
+    INSTANCE_METADATA_POLICY,
+    network_policy_name,
+)
 from hyperpod_dpd.plan.endpoint_summary import headline, render_endpoints
 from hyperpod_dpd.plan.resource_tree import render_tree
 from hyperpod_dpd.shared.cost import HOURS_PER_MONTH, hourly_cost, per_hour_and_month, total
@@ -259,6 +264,7 @@ def render_summary(plan: Any) -> str:
             lines += ["", f"### Endpoint `{entry.key}`", "", "| | |", "|---|---|"]
             lines += [f"| {k} | {v} |" for k, v in endpoint_facts(s, entry)]
             lines += render_sizing(s, entry, level="####")
+    lines += render_split(s)
     lines += render_checkpoints(s)
     lines += render_cold_start(s)
     lines += ["", f"## Resources ({len(plan.run.resources)})", "", "| type | count |", "|---|---|"]
@@ -279,6 +285,30 @@ def render_summary(plan: Any) -> str:
     lines += ["", "## Stack outputs", "", "| output | value |", "|---|---|"]
     lines += [f"| {k} | `{json.dumps(v)}` |" for k, v in sorted(plan.run.outputs.items())]
     return "\n".join(lines) + "\n"
+
+
+def render_split(s: StackSettings) -> list[str]:
+    """How clients call the traffic split: its name (or the load balancer's own), the key each
+    request carries, who may connect. Nothing without a split."""
+    if not s.traffic:
+        return []
+    listener = s.traffic_listener
+    if listener.domain_name is not None:
+        where = (f"`https://{listener.domain_name}{CHAT_COMPLETIONS_PATH}` (an alias record in "
+                 f"zone {listener.hosted_zone_id}; `hyperpod-dpd preflight` asks ACM that the "
+                 "certificate covers it)")  # fmt: skip
+    else:
+        where = "the load balancer's own name over plain HTTP (stack output `trafficUrl`)"
+    names = ", ".join(listener.api_key_names)
+    clients = ", ".join(["the HyperPod nodes", *listener.allowed_cidrs,
+                         *listener.allowed_security_group_ids])  # fmt: skip
+    return [
+        "", "## Traffic split", "", "| | |", "|---|---|",
+        f"| clients call | {where} |",
+        f"| each request carries | `{api_key.HEADER}: {api_key.SCHEME} <key>`, stack output "
+        f"`{api_key.OUTPUT}` (a secret; keys {names}, the last handed out); any other gets 401 |",
+        f"| who may connect | {clients} |",
+    ]  # fmt: skip
 
 
 def render_images(settings: StackSettings, stack: str) -> list[str]:

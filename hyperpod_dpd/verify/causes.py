@@ -240,3 +240,28 @@ WORKERS_UNGUARDED = Cause(
     "labels: report them to hyperpod-dpd, and keep untrusted pods off the cluster meanwhile",
     "docs/troubleshooting.md#workers-unguarded",
 )
+SPLIT_OPEN = Cause(
+    "the traffic split forwarded a request that carried no API key: its listener forwards "
+    "without checking the key (a stack applied before the key came in, or its listener or rule "
+    "edited by hand)",
+    "run `pulumi up --stack {stack}`; `aws elbv2 describe-rules --listener-arn ...` shows one "
+    "rule with an http-header condition on Authorization and a default action answering 401",
+    "docs/troubleshooting.md#split-takes-no-key-or-refuses-the-key",
+)
+SPLIT_KEY_REFUSED = Cause(
+    "the traffic split refused the key verify sent ({key_source}): it is none of the keys the "
+    "listener's rule holds (trafficListener.apiKeyNames): a key of a name since removed, "
+    "another stack's, or a rotation not yet applied",
+    "take the stack's key: `export HYPERPOD_DPD_API_KEY=$(pulumi stack output trafficApiKey "
+    "--show-secrets --stack {stack})`; if the Secret in the cluster is stale, `pulumi up "
+    "--stack {stack}` rewrites it",
+    "docs/troubleshooting.md#split-takes-no-key-or-refuses-the-key",
+)
+SPLIT_UNREACHED = Cause(
+    "no answer from the traffic split at {url}: its name does not resolve where the request "
+    "came from, the client is not let in (trafficListener.allowedCidrs, "
+    "allowedSecurityGroupIds; the HyperPod nodes always are), or no target is healthy",
+    "resolve and reach it from the client (`curl -v {url}`); the split's target groups' "
+    "health: `aws elbv2 describe-target-health`",
+    "docs/troubleshooting.md#split-takes-no-key-or-refuses-the-key",
+)

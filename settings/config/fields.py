@@ -39,6 +39,13 @@ CONNECTION_ARN_PATTERN = (
 PULUMI_ORGANIZATION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
 # A self-hosted runner label (GitHub: letters, digits, '-', '_', '.'; at most 256).
 RUNNER_LABEL_PATTERN = r"^[A-Za-z0-9_.-]{1,256}$"
+# A name the split's clients call (trafficListener.domainName): a lowercase DNS name of two labels
+# or more (RFC 1123 letters, digits and '-', each label <= 63, the whole <= DOMAIN_NAME_MAX, no
+# trailing dot), the last label starting with a letter. A wildcard is no name a client calls.
+DOMAIN_NAME_PATTERN = r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+DOMAIN_NAME_MAX = 253
+# A Route 53 hosted zone ID (Route 53 API reference, HostedZone.Id: "Z" and up to 32 characters).
+HOSTED_ZONE_ID_PATTERN = r"^Z[A-Z0-9]{1,31}$"
 # Where SNS delivers an alert: an email address (protocol email) or an HTTPS URL (https).
 ALERT_TARGET_PATTERN = r"^(https://[^\s]+|[^@\s]+@[^@\s]+\.[^@\s]+)$"
 
@@ -49,6 +56,8 @@ def repair_pattern(pattern: str, text: str) -> str | None:
     candidates = [text.strip(), text.strip().lower()]
     if pattern == INSTANCE_TYPE_PATTERN:
         candidates += ["ml." + c for c in candidates]
+    if pattern == DOMAIN_NAME_PATTERN:  # a fully qualified name's trailing dot
+        candidates += [c.rstrip(".") for c in candidates]
     if pattern == ALERT_TARGET_PATTERN:  # SNS delivers over HTTPS only
         candidates += [re.sub(r"^http://", "https://", c) for c in candidates]
     candidates += [re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")]
@@ -75,6 +84,8 @@ PATTERN_HINTS = {
     "111122223333:connection/<36-character id>",
     PULUMI_ORGANIZATION_PATTERN: "a Pulumi Cloud organization name such as my-org",
     RUNNER_LABEL_PATTERN: "a runner label (letters, digits, '-', '_', '.') such as gpu-vpc",
+    DOMAIN_NAME_PATTERN: "a lowercase DNS name such as llm.internal.example.com (no trailing dot)",
+    HOSTED_ZONE_ID_PATTERN: "a Route 53 hosted zone ID such as Z0123456789ABCDEFGHIJ",
     ALERT_TARGET_PATTERN: "an email address (oncall@example.com) or an HTTPS URL (https://...)",
 }
 

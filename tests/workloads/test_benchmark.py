@@ -54,3 +54,13 @@ def test_the_account_exists_only_once_its_pods_are_kept_from_the_instance_metada
     run = run_stack(stack_raw("dev"))
     account = run.named("benchmark-service-account")
     assert any(d.endswith("::benchmark-metadata-egress") for d in account.depends_on)
+
+
+def test_the_splits_api_key_waits_in_the_clients_namespace_not_the_endpoints():
+    """The stack's in-cluster clients (the runs, verify's prompt pods) run in the benchmark
+    namespace, so that is where the split's key is kept for them; no endpoint namespace holds
+    it (its pods never present it)."""
+    run = run_stack(canary_raw(), stack="canary")
+    (secret,) = run.of_type("kubernetes:core/v1:Secret")
+    assert secret.inputs["metadata"]["namespace"] == BENCHMARK_NAMESPACE
+    assert any(d.endswith("::benchmark-namespace") for d in secret.depends_on)
