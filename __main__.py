@@ -23,7 +23,7 @@ from infra.operator import InferenceOperator, InferenceOperatorArgs
 from infra.placement import Placement, PlacementArgs
 from policies.gate import enforce, judgement
 from program.outputs import Outputs
-from program.stack_config import deployer_arn, load_stack_config
+from program.stack_config import deployer_arn, deploying_principal, load_stack_config
 from specs import desired as names
 from specs.eks import addon_configuration
 from specs.network import flow_log_group_name
@@ -45,14 +45,15 @@ s = config.settings
 verdict = judgement(s, config.project, config.stack, has_hf_token=config.hf_token is not None)
 enforce(verdict)
 desired = verdict.desired
-deployer = deployer_arn(s)  # asks AWS who runs `pulumi up`: still before any registration
+principal = deploying_principal(s)  # ci.deployRoleArn, or asks AWS who runs `pulumi up`
+deployer = deployer_arn(s, principal)
 
 # --- Components -----------------------------------------------------------------------------
 tags, partition = desired.tags, desired.partition
 outputs = Outputs()
 outputs.publish("config", hfToken=config.hf_token)
 account_id = aws.get_caller_identity_output().account_id
-outputs.publish("aws", accountId=account_id)
+outputs.publish("aws", accountId=account_id, deployerArn=principal)
 
 network = Network(
     names.NETWORK,
@@ -249,6 +250,9 @@ pulumi.export("eksClusterName", eks.cluster.name)
 pulumi.export("kubeconfig", eks.kubeconfig)
 pulumi.export("hyperpodClusterArn", hyperpod.arn)
 pulumi.export("modelBucket", models.name)
+# What `hyperpod-dpd preflight` and `verify` compare the boot script in S3 with.
+pulumi.export("lifecycleBucket", lifecycle.bucket.name)
+pulumi.export("lifecycleScriptSha256", lifecycle.sha256)
 pulumi.export("modelPrefix", s.checkpoint.effective_prefix)
 pulumi.export("inferenceOperatorVersion", s.inference_operator.version)
 pulumi.export("inferenceOperatorAddonVersion", s.inference_operator.addon_version)

@@ -267,6 +267,7 @@ RULE_NAMES: tuple[str, ...] = (
     "hyperpod-dpd-model-size",
     "hyperpod-dpd-shm-volume",
     "hyperpod-dpd-s3-buckets",
+    "hyperpod-dpd-boot-scripts",
     "hyperpod-dpd-sns-topics",
     "hyperpod-dpd-iam-wildcards",
     "hyperpod-dpd-public-ingress",

@@ -49,6 +49,9 @@ ADMISSION = "endpoint-admission"  # who may run pods in the endpoints' namespace
 TRAFFIC = TRAFFIC_SPLIT_NAME  # the weighted split in front of them (core/vocabulary.py)
 # Outputs that are not a child resource's: an invoke's, a component's, the config's.
 ACCOUNT_ID = ref("aws", "accountId")
+# Who deploys: ci.deployRoleArn, else the issuer of the session running `pulumi up`
+# (program/stack_config.py deploying_principal).
+DEPLOYER_ARN = ref("aws", "deployerArn")
 HF_TOKEN = ref("config", "hfToken")
 PRIVATE_SUBNET_IDS = ref(NETWORK, "privateSubnetIds")
 AZ_NAME = ref(PLACEMENT, "azName")
@@ -153,7 +156,7 @@ def desired_state(
         list(s.eks.public_access_cidrs),
         tags,
     )
-    lifecycle = scripts_bucket(LIFECYCLE, tags)
+    lifecycle = scripts_bucket(LIFECYCLE, tags, tuple(s.deployer_arns), DEPLOYER_ARN)
     models = secure_bucket(
         MODELS,
         tags,

@@ -23,9 +23,10 @@ def candidates_of(traffic: Mapping[str, int]) -> list[str]:
     return sorted(k for k in traffic if k != baseline)
 
 
-def next_weight(current: int) -> int | None:
-    """The next step after `current` percent (None: the candidate already takes everything)."""
-    return next((step for step in STEPS if step > current), None)
+def next_weight(current: int, steps: tuple[int, ...] = STEPS) -> int | None:
+    """The next of `steps` after `current` percent (None: the candidate already takes
+    everything)."""
+    return next((step for step in steps if step > current), None)
 
 
 def reweighted(traffic: Mapping[str, int], candidate: str, weight: int) -> dict[str, int]:
@@ -43,14 +44,18 @@ def reweighted(traffic: Mapping[str, int], candidate: str, weight: int) -> dict[
     return out
 
 
-def set_commands(before: Mapping[str, int], after: Mapping[str, int]) -> str:
-    """The `pulumi config set` lines from `before` to `after`, then `pulumi up`."""
+def set_commands(
+    before: Mapping[str, int], after: Mapping[str, int], stack: str | None = None
+) -> str:
+    """The `pulumi config set` lines from `before` to `after`, then `pulumi up` (each naming
+    `--stack` when given)."""
+    named = f" --stack {stack}" if stack else ""
     lines = [
-        f"pulumi config set --path '{PROJECT}:traffic.{key}' {after[key]}"
+        f"pulumi config set --path '{PROJECT}:traffic.{key}' {after[key]}{named}"
         for key in sorted(after)
         if after[key] != before.get(key)
     ]
-    return " && ".join([*lines, "pulumi up"])
+    return " && ".join([*lines, f"pulumi up{named}"])
 
 
 def rollback_command(traffic: Mapping[str, int], candidate: str) -> str:

@@ -5,36 +5,67 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.exits import EXIT_FAILED, EXIT_HOLD, EXIT_OK, UsageProblem
 from core.vocabulary import PROJECT
 from hyperpod_dpd.canary.measures import Pool, measure
 from hyperpod_dpd.canary.prometheus import Prometheus, stack_workspace
-from hyperpod_dpd.canary.verdict import judge
+from hyperpod_dpd.canary.verdict import Measures, Verdict, judge
+
+if TYPE_CHECKING:
+    from settings.stack_file import Stack
 
 EXIT_CODES = {"promote": EXIT_OK, "rollback": EXIT_FAILED, "hold": EXIT_HOLD}
 WINDOW = re.compile(r"^[1-9][0-9]*[smhd]$")
 
 
-def run(args: argparse.Namespace, project_dir: Path) -> int:
+@dataclass(frozen=True)
+class Assessment:
+    """The canary's judgement of a candidate against its baseline over one window: what
+    `hyperpod-dpd canary` prints and `hyperpod-dpd rollout` acts on."""
+
+    candidate: str  # the candidate's label
+    baselines: list[str]  # the baseline's endpoints' labels
+    window: str
+    traffic: dict[str, int]  # the split judged (the stack file's hyperpod-dpd:traffic)
+    mine: Measures
+    theirs: Measures
+    verdict: Verdict
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict.verdict]
+
+
+def assess(
+    read: Stack,
+    endpoint: str | None,
+    baseline: list[str] | None,
+    window: str,
+    prometheus_url: str | None,
+) -> Assessment:
+    """Judge `endpoint` of the stack `read` against `baseline` (default: the split's other
+    endpoints) over `window`, on `prometheus_url` (default: the stack's AMP workspace).
+    UsageProblem (exit 2) naming the flag or key on bad input."""
     from hyperpod_dpd.shared.endpoints import choose_endpoint, gpus_and_hourly_cost
     from settings.endpoint.slo import effective_slo
-    from settings.stack_file import read_stack
 
-    if not WINDOW.match(args.window):
-        raise UsageProblem(f"--window {args.window!r}: a Prometheus duration such as 30m, 2h or 1d")
-    settings = read_stack(project_dir, args.stack).settings
-    candidate = choose_endpoint(settings, args.stack, args.endpoint)
+    if not WINDOW.match(window):
+        raise UsageProblem(f"--window {window!r}: a Prometheus duration such as 30m, 2h or 1d")
+    stack, settings = read.name, read.settings
+    candidate = choose_endpoint(settings, stack, endpoint)
     traffic = dict(settings.traffic)
-    keys = args.baseline or [k for k in traffic if k != candidate.key]
+    keys = baseline or [k for k in traffic if k != candidate.key]
     if not keys:
         raise UsageProblem(
-            f"--baseline: stack {args.stack} splits no traffic between {candidate.label} and "
+            f"--baseline: stack {stack} splits no traffic between {candidate.label} and "
             f"another endpoint ({PROJECT}:traffic); name the endpoint to compare with, e.g. "
             "--baseline baseline"
         )
-    baselines = [choose_endpoint(settings, args.stack, key) for key in keys]
+    baselines = [choose_endpoint(settings, stack, key) for key in keys]
     slo = effective_slo(settings.slo, candidate.config.slo)
     if slo is None:
         key = candidate.config_key("slo")
@@ -42,10 +73,10 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
             f"{key}: not set, nor {PROJECT}:slo; the canary judges by an SLO: pulumi config set "
             f"--path '{PROJECT}:slo.minRequests' 1000 (the other objectives at their defaults)"
         )
-    if args.prometheus_url:
-        prom = Prometheus(args.prometheus_url, "--prometheus-url")
+    if prometheus_url:
+        prom = Prometheus(prometheus_url, "--prometheus-url")
     else:
-        prom = stack_workspace(settings.region, args.stack)
+        prom = stack_workspace(settings.region, stack)
 
     def pools(entries) -> list[Pool]:
         out = []
@@ -55,22 +86,37 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
             out.append(Pool(c.name, c.namespace, c.mode, gpus, cost))
         return out
 
-    mine = measure(prom, pools([candidate]), args.window)
-    theirs = measure(prom, pools(baselines), args.window)
+    mine = measure(prom, pools([candidate]), window)
+    theirs = measure(prom, pools(baselines), window)
     verdict = judge(candidate.label, mine, theirs, slo, traffic)
+    return Assessment(
+        candidate.label, [b.label for b in baselines], window, traffic, mine, theirs, verdict
+    )
+
+
+def run(args: argparse.Namespace, project_dir: Path) -> int:
+    from settings.stack_file import read_stack
+
+    a = assess(
+        read_stack(project_dir, args.stack),
+        args.endpoint,
+        args.baseline,
+        args.window,
+        args.prometheus_url,
+    )
     report = {
-        "verdict": verdict.verdict,
-        "window": args.window,
-        "baseline": {"endpoints": [b.label for b in baselines], **theirs.report()},
-        "candidate": {"endpoints": [candidate.label], **mine.report()},
-        "reasons": verdict.reasons,
-        "next": verdict.next,
+        "verdict": a.verdict.verdict,
+        "window": a.window,
+        "baseline": {"endpoints": a.baselines, **a.theirs.report()},
+        "candidate": {"endpoints": [a.candidate], **a.mine.report()},
+        "reasons": a.verdict.reasons,
+        "next": a.verdict.next,
     }
     if args.format == "json":
         print(json.dumps(report, indent=2))
     else:
         print(_text(report))
-    return EXIT_CODES[verdict.verdict]
+    return a.exit_code
 
 
 def _text(r: dict) -> str:

@@ -32,7 +32,7 @@ from policies.rules import Violation
 from program.stack_config import HANDED_SETTINGS
 from settings import StackSettings
 from settings.stack import endpoint_sizing
-from settings.stack_file import StackFile, read_stack
+from settings.stack_file import Stack, StackFile, read_stack
 
 STOPPED = (
     "The program stopped at the policy gate, as `pulumi up` would: {registered} resources were "
@@ -72,11 +72,16 @@ class Plan:
 
 
 def make_plan(
-    project_dir: Path, stack: str, out_dir: Path | None = None, preview: bool = False
+    project_dir: Path,
+    stack: str,
+    out_dir: Path | None = None,
+    preview: bool = False,
+    read: Stack | None = None,
 ) -> Plan:
     """Plan `stack` (`preview`: as the first `pulumi preview` of a new stack sees it, outputs of
-    resources not created yet unknown). Raises ConfigError on bad config (nothing written)."""
-    read = read_stack(project_dir, stack)
+    resources not created yet unknown; `read`: the stack as already read, e.g. with a config
+    value of a step not written yet). Raises ConfigError on bad config (nothing written)."""
+    read = read or read_stack(project_dir, stack)
     stack_file, settings = read.file, read.settings
     # Only a valid config gets an output directory: a bad one writes nothing.
     out_dir = claim(

@@ -10,6 +10,8 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
+from hyperpod_dpd.shared import boot_script
+
 
 @dataclass(frozen=True)
 class Cause:
@@ -265,3 +267,6 @@ SPLIT_UNREACHED = Cause(
     "health: `aws elbv2 describe-target-health`",
     "docs/troubleshooting.md#split-takes-no-key-or-refuses-the-key",
 )
+# `verify --stack`'s last check, also preflight's: hyperpod_dpd/shared/boot_script.py compares
+# and fills these texts (the S3 object, its bucket and the stack).
+BOOT_SCRIPT_CHANGED = Cause(boot_script.CAUSE, boot_script.FIX, boot_script.REF)

@@ -14,12 +14,14 @@ from typing import Any
 from core import api_key
 from core.exits import EXIT_BAD_INPUT, UsageProblem
 from core.vocabulary import BENCHMARK_NAMESPACE, CHAT_COMPLETIONS_PATH, router_url
+from hyperpod_dpd.shared import boot_script
+from hyperpod_dpd.shared.aws import client_factory
 from hyperpod_dpd.shared.endpoints import choose_endpoint
 from hyperpod_dpd.shared.kube import Cluster, ClusterError, KubeconfigError, kubeconfig_path
 from hyperpod_dpd.shared.stack_outputs import OutputUnavailable, stack_output
 from hyperpod_dpd.verify.prompts import HttpPromptClient, PodPromptClient
 from hyperpod_dpd.verify.report import render_text, report_json
-from hyperpod_dpd.verify.results import Split, StagedCopy, Target
+from hyperpod_dpd.verify.results import FAIL, PASS, SKIP, Check, Split, StagedCopy, Target
 from hyperpod_dpd.verify.runner import EndpointNotFound, Options, SplitClients, verify
 from settings.stack_file import read_stack
 
@@ -49,6 +51,10 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
             return _bad_input(args, f"cannot read the endpoint: {exc}")
     finally:
         cluster.close()
+    if args.stack:  # the nodes the endpoint runs on booted with the stack's script
+        report.checks.append(boot_check(args, project_dir))
+        if progress := _progress(args):
+            progress(report.checks[-1])
     for warning in client.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.format == "json":
@@ -172,6 +178,19 @@ def staged_copy(settings: Any, entry: Any, stack: str, project_dir: Path) -> Sta
         for copy in settings.staged_checkpoints()
     )
     return StagedCopy(stack, key, c.effective_prefix, _revision(c), bucket, note, copies)
+
+
+def boot_check(args: argparse.Namespace, project_dir: Path) -> Check:
+    """The nodes' boot script in S3 against the SHA-256 the stack's `pulumi up` recorded
+    (hyperpod_dpd/shared/boot_script.py), with the caller's AWS credentials."""
+    where = boot_script.deployed(project_dir, args.stack)
+    s3 = None
+    if where.bucket is not None:
+        region = read_stack(project_dir, args.stack).settings.region
+        s3 = (args.client_factory or client_factory(region))("s3")
+    v = boot_script.compare(s3, where)
+    result = {"pass": PASS, "skip": SKIP}.get(v.result, FAIL)
+    return Check(boot_script.CHECK, result, v.detail, v.cause, v.fix, v.ref)
 
 
 def _revision(c: Any) -> str:

@@ -22,6 +22,7 @@ from policies.rules.endpoint import (
     tensor_parallel,
 )
 from policies.rules.security import (
+    boot_scripts,
     eks_endpoint,
     hf_token,
     iam_wildcards,
@@ -52,6 +53,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         model_size,
         shm_volume,
         s3_buckets,
+        boot_scripts,
         sns_topics,
         iam_wildcards,
         public_ingress,

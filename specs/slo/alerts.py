@@ -31,6 +31,9 @@ RECEIVED_AT_LEAST = 0.1  # a DPD decoder's prompt tokens that arrive as KV, at t
 FOUND_AT_LEAST = 0.5  # of the KV its connector looks up
 KV_CACHE_FULL = 0.95
 ALERTS_DOC = "docs/alerts.md"
+# The alert a split's weights make or unmake (a candidate compared with its baseline): with the
+# rollback lines, what a weight step may change in the rule file (hyperpod_dpd/rollout/routing.py).
+COMPARISON_ALERT = "HyperpodDpdCandidateWorseThanBaseline"
 
 
 def _alert(
@@ -194,7 +197,7 @@ def comparison_alerts(
     )
     return [
         _alert(
-            "HyperpodDpdCandidateWorseThanBaseline", " or ".join(terms), j, j.serving, PAGE,
+            COMPARISON_ALERT, " or ".join(terms), j, j.serving, PAGE,
             f"{j.label} is more than {j.slo.baseline_margin:.0%} worse than {base.label} "
             "(TTFT p99, ITL p99 or errors)",
             _way_back(j, traffic, f"hyperpod-dpd canary --endpoint {j.label} says by how much"),

@@ -7,7 +7,6 @@ server answers them all."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 import yaml
@@ -15,8 +14,7 @@ import yaml
 from core.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_HOLD, EXIT_OK
 from hyperpod_dpd.cli import main
 from tests.conftest import ROOT
-from tests.specs.prometheus_server import serve_backfill
-from tests.specs.vllm_traffic import Minute, decode_minute, openmetrics, pod, prefill_minute
+from tests.specs.vllm_traffic import Minute, decode_minute, prefill_minute, serve_canary
 
 MINUTES = 40
 
@@ -32,15 +30,7 @@ SCENARIOS = {
 
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory):
-    start = int(time.time()) - MINUTES * 60
-    pods = []
-    for scenario, (base, prefill, decode) in SCENARIOS.items():
-        pods += [
-            pod("baseline", "colocated", base, namespace=scenario),
-            pod("candidate", "prefill", prefill, namespace=scenario),
-            pod("candidate", "decode", decode, namespace=scenario),
-        ]
-    server = serve_backfill(tmp_path_factory.mktemp("prom"), openmetrics(pods, start, MINUTES))
+    server = serve_canary(tmp_path_factory.mktemp("prom"), SCENARIOS, MINUTES)
     yield server
     server.stop()
 

@@ -137,11 +137,15 @@ def _possible(expression: str, workflow: dict) -> set[str]:
 
 
 def environments(job: dict, workflow: dict) -> set[str]:
+    """The environments a job can name: `${{ ... }}` in the name takes each value it can."""
     env = job.get("environment")
     if env is None:
         return set()
     name = env["name"] if isinstance(env, dict) else env
-    return _possible(name, workflow) if "${{" in name else {name}
+    m = re.search(r"\$\{\{.*?\}\}", name)
+    if m is None:
+        return {name}
+    return {name[: m.start()] + v + name[m.end() :] for v in _possible(m.group(0), workflow)}
 
 
 def main_only(job: dict) -> bool:
@@ -340,7 +344,7 @@ def test_each_job_asks_for_a_team_that_trusts_its_subject():
                 for name in names:
                     asked += 1
                     assert teams[name] & subject, (path.name, name)
-    assert asked == 4  # the preview (dev) and the deploy (dev, prod, canary)
+    assert asked == 7  # the preview (dev), the deploy and the rollout (dev, prod, canary)
 
 
 def test_the_roles_template_is_valid_cloudformation():

@@ -135,6 +135,30 @@ def pod(endpoint: str, pool: str, minute: Minute, namespace: str = "inference", 
     return SyntheticPod(name, namespace, minute)
 
 
+def canary_pods(scenarios: dict[str, tuple[Minute, Minute, Minute]]) -> list[SyntheticPod]:
+    """The canary stack's pods for each scenario, in a namespace named after it: the baseline's
+    colocated pod and the candidate's prefill and decode pods, doing (baseline, prefill,
+    decode)'s minutes."""
+    pods = []
+    for scenario, (base, prefill, decode) in scenarios.items():
+        pods += [
+            pod("baseline", "colocated", base, namespace=scenario),
+            pod("candidate", "prefill", prefill, namespace=scenario),
+            pod("candidate", "decode", decode, namespace=scenario),
+        ]
+    return pods
+
+
+def serve_canary(directory, scenarios: dict[str, tuple[Minute, Minute, Minute]], minutes: int):
+    """A real Prometheus serving `canary_pods(scenarios)`' series over the last `minutes`."""
+    import time
+
+    from tests.specs.prometheus_server import serve_backfill
+
+    start = int(time.time()) - minutes * 60
+    return serve_backfill(directory, openmetrics(canary_pods(scenarios), start, minutes))
+
+
 def _selector(name: str, labels: dict[str, str]) -> str:
     inner = ",".join(f'{k}="{v}"' for k, v in labels.items())
     return f"{name}{{{inner}}}"
