@@ -111,7 +111,8 @@ class StackSettings(SettingsModel):
     )
     network_policy: NetworkPolicyConfig = Field(
         default_factory=NetworkPolicyConfig,
-        description="Pod ingress to the endpoints' workers: enabled, allowNamespaces.",
+        description="Pod ingress to the endpoints' workers, pod egress to the instance "
+        "metadata service: enabled, allowNamespaces.",
     )
     inference_operator: InferenceOperatorConfig = Field(
         default_factory=InferenceOperatorConfig,

@@ -30,8 +30,10 @@ engine that wants a key the router lacks is "Model not found": vllm-project/prod
 The operator sets neither on its router, so workers that checked a key would refuse it. Each key
 is generated (random.RandomPassword, a Pulumi secret) and held by the rule; up to three at once,
 so a rotation adds the new key, moves the clients, then drops the old one, with no pod restarted.
-The newest is stored as a Kubernetes Secret beside the endpoints for the clients the stack runs
-in the cluster (`verify`, the benchmark Job).
+The newest is stored as a Kubernetes Secret for the clients the stack runs in the cluster
+(`verify`'s prompt pods, the benchmark Job), in the namespace they run in, the stack's benchmark
+namespace (core/vocabulary.py BENCHMARK_NAMESPACE): not in the endpoints', whose pods never
+present it and where only the operator's pods run (specs/isolation/admission.py).
 
 The Service is the router the operator creates for every endpoint with intelligent routing
 (core/vocabulary.py RouterService, where its sources are cited; `hyperpod-dpd verify` checks it
@@ -48,6 +50,7 @@ from core import api_key
 from core.aws.elb_accounts import ELB_LOG_ACCOUNTS
 from core.refs import ref
 from core.vocabulary import (
+    BENCHMARK_NAMESPACE,
     CHAT_COMPLETIONS_PATH,
     ROUTER_HEALTH_PATH,
     SECRET_TYPE,
@@ -341,8 +344,7 @@ def traffic_split(
             "tags": tags,
         },
     )
-    namespaces = sorted({by_key[k].namespace for k in s.traffic})
-    secrets = tuple(_key_secret(name, ns, keys[-1]) for ns in namespaces)
+    secrets = (_key_secret(name, BENCHMARK_NAMESPACE, keys[-1]),)
     dns = _dns(name, listener_cfg, vpc_id, alb) if listener_cfg.domain_name else None
     return TrafficSpec(
         name, group, tuple(rules), alb, groups, bindings, listener, forward, keys, secrets,

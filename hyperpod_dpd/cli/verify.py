@@ -25,6 +25,7 @@ from pathlib import Path
 
 from core import cli_inputs as inputs
 from core.versions import VERIFY_CURL_IMAGE
+from core.vocabulary import BENCHMARK_NAMESPACE
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -73,7 +74,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "a prompt without the API key and to answer one with it",
     )
     prompts.add_argument(
-        "--prompt-namespace", help="namespace of the curl pod (default: endpoint's)"
+        "--prompt-namespace",
+        help=f"namespace of the curl pod (default: the stack's {BENCHMARK_NAMESPACE}; the "
+        "endpoints' own admit only the operator's pods)",
     )
     prompts.add_argument(
         "--curl-image",

@@ -13,7 +13,7 @@ from typing import Any
 
 from core import api_key
 from core.exits import EXIT_BAD_INPUT, UsageProblem
-from core.vocabulary import CHAT_COMPLETIONS_PATH, router_url
+from core.vocabulary import BENCHMARK_NAMESPACE, CHAT_COMPLETIONS_PATH, router_url
 from hyperpod_dpd.shared import boot_script
 from hyperpod_dpd.shared.aws import client_factory
 from hyperpod_dpd.shared.endpoints import choose_endpoint
@@ -117,14 +117,14 @@ def split_clients(
 ) -> SplitClients:
     """What sends the split's two prompts: from this machine with --router-url (the key from
     HYPERPOD_DPD_API_KEY, else the stack's output), else from one-shot pods in the cluster (the
-    key from the stack's Secret in their namespace)."""
+    key from the stack's Secret in their namespace, the benchmark namespace)."""
     split = target.split
     url = split.url or ""
     if args.router_url:
         key, source, why = _local_key(split.stack, project_dir)
         keyed = HttpPromptClient(url, args.timeout, args.insecure, key) if key else None
         return SplitClients(HttpPromptClient(url, args.timeout, args.insecure), keyed, source, why)
-    namespace = args.prompt_namespace or target.namespace
+    namespace = args.prompt_namespace or BENCHMARK_NAMESPACE  # where the stack's Secret is
     pod = dict(
         cluster=cluster, namespace=namespace, url=url, timeout=args.timeout,
         poll_interval=args.poll_interval, image=args.curl_image,
@@ -203,7 +203,8 @@ def prompt_client(args: argparse.Namespace, cluster: Any, target: Any) -> Any:
     url = router_url(target.name, target.namespace)
     return PodPromptClient(
         cluster,
-        args.prompt_namespace or target.namespace,
+        # A client of the endpoint, like a benchmark run: in the stack's namespace for those.
+        args.prompt_namespace or BENCHMARK_NAMESPACE,
         url,
         args.timeout,
         args.poll_interval,
