@@ -44,6 +44,8 @@ def _pulumi_type(field: FieldInfo) -> str:
     annotation = field.annotation
     if get_origin(annotation) is dict or _model_of(annotation):
         return "object"
+    if get_origin(annotation) is list:  # of strings: the CLI wants the items' type declared
+        return "array"
     return {bool: "boolean", int: "integer"}.get(annotation, "string")
 
 
@@ -56,6 +58,8 @@ def project_config_block() -> dict[str, Any]:
             "type": _pulumi_type(field),
             "description": field.description,
         }
+        if entry["type"] == "array":
+            entry["items"] = {"type": "string"}
         if not field.is_required():
             default = field.get_default(call_default_factory=True)
             if isinstance(default, BaseModel):

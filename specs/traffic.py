@@ -30,8 +30,10 @@ engine that wants a key the router lacks is "Model not found": vllm-project/prod
 The operator sets neither on its router, so workers that checked a key would refuse it. Each key
 is generated (random.RandomPassword, a Pulumi secret) and held by the rule; up to three at once,
 so a rotation adds the new key, moves the clients, then drops the old one, with no pod restarted.
-The newest is stored as a Kubernetes Secret beside the endpoints for the clients the stack runs
-in the cluster (`verify`, the benchmark Job).
+The newest is stored as a Kubernetes Secret for the clients the stack runs in the cluster
+(`verify`'s prompt pods, the benchmark Job), in the namespace they run in, the stack's benchmark
+namespace (core/vocabulary.py BENCHMARK_NAMESPACE): not in the endpoints', whose pods never
+present it and where only the operator's pods run (specs/isolation/admission.py).
 
 The Service is the router the operator creates for every endpoint with intelligent routing
 (core/vocabulary.py RouterService, where its sources are cited; `hyperpod-dpd verify` checks it
@@ -45,8 +47,10 @@ import json
 from dataclasses import dataclass
 
 from core import api_key
+from core.aws.elb_accounts import ELB_LOG_ACCOUNTS
 from core.refs import ref
 from core.vocabulary import (
+    BENCHMARK_NAMESPACE,
     CHAT_COMPLETIONS_PATH,
     ROUTER_HEALTH_PATH,
     SECRET_TYPE,
@@ -75,9 +79,11 @@ LISTENER_PORT = HTTP_PORT  # without a certificate
 CHAT_PATH = CHAT_COMPLETIONS_PATH
 ACCESS_LOG_PREFIX = "traffic"
 # ALB access logs: "The only server-side encryption option that's supported is Amazon S3-managed
-# keys (SSE-S3)", and the bucket policy lets ELB's log delivery service write under
-# <prefix>/AWSLogs/<account>/ (Elastic Load Balancing, "Enable access logs for your Application
-# Load Balancer", https://docs.aws.amazon.com/elasticloadbalancing/latest/application/enable-access-logging.html).
+# keys (SSE-S3)", and the bucket policy lets ELB write under <prefix>/AWSLogs/<account>/ (Elastic
+# Load Balancing, "Enable access logs for your Application Load Balancer",
+# https://docs.aws.amazon.com/elasticloadbalancing/latest/application/enable-access-logging.html):
+# in a Region launched before August 2022 as the Region's ELB account (core/aws/elb_accounts.py),
+# in a newer one as the log delivery service principal.
 LOG_DELIVERY = "logdelivery.elasticloadbalancing.amazonaws.com"
 # What the listener answers a request without a key: 401 as vLLM's own check would, with an
 # OpenAI-style error body saying what is missing (an ALB fixed response body: at most 1024 bytes).
@@ -236,7 +242,9 @@ def traffic_split(
         "tags": tags,
     }
     if listener_cfg.access_logs:
-        logs = _log_bucket(name, tags, account_id, partition, listener_cfg.access_log_days)
+        logs = _log_bucket(
+            name, tags, account_id, partition, s.region, listener_cfg.access_log_days
+        )
         alb_props["accessLogs"] = {
             "bucket": logs.bucket_name,
             "prefix": ACCESS_LOG_PREFIX,
@@ -336,8 +344,7 @@ def traffic_split(
             "tags": tags,
         },
     )
-    namespaces = sorted({by_key[k].namespace for k in s.traffic})
-    secrets = tuple(_key_secret(name, ns, keys[-1]) for ns in namespaces)
+    secrets = (_key_secret(name, BENCHMARK_NAMESPACE, keys[-1]),)
     dns = _dns(name, listener_cfg, vpc_id, alb) if listener_cfg.domain_name else None
     return TrafficSpec(
         name, group, tuple(rules), alb, groups, bindings, listener, forward, keys, secrets,
@@ -393,25 +400,57 @@ def _dns(name: str, listener_cfg: TrafficListenerConfig, vpc_id: str, alb: Desir
 
 
 def _log_bucket(
-    name: str, tags: dict[str, str], account_id: str, partition: str, days: int
+    name: str, tags: dict[str, str], account_id: str, partition: str, region: str, days: int
 ) -> BucketSpec:
     """The access logs' bucket: the stack's secure bucket (private, TLS-only, versioned), SSE-S3,
-    its objects expiring after `days`; ELB's log delivery may put objects under its prefix, for
-    this account's load balancers only."""
-    arn = ref(f"{name}-logs-bucket", "arn")  # secure_bucket names it so
-    delivery = {
-        "Sid": "ElbLogDelivery",
-        "Effect": "Allow",
-        "Principal": {"Service": LOG_DELIVERY},
-        "Action": "s3:PutObject",
-        "Resource": f"{arn}/{ACCESS_LOG_PREFIX}/AWSLogs/{account_id}/*",
-        "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
-    }
+    its objects expiring after `days`; ELB may put objects under its prefix, for this account's
+    load balancers only (the key names the balancer's account)."""
     return secure_bucket(
         f"{name}-logs",
         tags,
         within=(TRAFFIC_SPLIT,),
         force_destroy=True,
-        policy_statements=(delivery,),
+        policy_statements=elb_log_delivery(
+            ref(f"{name}-logs-bucket", "arn"),
+            account_id,
+            partition,
+            region,  # as secure_bucket names it
+        ),
         expire_days=days,
     )
+
+
+def elb_log_delivery(
+    bucket_arn: str, account_id: str, partition: str, region: str
+) -> tuple[dict, ...]:
+    """Who writes an ALB's access logs into `bucket_arn` in `region`, as the ELB user guide
+    grants it (the page cited at LOG_DELIVERY). ELB writes a test object
+    (<prefix>/AWSLogs/<account>/ELBAccessLogTestFile) when logging is enabled, so a write it is
+    refused fails the load balancer's creation.
+
+    - A Region launched before August 2022: the Region's ELB account (its root, as the guide
+      writes it). Its request is an account's, not a service principal's: it carries no
+      aws:SourceAccount, so that statement has no condition; the object key, which names the
+      balancer's account, keeps it to this account's load balancers.
+    - Every Region: the log delivery service principal, the guide's policy for the newer
+      Regions, for this account only (aws:SourceAccount).
+    """
+    objects = f"{bucket_arn}/{ACCESS_LOG_PREFIX}/AWSLogs/{account_id}/*"
+    statements: list[dict] = []
+    if region in ELB_LOG_ACCOUNTS:
+        statements.append({
+            "Sid": "ElbAccountLogDelivery",
+            "Effect": "Allow",
+            "Principal": {"AWS": f"arn:{partition}:iam::{ELB_LOG_ACCOUNTS[region]}:root"},
+            "Action": "s3:PutObject",
+            "Resource": objects,
+        })  # fmt: skip
+    statements.append({
+        "Sid": "ElbLogDelivery",
+        "Effect": "Allow",
+        "Principal": {"Service": LOG_DELIVERY},
+        "Action": "s3:PutObject",
+        "Resource": objects,
+        "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
+    })  # fmt: skip
+    return tuple(statements)

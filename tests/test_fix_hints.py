@@ -129,6 +129,7 @@ USER_CHOICES = {
     f"{NS}:hfToken": "their token",
     f"{NS}:eks.adminRoleArns": "their roles",
     f"{NS}:eks.viewRoleArns": "their roles",
+    f"{NS}:deployerArns": "their deploying roles",
     f"{NS}:eks.publicAccessCidrs": "their networks",
     f"{NS}:trafficListener.certificateArn": "their certificate",
     f"{NS}:trafficListener.domainName": "the name their clients call",

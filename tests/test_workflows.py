@@ -57,10 +57,11 @@ def _pulumi_steps():
 def test_every_pulumi_run_pins_the_cli_creates_the_stack_and_builds_the_pack_first():
     sdk = versions((ROOT / "requirements.txt").read_text())["pulumi"]
     found = list(_pulumi_steps())
-    assert len(found) == 3  # the preview of pull requests, the deploy, the rollout's CLI
+    # The preview of pull requests; the deploy's CLI (for preflight) and its up; the rollout's CLI.
+    assert len(found) == 4
     for name, before, inputs in found:
         assert inputs["pulumi-version"] == sdk, name  # the CLI the README names
-        if "command" not in inputs:  # the CLI alone: the rollout drives it (Automation API)
+        if "command" not in inputs:  # the CLI alone (the rollout's Automation API, preflight)
             continue
         # A new stack's first deploy creates it; a preview's read-only token could not (and the
         # stack it previews exists once deployed).

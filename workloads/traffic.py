@@ -29,6 +29,8 @@ class TrafficArgs:
     provider: k8s.Provider
     # The routers (the endpoints) and the Load Balancer Controller (the operator add-on).
     depends_on: list[pulumi.Resource] = field(default_factory=list)
+    # The namespace of the in-cluster clients the key's Secret is for (the benchmark namespace).
+    clients_namespace: pulumi.Resource | None = None
 
 
 class TrafficSplit(pulumi.ComponentResource):
@@ -109,13 +111,13 @@ class TrafficSplit(pulumi.ComponentResource):
         return keys
 
     def _create_key_secrets(self, spec: TrafficSpec, out: Outputs, args: TrafficArgs) -> None:
-        """The newest key for in-cluster clients, in the endpoints' namespaces (which come with
-        the endpoints this component depends on)."""
+        """The newest key for in-cluster clients, in their namespace (once it exists)."""
+        after = [args.clients_namespace] if args.clients_namespace is not None else []
         for desired in spec.key_secrets:
             k8s.core.v1.Secret(
                 desired.name,
                 **out.resolve(desired.kwargs()),
                 opts=pulumi.ResourceOptions(
-                    parent=self, provider=args.provider, depends_on=args.depends_on
+                    parent=self, provider=args.provider, depends_on=[*args.depends_on, *after]
                 ),
             )

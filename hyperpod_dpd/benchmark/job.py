@@ -35,6 +35,7 @@ from core.job_pods import (
     pip_install_user,
     pod_security_context,
 )
+from core.regions import region_environment
 from core.versions import JOB_PYTHON_IMAGE
 from core.vocabulary import BENCHMARK_LABEL, role_node_selector
 
@@ -194,7 +195,10 @@ def job(run: ClusterRun, files: dict[str, str]) -> dict[str, Any]:
                             # Not a read-only root: aiperf's IPC files go to the image's /tmp.
                             "securityContext": container_security_context(),
                             "env": [
-                                {"name": "AWS_REGION", "value": run.region},
+                                *(
+                                    {"name": k, "value": v}
+                                    for k, v in region_environment(run.region).items()
+                                ),
                                 {"name": "HOME", "value": HOME_DIR},
                                 {"name": "PYTHONUNBUFFERED", "value": "1"},  # progress now
                                 {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},

@@ -109,20 +109,9 @@ def _bootstrap(read: Stack, stack: str, project_dir: Path) -> str:
             f"# {stack}'s deploys do not run on a runner the stack creates "
             f"(hyperpod-dpd:ci.runner is {read.settings.ci.runner}): deploy it in one phase."
         )
-    from hyperpod_dpd.plan.engine import run_program
-    from policies.gate import HANDED_JUDGEMENT, judgement
-    from program.stack_config import HANDED_SETTINGS
+    from hyperpod_dpd.plan.planner import run_judged
 
-    file = read.file
-    verdict = judgement(read.settings, file.project, stack, has_hf_token=file.has_hf_token)
-    done = run_program(
-        project_dir / "__main__.py",
-        file.config,
-        file.secret_keys,
-        project=file.project,
-        stack=stack,
-        handed={HANDED_SETTINGS: read.settings, HANDED_JUDGEMENT: verdict},
-    )
+    done = run_judged(project_dir, read, stack)
     header = (
         f"# Phase 1 of {stack}'s first deploy, from a workstation with the deploy role: the "
         "CI runner\n# and what it needs (AWS resources only). Then run the deploy workflow for "

@@ -4,10 +4,17 @@ SLOs by aisimulate (GPU-free simulation from measured kernel data, in its own ve
   hyperpod-dpd advise [--stack S [--endpoint NAME] [--write] | --model M --instance-type T]
                       (--isl N --osl N | --trace FILE) [--concurrency 8,16,32 | --rps R,...]
                       [--ttft-ms MS] [--tpot-ms MS] [--max-nodes 4] [--chart PNG | --no-chart]
-                      [--format text|json]
+                      [--all] [--format text|json]
   hyperpod-dpd advise --measured RUN_DIR [--stack S | --model M --instance-type T]
+                      [--ttft-ms MS] [--tpot-ms MS]
 
-Exit codes: 0 advised, 1 no layout meets the SLOs (the closest named, no patch), 2 bad input (the message names the flag). The room: hyperpod_dpd/advise.
+With an SLO, each pool's autoscaling target from it (prefill: prompt tokens/s within --ttft-ms;
+decode: running requests within --tpot-ms), the pools scaled as a pair; --write keeps the
+endpoint's mode and writes the targets with the capacity they come from.
+
+Exit codes: 0 advised, 1 no layout meets the SLOs (the closest named, no patch), or --write
+found no layout of the endpoint's mode that does (nothing written), 2 bad input (the message
+names the flag). The room: hyperpod_dpd/advise.
 """
 
 from __future__ import annotations
@@ -50,8 +57,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--concurrency", type=_numbers(int), help="requests in flight (default 8,16,32)")
     p.add_argument("--rps", type=_numbers(float), help="requests per second, instead")
-    p.add_argument("--ttft-ms", type=inputs.finite_float, help="SLO: TTFT p50 at most this")
-    p.add_argument("--tpot-ms", type=inputs.finite_float, help="SLO: TPOT p50 at most this")
+    p.add_argument(
+        "--ttft-ms",
+        type=inputs.finite_float,
+        help="SLO: TTFT p50 at most this (and the prefill pool's autoscaling target from it)",
+    )
+    p.add_argument(
+        "--tpot-ms",
+        type=inputs.finite_float,
+        help="SLO: TPOT p50 at most this (and the decode pool's autoscaling target from it)",
+    )
     p.add_argument("--max-nodes", type=int, default=4, help="node budget of a layout (default 4)")
     p.add_argument(
         "--chart",
@@ -68,7 +83,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--write",
         action="store_true",
-        help="apply the patch to the stack's file (Pulumi.<stack>.yaml)",
+        help="apply the patch to the stack's file (Pulumi.<stack>.yaml), keeping the endpoint's "
+        "mode: its layout and the autoscaling targets derived from the SLO",
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="every layout's rows (default: the recommendation and the few nearest it)",
     )
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.set_defaults(handler=run)

@@ -1,6 +1,8 @@
 """`hyperpod-dpd preflight --stack S [--format text|json]`: before the first `pulumi up`, ask
 AWS whether the stack can work (GPU types offered in the AZ, HyperPod quotas, training plans,
-pinned add-on versions). Exit 1 on any FAIL."""
+pinned add-on versions); on a deployed stack, also whether the nodes' boot script in S3 is
+still the one `pulumi up` uploaded (its stack outputs, via `pulumi stack output`). Exit 1 on
+any FAIL."""
 
 from __future__ import annotations
 

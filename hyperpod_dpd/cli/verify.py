@@ -4,11 +4,13 @@
   hyperpod-dpd verify --name N --namespace NS [--routing-threshold T] [--kubeconfig K]
 
 With --stack, `serves the staged copy` fails when the live IEC loads another checkpoint copy
-(bucket and prefix: another revision) than the stack stages for the endpoint. An endpoint behind
-the stack's traffic split also gets `split refuses no key` and `split answers the key`: a prompt
-to the split without the API key must get 401, and one with it an answer (the key from the
-stack's Secret for the curl pods, from HYPERPOD_DPD_API_KEY or the stack's trafficApiKey output
-with --router-url). A colocated
+(bucket and prefix: another revision) than the stack stages for the endpoint, and `boot script
+unchanged` when the nodes' lifecycle script in S3 is not the one `pulumi up` uploaded (AWS
+credentials that may read it; skipped where `pulumi stack output` does not answer). An endpoint
+behind the stack's traffic split also gets `split refuses no key` and `split answers the key`: a
+prompt to the split without the API key must get 401, and one with it an answer (the key from
+the stack's Secret for the curl pods, from HYPERPOD_DPD_API_KEY or the stack's trafficApiKey
+output with --router-url). A colocated
 endpoint of the stack gets that check and `router service`: its router's Service is where the
 traffic split and the benchmark Job look for it (core/vocabulary.py RouterService).
 
@@ -23,6 +25,7 @@ from pathlib import Path
 
 from core import cli_inputs as inputs
 from core.versions import VERIFY_CURL_IMAGE
+from core.vocabulary import BENCHMARK_NAMESPACE
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -71,7 +74,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "a prompt without the API key and to answer one with it",
     )
     prompts.add_argument(
-        "--prompt-namespace", help="namespace of the curl pod (default: endpoint's)"
+        "--prompt-namespace",
+        help=f"namespace of the curl pod (default: the stack's {BENCHMARK_NAMESPACE}; the "
+        "endpoints' own admit only the operator's pods)",
     )
     prompts.add_argument(
         "--curl-image",
@@ -104,7 +109,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--format", choices=["text", "json"], default="text")
     parser.add_argument("--project-dir", type=inputs.project_dir)
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, client_factory=None)
 
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:

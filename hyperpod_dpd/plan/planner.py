@@ -27,7 +27,7 @@ from hyperpod_dpd.plan.summary import cold_start_json, render_summary
 from hyperpod_dpd.shared.cost import hourly_cost, total
 from hyperpod_dpd.shared.images import images_json
 from hyperpod_dpd.shared.output_dirs import claim, clear
-from policies.gate import HANDED_JUDGEMENT, PolicyStop, judgement
+from policies.gate import HANDED_JUDGEMENT, Judgement, PolicyStop, judgement
 from policies.rules import Violation
 from program.stack_config import HANDED_SETTINGS
 from settings import StackSettings
@@ -87,21 +87,10 @@ def make_plan(
     out_dir = claim(
         out_dir or project_dir / "build" / "plan" / stack, PLAN_OUTPUTS, "`hyperpod-dpd plan`"
     )
-    # Judged once, here; the program takes these settings and this judgement rather than read
-    # and judge the same config again, and stops at its gate on them as `pulumi up` would.
     verdict = judgement(settings, stack_file.project, stack, has_hf_token=stack_file.has_hf_token)
     recorded: list = []
     try:
-        run = run_program(
-            project_dir / "__main__.py",
-            stack_file.config,
-            stack_file.secret_keys,
-            project=stack_file.project,
-            stack=stack,
-            recorded=recorded,
-            preview=preview,
-            handed={HANDED_SETTINGS: settings, HANDED_JUDGEMENT: verdict},
-        )
+        run = run_judged(project_dir, read, stack, verdict, recorded=recorded, preview=preview)
     except PolicyStop:
         # The program's gate refused, as in `pulumi up`: what did it register before?
         run, halted, registered = ProgramRun([], {}), True, len(recorded)
@@ -120,6 +109,34 @@ def make_plan(
     )
     write_plan(plan)
     return plan
+
+
+def run_judged(
+    project_dir: Path,
+    read: Stack,
+    stack: str,
+    verdict: Judgement | None = None,
+    *,
+    recorded: list | None = None,
+    preview: bool = False,
+) -> ProgramRun:
+    """The program run under mocks on the stack as read. Judged once (here, or by the caller
+    that hands `verdict`): the program takes these settings and this judgement rather than read
+    and judge the same config again, and stops at its gate on them as `pulumi up` would
+    (PolicyStop)."""
+    file, settings = read.file, read.settings
+    if verdict is None:
+        verdict = judgement(settings, file.project, stack, has_hf_token=file.has_hf_token)
+    return run_program(
+        project_dir / "__main__.py",
+        file.config,
+        file.secret_keys,
+        project=file.project,
+        stack=stack,
+        recorded=recorded,
+        preview=preview,
+        handed={HANDED_SETTINGS: settings, HANDED_JUDGEMENT: verdict},
+    )
 
 
 def kubernetes_manifests(run: ProgramRun) -> dict[str, dict[str, Any]]:

@@ -11,7 +11,11 @@ from typing import Any
 
 from core import api_key
 from core.units import format_gib
-from core.vocabulary import CHAT_COMPLETIONS_PATH, network_policy_name
+from core.vocabulary import (
+    CHAT_COMPLETIONS_PATH,
+    INSTANCE_METADATA_POLICY,
+    network_policy_name,
+)
 from hyperpod_dpd.plan.endpoint_summary import headline, render_endpoints
 from hyperpod_dpd.plan.resource_tree import render_tree
 from hyperpod_dpd.shared.cost import HOURS_PER_MONTH, hourly_cost, per_hour_and_month, total
@@ -57,6 +61,7 @@ def endpoint_facts(settings: StackSettings, entry: EndpointEntry) -> list[tuple[
         ("Instance groups", groups),
         ("vLLM", vllm),
         ("Pod ingress", _pod_ingress(settings, e.name)),
+        ("Pod isolation", _pod_isolation(settings)),
     ]
     if e.mode == "dpd":
         facts += [
@@ -77,6 +82,21 @@ def _pod_ingress(settings: StackSettings, name: str) -> str:
     return (
         f"NetworkPolicy {network_policy_name(name)}: the router, the endpoint's own pods, the "
         f"metrics collector{''.join(', ' + m for m in more)} (the VPC CNI enforces it)"
+    )
+
+
+def _pod_isolation(settings: StackSettings) -> str:
+    """What keeps the pods of the endpoint's namespace from the node's role and other users'
+    pods out of it (specs/isolation/instance_metadata.py, specs/isolation/admission.py)."""
+    admitted = (
+        "only the inference operator's pods (and the admins') run in the endpoint's namespace, "
+        "within Pod Security baseline plus IPC_LOCK (ValidatingAdmissionPolicies)"
+    )
+    if not settings.network_policy.enabled:
+        return f"{admitted}; networkPolicy.enabled is false: pods can reach the node's IAM role"
+    return (
+        f"{admitted}; NetworkPolicy {INSTANCE_METADATA_POLICY} keeps them from the instance "
+        "metadata service (the node's IAM role)"
     )
 
 

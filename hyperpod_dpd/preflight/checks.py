@@ -17,6 +17,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
 from core.versions import EKS_ADDON_VERSIONS
+from hyperpod_dpd.shared import boot_script
 from hyperpod_dpd.shared.aws import ClientFactory, client_factory
 from settings import StackSettings
 
@@ -36,7 +37,11 @@ def ec2_type(instance_type: str) -> str:
     return instance_type.removeprefix("ml.")
 
 
-def run_checks(s: StackSettings, client: ClientFactory) -> list[Check]:
+def run_checks(
+    s: StackSettings, client: ClientFactory, boot: boot_script.Deployed | None = None
+) -> list[Check]:
+    """Every step; with `boot` (where the stack's last `pulumi up` put the nodes' boot script),
+    whether the script in S3 is still that one."""
     checks: list[Check] = []
     for step, name, fix in _STEPS:
         try:
@@ -44,10 +49,24 @@ def run_checks(s: StackSettings, client: ClientFactory) -> list[Check]:
         except NoCredentialsError as exc:
             # No credentials at all: not a permission to grant, and every later step fails alike.
             checks.append(Check(name, FAIL, str(exc), NO_CREDENTIALS_FIX))
-            break
+            return checks
         except (ClientError, BotoCoreError) as exc:
             checks.append(Check(name, FAIL, _aws_error(exc), fix))
+    if boot is not None:
+        checks.append(_boot_script(boot, client))
     return checks
+
+
+def _boot_script(boot: boot_script.Deployed, client: ClientFactory) -> Check:
+    """A script changed since `pulumi up` fails; one that cannot be compared (the stack not
+    deployed yet, no `pulumi` here) warns."""
+    v = boot_script.compare(client("s3") if boot.bucket else None, boot)
+    if v.result == "pass":
+        return Check(boot_script.CHECK, PASS, v.detail)
+    if v.result == "skip":
+        return Check(boot_script.CHECK, WARN, v.detail)
+    cause = f"{v.cause}. " if v.cause else ""
+    return Check(boot_script.CHECK, FAIL, v.detail, f"{cause}Fix: {v.fix}; see {v.ref}")
 
 
 # How the AWS SDK finds credentials (https://docs.aws.amazon.com/sdkref/latest/guide/standardized-credentials.html).

@@ -10,6 +10,8 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
+from hyperpod_dpd.shared import boot_script
+
 
 @dataclass(frozen=True)
 class Cause:
@@ -224,6 +226,14 @@ STALE_DECODER = Cause(
     "deployment -l inference.sagemaker.aws.amazon.com/dpd-role=decode`",
     "docs/troubleshooting.md#stale-decoder",
 )
+WORKERS_REACH_METADATA = Cause(
+    "no NetworkPolicy of {namespace} keeps these worker pods from the instance metadata service "
+    "(169.254.169.254): they can take their node's IAM role",
+    "`kubectl get networkpolicy -n {namespace}`: the stack gives the namespace "
+    "`no-instance-metadata` (Egress, every pod); missing, run `pulumi up` with this version of "
+    "hyperpod-dpd (networkPolicy.enabled)",
+    "docs/troubleshooting.md#workers-reach-the-instance-metadata-service",
+)
 WORKERS_UNGUARDED = Cause(
     "the endpoint's NetworkPolicy does not apply to these worker pods (it is missing, or the "
     "operator labels them otherwise than it selects): any pod of the cluster can reach them",
@@ -257,3 +267,6 @@ SPLIT_UNREACHED = Cause(
     "health: `aws elbv2 describe-target-health`",
     "docs/troubleshooting.md#split-takes-no-key-or-refuses-the-key",
 )
+# `verify --stack`'s last check, also preflight's: hyperpod_dpd/shared/boot_script.py compares
+# and fills these texts (the S3 object, its bucket and the stack).
+BOOT_SCRIPT_CHANGED = Cause(boot_script.CAUSE, boot_script.FIX, boot_script.REF)

@@ -13,13 +13,15 @@ from typing import Any
 
 from core import api_key
 from core.exits import EXIT_BAD_INPUT, UsageProblem
-from core.vocabulary import CHAT_COMPLETIONS_PATH, router_url
+from core.vocabulary import BENCHMARK_NAMESPACE, CHAT_COMPLETIONS_PATH, router_url
+from hyperpod_dpd.shared import boot_script
+from hyperpod_dpd.shared.aws import client_factory
 from hyperpod_dpd.shared.endpoints import choose_endpoint
 from hyperpod_dpd.shared.kube import Cluster, ClusterError, KubeconfigError, kubeconfig_path
 from hyperpod_dpd.shared.stack_outputs import OutputUnavailable, stack_output
 from hyperpod_dpd.verify.prompts import HttpPromptClient, PodPromptClient
 from hyperpod_dpd.verify.report import render_text, report_json
-from hyperpod_dpd.verify.results import Split, StagedCopy, Target
+from hyperpod_dpd.verify.results import FAIL, PASS, SKIP, Check, Split, StagedCopy, Target
 from hyperpod_dpd.verify.runner import EndpointNotFound, Options, SplitClients, verify
 from settings.stack_file import read_stack
 
@@ -49,6 +51,10 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
             return _bad_input(args, f"cannot read the endpoint: {exc}")
     finally:
         cluster.close()
+    if args.stack:  # the nodes the endpoint runs on booted with the stack's script
+        report.checks.append(boot_check(args, project_dir))
+        if progress := _progress(args):
+            progress(report.checks[-1])
     for warning in client.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.format == "json":
@@ -111,14 +117,14 @@ def split_clients(
 ) -> SplitClients:
     """What sends the split's two prompts: from this machine with --router-url (the key from
     HYPERPOD_DPD_API_KEY, else the stack's output), else from one-shot pods in the cluster (the
-    key from the stack's Secret in their namespace)."""
+    key from the stack's Secret in their namespace, the benchmark namespace)."""
     split = target.split
     url = split.url or ""
     if args.router_url:
         key, source, why = _local_key(split.stack, project_dir)
         keyed = HttpPromptClient(url, args.timeout, args.insecure, key) if key else None
         return SplitClients(HttpPromptClient(url, args.timeout, args.insecure), keyed, source, why)
-    namespace = args.prompt_namespace or target.namespace
+    namespace = args.prompt_namespace or BENCHMARK_NAMESPACE  # where the stack's Secret is
     pod = dict(
         cluster=cluster, namespace=namespace, url=url, timeout=args.timeout,
         poll_interval=args.poll_interval, image=args.curl_image,
@@ -174,6 +180,19 @@ def staged_copy(settings: Any, entry: Any, stack: str, project_dir: Path) -> Sta
     return StagedCopy(stack, key, c.effective_prefix, _revision(c), bucket, note, copies)
 
 
+def boot_check(args: argparse.Namespace, project_dir: Path) -> Check:
+    """The nodes' boot script in S3 against the SHA-256 the stack's `pulumi up` recorded
+    (hyperpod_dpd/shared/boot_script.py), with the caller's AWS credentials."""
+    where = boot_script.deployed(project_dir, args.stack)
+    s3 = None
+    if where.bucket is not None:
+        region = read_stack(project_dir, args.stack).settings.region
+        s3 = (args.client_factory or client_factory(region))("s3")
+    v = boot_script.compare(s3, where)
+    result = {"pass": PASS, "skip": SKIP}.get(v.result, FAIL)
+    return Check(boot_script.CHECK, result, v.detail, v.cause, v.fix, v.ref)
+
+
 def _revision(c: Any) -> str:
     return f"{c.source}@{c.revision}" if c.revision else c.source
 
@@ -184,7 +203,8 @@ def prompt_client(args: argparse.Namespace, cluster: Any, target: Any) -> Any:
     url = router_url(target.name, target.namespace)
     return PodPromptClient(
         cluster,
-        args.prompt_namespace or target.namespace,
+        # A client of the endpoint, like a benchmark run: in the stack's namespace for those.
+        args.prompt_namespace or BENCHMARK_NAMESPACE,
         url,
         args.timeout,
         args.poll_interval,

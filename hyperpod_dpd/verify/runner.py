@@ -237,9 +237,10 @@ class _Run:
         t = self.target
         try:
             policy = self.cluster.get_network_policy(t.namespace, network_policy_name(t.name))
+            policies = self.cluster.list_network_policies(t.namespace) if policy else []
         except ClusterError as exc:
             return Check.failed(WORKERS_GUARDED, str(exc), causes.API_ERROR, **self.base)
-        return judge_guarded(policy, running, t)
+        return judge_guarded(policy, running, t, policies)
 
     def served_copy(self) -> None:
         """With --stack: the IEC loads the copy the stack stages for the endpoint."""

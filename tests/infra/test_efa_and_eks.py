@@ -229,9 +229,14 @@ def test_buckets_are_private_encrypted_versioned_and_tls_only(dev):
         assert dev.named(f"{bucket}-versioning").inputs["versioningConfiguration"] == {
             "status": "Enabled"
         }
-        (deny,) = json.loads(dev.named(f"{bucket}-tls-only").inputs["policy"])["Statement"]
+        # The first statement; the lifecycle bucket's second keeps its scripts to the deployers
+        # (tests/security/test_boot_scripts.py).
+        deny, *more = json.loads(dev.named(f"{bucket}-tls-only").inputs["policy"])["Statement"]
         assert deny["Effect"] == "Deny"
         assert deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+        assert [s["Sid"] for s in more] == (
+            ["DenyChangesButByDeployers"] if bucket == "lifecycle-scripts" else []
+        )
 
 
 def test_model_bucket_is_retained_on_delete_with_its_guards(dev):

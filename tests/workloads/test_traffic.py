@@ -9,6 +9,7 @@ import shutil
 
 import pytest
 
+from core.vocabulary import BENCHMARK_NAMESPACE
 from hyperpod_dpd.diff.compare import diff_plans, load_plan
 from hyperpod_dpd.plan.engine import SECRET
 from hyperpod_dpd.plan.fakes import FakeCloud
@@ -110,8 +111,11 @@ def test_the_canary_listens_on_https_with_a_modern_policy_and_logs_its_access(ca
     assert encryption["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "AES256"}
 
     statements = json.loads(plan.run.named("traffic-logs-tls-only").inputs["policy"])["Statement"]
-    deny, delivery = statements
+    # us-east-2 opened before August 2022: its ELB account writes the logs too
+    # (tests/security/test_documented_policies.py).
+    deny, account, delivery = statements
     assert deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    assert account["Principal"] == {"AWS": "arn:aws:iam::033677994240:root"}
     assert delivery["Principal"] == {"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}
     assert delivery["Resource"].endswith("/traffic/AWSLogs/123456789012/*")
     assert delivery["Condition"] == {"StringEquals": {"aws:SourceAccount": "123456789012"}}
@@ -180,7 +184,7 @@ def test_only_requests_with_the_generated_key_are_forwarded_the_rest_get_401(can
         "traffic-api-key-first", {"length": 48, "special": False, "upper": False})  # fmt: skip
     (secret,) = plan.run.of_type("kubernetes:core/v1:Secret")
     assert secret.inputs["metadata"] == {
-        "name": "hyperpod-dpd-traffic-api-key", "namespace": "inference"}  # fmt: skip
+        "name": "hyperpod-dpd-traffic-api-key", "namespace": BENCHMARK_NAMESPACE}  # fmt: skip
     assert secret.inputs["stringData"] == SECRET
     assert plan.run.outputs["trafficApiKey"] == SECRET
     # The offline engine's stand-in of the generated key appears in no file of the plan.
@@ -203,7 +207,7 @@ def test_a_second_key_name_adds_a_key_beside_the_first_and_restarts_nothing(cana
     changed = {c.name: c.replace for c in d.changed}
     # The Secret takes the new key too, which a plan cannot show (both sides read [secret]).
     assert "traffic-forward" in changed
-    assert set(changed) <= {"traffic-forward", "traffic-key-secret-inference"}
+    assert set(changed) <= {"traffic-forward", f"traffic-key-secret-{BENCHMARK_NAMESPACE}"}
     assert all(replace == [] for replace in changed.values())
     assert not [m for m in d.manifests if m.startswith("inferenceendpointconfig.")]
 

@@ -35,7 +35,9 @@ class FakeCluster:
             if services is not None
             else [{"metadata": {"name": r.name, "namespace": r.namespace}} for r in routers]
         )
-        self.service_accounts = {("inference", "benchmark-runner")}  # what `pulumi up` made
+        self.service_accounts = {
+            ("hyperpod-dpd-benchmark", "benchmark-runner")
+        }  # what `pulumi up` made
         # (namespace, name) -> data: Secrets the pod's env may name (the split's API key).
         self.secrets: dict[tuple[str, str], dict[str, str]] = {}
         self.jobs: dict[str, dict] = {}

@@ -30,7 +30,7 @@ def test_the_job_runs_the_shipped_program_on_the_system_nodes_as_the_runner():
     manifest = job_module.job(run, job_module.code_files())
     spec = manifest["spec"]
     assert manifest["metadata"] == {
-        "name": "benchmark-20261202-031500-a1b2", "namespace": "inference",
+        "name": "benchmark-20261202-031500-a1b2", "namespace": "hyperpod-dpd-benchmark",
         "labels": {"hyperpod-dpd/benchmark": run.run_id},
     }  # fmt: skip
     assert spec["backoffLimit"] == 0  # a retry would send the load twice

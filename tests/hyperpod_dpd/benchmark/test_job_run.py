@@ -14,6 +14,7 @@ import boto3
 import pytest
 
 from core import api_key
+from core.vocabulary import BENCHMARK_NAMESPACE
 from hyperpod_dpd.benchmark import job as job_module
 from hyperpod_dpd.cli import main
 from settings import parse_settings
@@ -68,7 +69,7 @@ def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
     key = "k" * 48
     server = fake_server(key=key, first_token_ms=20, prefill_ms_per_token=0.1, tpot_ms=5)
     cluster = FakeCluster(tmp_path / "pod", s3_env)
-    cluster.secrets[("inference", api_key.SECRET_NAME)] = {api_key.SECRET_KEY: key}
+    cluster.secrets[(BENCHMARK_NAMESPACE, api_key.SECRET_NAME)] = {api_key.SECRET_KEY: key}
     (tmp_path / "pod").mkdir()
     monkeypatch.setattr("hyperpod_dpd.shared.kube.Cluster.from_kubeconfig", lambda *a, **k: cluster)
     kubeconfig = tmp_path / "kubeconfig"
@@ -85,7 +86,7 @@ def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
     (job,) = cluster.jobs.values()
     run_id = job["metadata"]["labels"]["hyperpod-dpd/benchmark"]
     # Progress: the pod's own log lines, as they came.
-    assert f"started Job inference/benchmark-{run_id}" in err
+    assert f"started Job hyperpod-dpd-benchmark/benchmark-{run_id}" in err
     assert "  | tokenizer: tokenizer.json, tokenizer_config.json from s3://" in err
     assert "  | uploaded" in err
     # The results, as a local run writes them, with the stack's endpoint recorded ...

@@ -32,7 +32,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core import api_key
+from core.vocabulary import BENCHMARK_NAMESPACE
 from settings import parse_settings
+from specs.isolation.instance_metadata import metadata_egress
 from specs.isolation.network_policies import network_policy
 from specs.traffic import UNAUTHORIZED
 from tests.conftest import stack_raw
@@ -74,6 +76,11 @@ def dev_network_policy() -> dict[str, Any]:
     return dict(network_policy("policy", (), settings, NAME, NAMESPACE).props)
 
 
+def dev_metadata_policy() -> dict[str, Any]:
+    """The namespace's `no-instance-metadata` policy, as the program renders it."""
+    return dict(metadata_egress("policy", (), NAMESPACE).props)
+
+
 class FakeKube(KubeApi):
     def __init__(self) -> None:
         self.lock = threading.RLock()  # on_prompt runs inside a pod read
@@ -95,11 +102,13 @@ class FakeKube(KubeApi):
             }]
         }  # fmt: skip
         # The NetworkPolicy the dev stack gives the endpoint, as the program renders it.
-        policy = dev_network_policy()
-        self.network_policies = {(NAMESPACE, policy["metadata"]["name"]): policy}
+        self.network_policies = {
+            (NAMESPACE, p["metadata"]["name"]): p
+            for p in (dev_network_policy(), dev_metadata_policy())
+        }
         # (namespace, name) -> data: the Secrets a prompt pod's env may name.
         self.secrets: dict[tuple[str, str], dict[str, str]] = {
-            (NAMESPACE, api_key.SECRET_NAME): {api_key.SECRET_KEY: SPLIT_KEY}
+            (BENCHMARK_NAMESPACE, api_key.SECRET_NAME): {api_key.SECRET_KEY: SPLIT_KEY}
         }
         self.split_key = SPLIT_KEY  # the key the split's listener rule holds
         self.split_open = False  # a listener that forwards without a key

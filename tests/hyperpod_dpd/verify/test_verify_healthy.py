@@ -81,8 +81,9 @@ def test_no_prompts_is_read_only(fake, verify):
 
 def test_a_colocated_endpoint_of_the_stack_gets_its_router_service_checked(fake, verify):
     """The canary's baseline is colocated: the DPD checks do not apply, but the split binds to
-    its router's Service all the same, so that Service is checked, and the copy it loads (and
-    nothing else is)."""
+    its router's Service all the same, so that Service is checked, and the copy it loads, and
+    (a stack's check) the nodes' boot script, skipped where no `pulumi` answers; nothing
+    else is."""
     iec = copy.deepcopy(fake.iecs[(NAMESPACE, NAME)])
     iec["metadata"]["name"] = "baseline"
     iec["spec"].pop("pdSpec")
@@ -97,6 +98,7 @@ def test_a_colocated_endpoint_of_the_stack_gets_its_router_service_checked(fake,
         # It is behind the canary's split: checked by prompts, which --no-prompts leaves out.
         "split refuses no key": SKIP,
         "split answers the key": SKIP,
+        "boot script unchanged": SKIP,
     }
     fake.services["hyperpod-inference-system"].append(service)
     found = verify(target=target)
@@ -105,6 +107,7 @@ def test_a_colocated_endpoint_of_the_stack_gets_its_router_service_checked(fake,
         "router service": PASS,
         "split refuses no key": SKIP,
         "split answers the key": SKIP,
+        "boot script unchanged": SKIP,
     }
     assert found.check("router service")["detail"] == (
         "hyperpod-inference-system/baseline-inference-routing-service"

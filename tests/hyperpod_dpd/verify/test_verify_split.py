@@ -11,6 +11,7 @@ import json
 import pytest
 
 from core import api_key
+from core.vocabulary import BENCHMARK_NAMESPACE
 from hyperpod_dpd.verify.results import FAIL, PASS, SKIP
 from tests.hyperpod_dpd.verify.fake_kube import NAME, NAMESPACE, SPLIT_KEY, SPLIT_URL, ChatServer
 
@@ -67,7 +68,7 @@ def test_a_stale_key_in_the_secret_fails_naming_where_it_came_from(baseline, ver
     assert result.code == 1 and _split(result) == {SPLIT[0]: PASS, SPLIT[1]: FAIL}
     check = result.check(SPLIT[1])
     assert "HTTP 401: missing or unknown API key" in check["detail"]
-    assert f"Secret {NAMESPACE}/{api_key.SECRET_NAME}" in check["cause"]
+    assert f"Secret {BENCHMARK_NAMESPACE}/{api_key.SECRET_NAME}" in check["cause"]
 
 
 def test_without_the_secret_the_keyed_pod_cannot_start_and_the_check_says_so(baseline, verify):
