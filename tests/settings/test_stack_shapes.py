@@ -318,7 +318,9 @@ def value_for(kind: Any, name: str, depth: int = 0) -> st.SearchStrategy:
             lambda xs: xs + xs[:1] if len(xs) == 2 else xs  # sometimes an entry twice
         )
     elif isinstance(kind, type) and issubclass(kind, BaseModel) and depth < 2:
-        own = _object(kind, depth) | (_scaling(kind) if "target" in kind.model_fields else own)
+        own = _object(kind, depth)
+        if "target" in kind.model_fields:  # a pool's autoscaling: also as a user writes it
+            own = own | _scaling(kind)
     else:
         own = st.sampled_from(ALL_WORDS) | st.sampled_from(NUMBERS)
     # One in six anything at all (one_of would flatten HOSTILE's own branches and draw them as
