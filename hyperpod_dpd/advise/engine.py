@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from hyperpod_dpd.shared import children
 from hyperpod_dpd.shared.progress import Progress
 from hyperpod_dpd.shared.venvs import foreign_env, venv_from
 
@@ -44,22 +45,24 @@ def simulate(configs: list[dict[str, Any]], venv: Path | None = None) -> dict[st
     with tempfile.TemporaryFile("w+") as request, tempfile.TemporaryFile("w+") as answer:
         json.dump({"configs": configs}, request)
         request.seek(0)
-        proc = subprocess.Popen(
+        # Its own process group, ended with the simulator's children when we stop early
+        # (Ctrl-C): pandas and pyarrow imports do not notice SIGINT for seconds.
+        with children.owned(
             [str(python), str(PROGRAM)],
             stdin=request,
             stdout=answer,
             stderr=subprocess.PIPE,
             text=True,
             env=foreign_env(PYTHONDONTWRITEBYTECODE="1"),
-        )
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            match = PROGRESS.match(line.rstrip("\n"))
-            if match:
-                progress.update(int(match[1]), int(match[2]), match[3])
-            else:
-                progress.say(line)
-        returncode = proc.wait()
+        ) as proc:
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                match = PROGRESS.match(line.rstrip("\n"))
+                if match:
+                    progress.update(int(match[1]), int(match[2]), match[3])
+                else:
+                    progress.say(line)
+            returncode = proc.wait()
         if returncode != 0:
             raise EngineError(
                 f"the simulator ({PROGRAM.name} in {python.parents[1]}) exited {returncode}; "
