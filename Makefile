@@ -42,8 +42,16 @@ lock-upgrade: $(STAMP)
 lock-check: $(STAMP)
 	$(BIN)/python scripts/lock.py --check
 
+# GNU make exits 2 whenever a recipe fails, whatever its code: the plan's own code (1: a mandatory
+# policy violation, 2: bad configuration) is said on the last line, and is what
+# `.venv/bin/hyperpod-dpd plan --stack S` itself exits with, for scripts.
 plan: $(STAMP)
-	$(BIN)/hyperpod-dpd plan --stack $(STACK)
+	@echo "$(BIN)/hyperpod-dpd plan --stack $(STACK)"
+	@$(BIN)/hyperpod-dpd plan --stack $(STACK) || { code=$$?; case $$code in \
+	  1) why="a mandatory policy violation (above, with its fix)";; \
+	  2) why="bad configuration (above: the key, what is allowed, the fix)";; \
+	  130) why="interrupted";; *) why="see above";; esac; \
+	  echo "make plan: hyperpod-dpd plan exited $$code: $$why" >&2; exit $$code; }
 
 lint: $(STAMP) lint-workflows
 	$(BIN)/ruff check .

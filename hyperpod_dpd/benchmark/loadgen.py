@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hyperpod_dpd.benchmark.scenario import Scenario, StopRule
+from hyperpod_dpd.shared import children
 from hyperpod_dpd.shared.venvs import foreign_env, venv_from
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,7 +133,7 @@ def run_aiperf(run: LoadRun, venv: Path, log: Path) -> subprocess.CompletedProce
     # it, an absolute path is taken as local and never resolved against a hub (resolve_alias);
     # tokenizer_dir() always hands aiperf an absolute directory.
     with log.open("w") as out:
-        proc = subprocess.Popen(
+        proc = children.start(
             aiperf_argv(run, venv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env=env,
         )  # fmt: skip
@@ -144,7 +145,7 @@ def run_aiperf(run: LoadRun, venv: Path, log: Path) -> subprocess.CompletedProce
                 if shown := progress.line(line):
                     print(f"  aiperf: {shown}", file=sys.stderr)
         except BaseException:
-            proc.terminate()  # interrupted (Ctrl-C, SIGTERM): aiperf must not run on alone
-            proc.wait(timeout=30)
+            # Interrupted (Ctrl-C, SIGTERM): aiperf and its workers must not run on alone.
+            children.stop(proc, grace=30)
             raise
         return subprocess.CompletedProcess(proc.args, proc.wait())

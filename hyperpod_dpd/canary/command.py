@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
 
+from core.colour import PLAIN, Palette
 from core.exits import EXIT_FAILED, EXIT_HOLD, EXIT_OK, UsageProblem
 from core.vocabulary import PROJECT
 from hyperpod_dpd.canary.measures import Pool, measure
@@ -69,11 +71,14 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
     if args.format == "json":
         print(json.dumps(report, indent=2))
     else:
-        print(_text(report))
+        print(_text(report, Palette(sys.stdout)))
     return EXIT_CODES[verdict.verdict]
 
 
-def _text(r: dict) -> str:
+VERDICT_COLOUR = {"promote": "green", "hold": "yellow", "rollback": "red"}
+
+
+def _text(r: dict, palette: Palette = PLAIN) -> str:
     rows = [
         ("requests", "requests", "{:d}"),
         ("errors", "errors", "{:d}"),
@@ -94,7 +99,8 @@ def _text(r: dict) -> str:
     for label, key, fmt in rows:
         cells = ["n/a" if side[key] is None else fmt.format(side[key]) for side in (b, c)]
         lines.append(f"  {label:22} {cells[0]:>12} {cells[1]:>12}")
-    lines.append(f"verdict: {r['verdict']}")
+    paint = getattr(palette, VERDICT_COLOUR[r["verdict"]])
+    lines.append(f"verdict: {paint(r['verdict'])}")
     lines += [f"  - {reason}" for reason in r["reasons"]]
     lines.append(f"next: {r['next']}")
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from core.colour import PLAIN, Palette
 from core.units import format_gib
 from core.vocabulary import network_policy_name
 from hyperpod_dpd.plan.endpoint_summary import headline, render_endpoints
@@ -296,7 +297,7 @@ def plan_json(plan: Any) -> dict:
     }
 
 
-def render_text(plan: Any) -> str:
+def render_text(plan: Any, palette: Palette = PLAIN) -> str:
     s = plan.settings
     lines = [
         f"Offline plan of stack '{plan.stack.stack}': {s.region}, GPU AZ {s.availability_zone_id}, "
@@ -309,7 +310,7 @@ def render_text(plan: Any) -> str:
         lines += [
             "A first `pulumi up` of this stack would create (+) each of these, by component:",
             "",
-            *render_tree(plan.run.resources),
+            *render_tree(plan.run.resources, palette=palette),
             f"Cost: {per_hour_and_month(total(hourly_cost(s)))} (estimate; summary.md itemizes it)",
             "",
         ]
@@ -317,7 +318,8 @@ def render_text(plan: Any) -> str:
         for level in ("mandatory", "advisory"):
             found = [v for v in plan.violations if v.enforcement == level]
             if found:
-                lines.append(f"Policy violations, {level} ({len(found)}):")
+                paint = palette.red if level == "mandatory" else palette.yellow
+                lines.append(paint(f"Policy violations, {level} ({len(found)}):"))
                 lines += [f"  {v.policy}: {v.urn.rsplit('::', 1)[-1]}: {v.message}" for v in found]
     else:
         lines.append("Policy violations: none")

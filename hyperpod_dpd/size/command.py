@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from core.colour import PLAIN, Palette
 from core.exits import EXIT_BAD_INPUT, EXIT_OK
 from core.sizing.catalog import GIB, SizingError, instance_spec, load_model
 from core.sizing.gpu_memory import OVERHEAD_BYTES, RoleBudget, worker_fit
@@ -35,12 +36,13 @@ def run(args: argparse.Namespace, project_dir: Path | None) -> int:
         return EXIT_BAD_INPUT
     unfit = cannot_start_problems(args)
     if unfit:
-        print("error: " + "\nerror: ".join(unfit), file=sys.stderr)
+        error = Palette(sys.stderr).red("error:")
+        print("\n".join(f"{error} {problem}" for problem in unfit), file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.format == "json":
         print(json.dumps(report.to_json(), indent=2))
     else:
-        print(render_text(report))
+        print(render_text(report, Palette(sys.stdout)))
     return EXIT_OK
 
 
@@ -100,7 +102,7 @@ def _gib(size_bytes: int) -> str:
     return f"{size_bytes / GIB:.2f} GiB"
 
 
-def render_text(r: SizingReport) -> str:
+def render_text(r: SizingReport, palette: Palette = PLAIN) -> str:
     chunk_mib = r.chunk_bytes / 2**20
     fits = "fits" if r.pd_buffer_chunks >= r.max_model_len_chunks else "DOES NOT FIT"
     multiple = "a whole number of chunks" if r.pd_buffer_is_chunk_multiple else "rounded down"
@@ -137,7 +139,10 @@ def render_text(r: SizingReport) -> str:
         f"buffers); activation reserve {_gib(a['prefillActivationReserveBytes'])} prefill, "
         f"{_gib(a['decodeActivationReserveBytes'])} decode",
     ]
-    lines += ["", f"Warnings ({len(r.warnings)}):" if r.warnings else "Warnings: none"]
+    lines += [
+        "",
+        palette.yellow(f"Warnings ({len(r.warnings)}):") if r.warnings else "Warnings: none",
+    ]
     lines += [f"  - {w}" for w in r.warnings]
     return "\n".join(lines)
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from core.colour import Palette
 from core.exits import EXIT_BAD_INPUT, UsageProblem
 from core.vocabulary import router_url
 from hyperpod_dpd.shared.endpoints import choose_endpoint
@@ -133,11 +134,18 @@ def prompt_client(args: argparse.Namespace, cluster: Any, target: Any) -> Any:
 def _progress(args: argparse.Namespace) -> Any:
     if args.format != "text" or not sys.stderr.isatty():
         return None
-    return lambda c: print(f"  {c.result:<4}  {c.name}", file=sys.stderr)
+    palette = Palette(sys.stderr)
+    paint = {"FAIL": palette.red, "pass": palette.green}
+
+    def show(c) -> None:
+        result = paint.get(c.result, str)(f"{c.result:<4}")
+        print(f"  {result}  {c.name}", file=sys.stderr)
+
+    return show
 
 
 def _bad_input(args: argparse.Namespace, message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
+    print(f"{Palette(sys.stderr).red('error:')} {message}", file=sys.stderr)
     if getattr(args, "format", "text") == "json":
         print(json.dumps({"error": message, "exitCode": EXIT_BAD_INPUT}, indent=2))
     return EXIT_BAD_INPUT

@@ -44,7 +44,7 @@ def test_upload_stores_every_file_verified_and_writes_the_manifest_last(
     src, contents = local_checkpoint
     mark = s3.recorder.mark()
     code, out, err = run_cli(
-        *upload(src, bucket, s3, "--transfer-client", transfer_client, "--json")
+        *upload(src, bucket, s3, "--transfer-client", transfer_client, "--format", "json")
     )
     assert code == 0, err
     assert json.loads(out)["transferClient"] == transfer_client
@@ -281,7 +281,7 @@ def test_objects_outside_the_checkpoint_are_reported_and_deleted_on_request(
 def test_dry_run_tells_and_writes_nothing(s3, bucket, local_checkpoint, run_cli):
     src, contents = local_checkpoint
     mark = s3.recorder.mark()
-    code, out, _ = run_cli(*upload(src, bucket, s3, "--dry-run", "--json"))
+    code, out, _ = run_cli(*upload(src, bucket, s3, "--dry-run", "--format", "json"))
     assert code == 0
     assert sorted(json.loads(out)["transferred"]) == sorted(contents)
     assert s3.recorder.writes(mark, bucket) == []
