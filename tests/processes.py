@@ -24,16 +24,16 @@ def alive(pid: int) -> bool:
     return fields is not None and fields[0] != "Z"
 
 
-def _pids() -> list[int]:
+def all_pids() -> list[int]:
     return [int(p) for p in os.listdir("/proc") if p.isdigit()]
 
 
 def children(pid: int) -> list[int]:
-    return [p for p in _pids() if (f := _stat(p)) and int(f[1]) == pid and f[0] != "Z"]
+    return [p for p in all_pids() if (f := _stat(p)) and int(f[1]) == pid and f[0] != "Z"]
 
 
 def group(pgid: int) -> list[int]:
-    return [p for p in _pids() if (f := _stat(p)) and int(f[2]) == pgid and f[0] != "Z"]
+    return [p for p in all_pids() if (f := _stat(p)) and int(f[2]) == pgid and f[0] != "Z"]
 
 
 def cmdline(pid: int) -> str:

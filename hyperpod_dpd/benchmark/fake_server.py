@@ -23,10 +23,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
 
 from aiohttp import web
 
+from core.exits import EXIT_BAD_INPUT
 from hyperpod_dpd.benchmark.fake_timings import FLAGS, Timings, add_arguments
 
 MODEL = "fake-llm"
@@ -144,7 +146,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     timings = Timings(**{field: getattr(args, field) for _, field in FLAGS})
     print(f"fake OpenAI-compatible server on http://{args.host}:{args.port}", flush=True)
-    web.run_app(app(timings), host=args.host, port=args.port, print=None)
+    try:
+        web.run_app(app(timings), host=args.host, port=args.port, print=None)
+    except OSError as exc:  # the address is taken (an earlier server still running), or refused
+        print(f"error: --port {args.port}: cannot listen on {args.host}:{args.port} "
+              f"({exc.strerror or exc}); give another --port, or stop what listens there",
+              file=sys.stderr)  # fmt: skip
+        raise SystemExit(EXIT_BAD_INPUT) from None
 
 
 if __name__ == "__main__":

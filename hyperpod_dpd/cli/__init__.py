@@ -31,6 +31,7 @@ from core.exits import (
     tolerant_streams,
     unhandled,
 )
+from core.pulumi_commands import naming_stack
 from hyperpod_dpd.cli import (
     advise,
     benchmark,
@@ -38,6 +39,7 @@ from hyperpod_dpd.cli import (
     checkpoint,
     ci,
     completion,
+    demo,
     diff,
     fetch,
     plan,
@@ -65,6 +67,7 @@ COMMANDS = (
     canary,
     advise,
     pulumi_yaml,
+    demo,
     completion,
 )
 
@@ -112,7 +115,7 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=epilog(
             ["hyperpod-dpd plan --stack dev", "hyperpod-dpd size --tp 4",
-             "hyperpod-dpd completion bash"],
+             "hyperpod-dpd demo", "hyperpod-dpd completion bash"],
             {0: "done", 1: "a check or a policy failed (the input was fine)",
              2: "bad input: the message names the key or flag, what is allowed and the fix",
              4: "canary: hold (too few requests yet)",
@@ -162,7 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_left()
     except UsageProblem as exc:  # a stack file's ConfigError among them
-        print(f"{Palette(sys.stderr).red('error:')} {exc}", file=sys.stderr)
+        message = str(exc)
+        if isinstance(getattr(args, "stack", None), str):  # its Pulumi commands name the stack
+            message = naming_stack(message, args.stack)
+        print(f"{Palette(sys.stderr).red('error:')} {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:
         return unhandled(exc, args.debug)

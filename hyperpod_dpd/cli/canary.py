@@ -47,7 +47,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--stack", required=True, type=inputs.stack_name, help="the stack (Pulumi.<stack>.yaml)"
     )
-    p.add_argument("--endpoint", help="the candidate: a key of hyperpod-dpd:endpoints")
+    p.add_argument(
+        "--endpoint",
+        help="the candidate: a key of hyperpod-dpd:endpoints (default: the one endpoint of "
+        "hyperpod-dpd:traffic other than its baseline)",
+    )
     p.add_argument(
         "--baseline",
         action="append",

@@ -5,8 +5,7 @@ Ctrl-C on a terminal sends SIGINT to the whole foreground process group, but a c
 native code (the simulator's pandas and pyarrow imports, a load generator's worker processes)
 may take its time to notice, or not notice at all when the signal reached the parent alone
 (`kill -INT <pid>`, a CI runner's cancel). The parent, which sees KeyboardInterrupt, ends the
-child's group itself: SIGTERM, then SIGKILL after `grace` seconds, and waits for it, so nothing
-the command started outlives it.
+child's group itself (`stop`) and waits for it, so nothing the command started outlives it.
 """
 
 from __future__ import annotations
@@ -27,8 +26,10 @@ def start(argv: list[str], **popen: Any) -> subprocess.Popen:
 
 
 def stop(proc: subprocess.Popen, grace: float = GRACE_SECONDS) -> None:
-    """End `proc` and its process group (SIGTERM, then SIGKILL after `grace` s) and reap it."""
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, None)):
+    """End `proc` and its process group and reap it: SIGINT first (a Python child then undoes
+    what it began, as on Ctrl-C, and ends its own children; servers shut down cleanly), SIGTERM
+    after `grace` seconds, SIGKILL after as many again."""
+    for sig, wait in ((signal.SIGINT, grace), (signal.SIGTERM, grace), (signal.SIGKILL, None)):
         with suppress(ProcessLookupError):  # the group is gone already
             os.killpg(proc.pid, sig)
         try:

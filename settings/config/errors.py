@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from core.problems import MISSING, ConfigProblem
+from core.pulumi_commands import naming_stack
 from core.vocabulary import PROJECT
 from settings.config.fields import PATTERN_HINTS
 from settings.config.fix_values import example_for, field_example, model_at, nearest_name
@@ -20,11 +21,11 @@ STACK_FILE = "Pulumi.<stack>.yaml"
 
 
 def for_stack(problems: list[ConfigProblem], stack: str) -> list[ConfigProblem]:
-    """The problems with their fixes naming the stack's own file (Pulumi.dev.yaml), not the
-    placeholder the checks write, which know no stack."""
+    """The problems with their fixes naming the stack: its own file (Pulumi.dev.yaml), not the
+    placeholder the checks write, which know no stack, and `--stack` in each Pulumi command."""
     named = f"Pulumi.{stack}.yaml"
     return [
-        dataclasses.replace(p, fix=p.fix.replace(STACK_FILE, named)) if STACK_FILE in p.fix else p
+        dataclasses.replace(p, fix=naming_stack(p.fix.replace(STACK_FILE, named), stack))
         for p in problems
     ]
 

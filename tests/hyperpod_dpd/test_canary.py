@@ -14,9 +14,9 @@ import yaml
 
 from core.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_HOLD, EXIT_OK
 from hyperpod_dpd.cli import main
+from hyperpod_dpd.demo.prometheus import serve_backfill
+from hyperpod_dpd.demo.vllm_traffic import Minute, decode_minute, openmetrics, pod, prefill_minute
 from tests.conftest import ROOT
-from tests.specs.prometheus_server import serve_backfill
-from tests.specs.vllm_traffic import Minute, decode_minute, openmetrics, pod, prefill_minute
 
 MINUTES = 40
 
@@ -70,23 +70,29 @@ def test_a_healthy_candidate_is_promoted_to_the_next_step(
     assert (code, report["verdict"]) == (EXIT_OK, "promote")
     assert report["candidate"]["requests"] == pytest.approx(18000, rel=0.02)
     assert report["candidate"]["errors"] == 0
-    assert report["candidate"]["ttft_p99_ms"] < 250  # every TTFT under 0.25 s
+    assert report["candidate"]["ttftP99Ms"] < 250  # every TTFT under 0.25 s
     assert report["baseline"]["endpoints"] == ["baseline"]
     assert report["next"] == (
-        "pulumi config set --path 'hyperpod-dpd:traffic.baseline' 75 && "
-        "pulumi config set --path 'hyperpod-dpd:traffic.candidate' 25 && pulumi up"
+        "pulumi config set --stack canary --path 'hyperpod-dpd:traffic.baseline' 75 && "
+        "pulumi config set --stack canary --path 'hyperpod-dpd:traffic.candidate' 25 && "
+        "pulumi up --stack canary"
     )
     # The decoders' 1000 output tokens/s on the endpoint's 16 GPUs (a prefill and a decode node
     # of 8), at the plan's prices.
     assert report["candidate"]["outputTokensPerSecondPerGpu"] == pytest.approx(1000 / 16, rel=0.02)
     assert report["candidate"]["usdPerMillionOutputTokens"] > 0
+    # Numbers as a person writes them: 1000 tokens/s is 1000, not 1000.0000000000001.
+    assert report["candidate"]["outputTokensPerSecond"] == pytest.approx(1000, rel=0.02)
+    assert str(report["candidate"]["outputTokensPerSecond"]).partition(".")[2] in ("", "0")
 
 
 def test_more_errors_than_the_baseline_roll_back(prometheus, tmp_path, monkeypatch, capsys):
     code, report, _ = _canary(tmp_path, monkeypatch, capsys, "more-errors", prometheus.url)
     assert (code, report["verdict"]) == (EXIT_FAILED, "rollback")
     assert any("Fisher's exact test" in r for r in report["reasons"])
-    assert report["next"].startswith("pulumi config set --path 'hyperpod-dpd:traffic.baseline' 100")
+    assert report["next"].startswith(
+        "pulumi config set --stack canary --path 'hyperpod-dpd:traffic.baseline' 100"
+    )
 
 
 def test_a_p99_above_the_slo_rolls_back(prometheus, tmp_path, monkeypatch, capsys):
@@ -134,3 +140,22 @@ def test_an_unreachable_prometheus_is_bad_input_naming_the_flag(tmp_path, monkey
 def test_a_bad_window_is_bad_input(tmp_path, monkeypatch, capsys):
     code, _, err = _canary(tmp_path, monkeypatch, capsys, "healthy", "http://x", "--window", "soon")
     assert code == EXIT_BAD_INPUT and "--window 'soon'" in err
+
+
+def test_without_endpoint_the_splits_one_candidate_is_judged(
+    prometheus, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(_project(tmp_path, "healthy"))
+    code = main(["canary", "--stack", "canary", "--prometheus-url", prometheus.url,
+                 "--format", "json"])  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert (code, report["candidate"]["endpoints"]) == (EXIT_OK, ["candidate"])
+
+
+def test_a_stack_of_one_endpoint_is_told_where_a_canary_is_declared(capsys):
+    """dev has no baseline: no hint may name one (`--baseline baseline` once did)."""
+    code = main(["canary", "--stack", "dev", "--prometheus-url", "http://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT
+    assert "--baseline" not in err
+    assert "hyperpod-dpd canary --stack canary --endpoint candidate" in err
