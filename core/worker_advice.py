@@ -1,16 +1,27 @@
-"""What makes a worker that cannot start fit its GPUs, when no --gpu-memory-utilization does:
-the options the gpu-memory policy offers a stack and `hyperpod-dpd size` offers its flags, each
-checked with the same sizing (core/sizing/gpu_memory.py worker_fit) before it is offered. `Names` says
-each option in the caller's words (a stack key, or a flag)."""
+"""What makes workers that cannot start fit their GPUs, when no --gpu-memory-utilization does:
+the options the gpu-memory policy offers a stack and `hyperpod-dpd size` offers its flags.
+
+Every option is one step: followed as written, every worker it is given starts (each is checked
+with the same sizing, core/sizing/gpu_memory.py worker_fit, before it is offered). A change that
+needs another beside it says both at once ("lower --max-model-len to 8192 and shrink
+--pd-buffer to 2GiB and set --gpu-memory-utilization between 0.96 and 0.97"), never one whose
+follow-up fails on the next; a TP is the smallest that works; a PD buffer is never shrunk below
+one --max-model-len transfer (hyperpod-dpd-pd-buffer-capacity would refuse it). The workers
+given are those the same settings govern (`size`: both roles, every flag applies to both), so
+what fixes one does not break another. `Names` says each option in the caller's words (a stack
+key, or a flag).
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from core.sizing.catalog import GIB, INSTANCES, InstanceSpec, ModelSpec
 from core.sizing.gpu_memory import Fit, weights_bytes_per_rank, worker_fit
+from core.sizing.kv_cache import chunk_bytes, chunks_for_tokens, kv_bytes_per_token_per_rank
+from core.sizing.report import tp_choices
 
 
 @dataclass(frozen=True)
@@ -19,26 +30,141 @@ class Names:
     max_model_len: str
     instance_type: str
     pd_buffer_to: Callable[[int], str]  # whole-GiB bytes -> "<key> to 8GiB"
+    gpu_memory_utilization: str = "--gpu-memory-utilization"
 
 
-def cannot_start(
-    who: str,
-    model: ModelSpec,
-    instance: InstanceSpec,
-    tp: int,
-    max_len: int,
-    utilization: float,
-    fit: Fit,
-) -> str:
-    """'<who> cannot start: ... needs X GiB ... but --gpu-memory-utilization U gives vLLM Y GiB'
-    (the advice follows it)."""
-    return (
-        f"{who} cannot start: {model.name} at TP {tp} needs {fit.need_bytes / GIB:.1f} "
-        f"GiB per GPU for weights, activations and the KV cache of one {max_len}-token "
-        f"sequence, but --gpu-memory-utilization {utilization:g} gives vLLM "
-        f"{fit.share(utilization) / GIB:.1f} GiB of each {instance.gpu_model}'s "
-        f"{fit.gpu_memory_bytes / GIB:.1f} GiB; "
-    )
+@dataclass(frozen=True)
+class Setup:
+    """The settings the workers share, each of which an option may change."""
+
+    model: ModelSpec
+    instance: InstanceSpec
+    tp: int
+    max_len: int
+    buffer: int  # the decoder's PD buffer per GPU (0: none)
+    utilization: float
+    overhead: int
+    shortest: int = 1  # no context below this (the prompts the endpoint is sized for)
+
+    def fits(self, roles: Sequence[str]) -> list[Fit]:
+        return [
+            worker_fit(role, self.model, self.instance, self.tp, self.max_len,
+                       self.buffer if role == "decode" else 0, self.overhead)
+            for role in roles
+        ]  # fmt: skip
+
+
+def common_range(fits: Sequence[Fit]) -> tuple[float, float] | None:
+    """The utilizations every one of `fits` starts with and leaves room beside (None: none)."""
+    low, high = max(f.lowest for f in fits), min(f.highest for f in fits)
+    return (low, high) if low <= high else None
+
+
+def _step(setup: Setup, roles: Sequence[str], names: Names, edits: list[str]) -> str | None:
+    """`edits` as one step when they make every role start: at the current utilization as they
+    are, else with the utilization range that does (None: no utilization does)."""
+    fits = setup.fits(roles)
+    if all(f.holds(setup.utilization) and f.leaves_room(setup.utilization) for f in fits):
+        return " and ".join(edits)
+    shared = common_range(fits)
+    if shared is None:
+        return None
+    return " and ".join([*edits, utilization_range(names.gpu_memory_utilization, *shared)])
+
+
+def utilization_range(name: str, low: float, high: float) -> str:
+    """'set U between 0.80 and 0.87', or 'set U to 0.88' when only one value works."""
+    if f"{low:.2f}" == f"{high:.2f}":
+        return f"set {name} to {low:.2f}"
+    return f"set {name} between {low:.2f} and {high:.2f}"
+
+
+def one_step_fixes(setup: Setup, roles: Sequence[str], names: Names) -> list[str]:
+    """Each option that makes every role of `roles` start in one step, the least change first:
+    the smallest TP, then the largest smaller PD buffer, then the longest shorter context (with
+    the buffer it needs, when no buffer alone does)."""
+    options = []
+    for tp in tp_choices(setup.model, setup.instance):
+        if tp <= setup.tp:
+            continue
+        step = _step(dataclasses.replace(setup, tp=tp), roles, names,
+                     [f"raise {names.tensor_parallel_size} to {tp}"])  # fmt: skip
+        if step:
+            options.append(step)
+            break
+    buffer_alone = None
+    if "decode" in roles:
+        for buffer in _smaller_buffers(setup, setup.max_len):
+            buffer_alone = _step(dataclasses.replace(setup, buffer=buffer), roles, names,
+                                 [f"shrink {names.pd_buffer_to(buffer)}"])  # fmt: skip
+            if buffer_alone:
+                options.append(buffer_alone)
+                break
+    context = _shorter_context(setup, roles, names, with_buffer=buffer_alone is None)
+    if context:
+        options.append(context)
+    return list(dict.fromkeys(options))
+
+
+def _shorter_context(
+    setup: Setup, roles: Sequence[str], names: Names, with_buffer: bool
+) -> str | None:
+    """The longest --max-model-len below the current one that works: at the current buffer,
+    else (`with_buffer`) with the smaller buffer that allows the longest (None: none does)."""
+    buffers = [setup.buffer]
+    if with_buffer and "decode" in roles and setup.buffer:
+        buffers += list(_smaller_buffers(setup, 1))
+    found = [
+        (length, buffer)
+        for buffer in buffers
+        if (length := _longest(dataclasses.replace(setup, buffer=buffer), roles, buffer))
+    ]
+    if not found:
+        return None
+    length, buffer = max(found)  # the longest context; of those, the largest buffer
+    edits = [f"lower {names.max_model_len} to {length}"]
+    if buffer != setup.buffer:
+        edits.append(f"shrink {names.pd_buffer_to(buffer)}")
+    return _step(dataclasses.replace(setup, max_len=length, buffer=buffer), roles, names, edits)
+
+
+def _longest(setup: Setup, roles: Sequence[str], buffer: int) -> int | None:
+    """The longest length below setup.max_len and not below setup.shortest, in whole 1024 tokens
+    where that stays above the shortest, at which some utilization holds every role and `buffer`
+    still holds one transfer of it."""
+
+    def works(length: int) -> bool:
+        if buffer and buffer < _transfer(setup, length):
+            return False
+        return common_range(dataclasses.replace(setup, max_len=length).fits(roles)) is not None
+
+    if setup.shortest >= setup.max_len or not works(setup.shortest):
+        return None
+    low, high = setup.shortest, setup.max_len - 1
+    while low < high:  # fitting shrinks as the length grows
+        mid = (low + high + 1) // 2
+        if works(mid):
+            low = mid
+        else:
+            high = mid - 1
+    rounded = low // 1024 * 1024
+    return rounded if rounded >= setup.shortest else low
+
+
+def _transfer(setup: Setup, length: int) -> int:
+    """Bytes of the PD buffer one `length`-token transfer takes, in whole LMCache chunks."""
+    kv = kv_bytes_per_token_per_rank(setup.model, setup.tp)
+    return chunks_for_tokens(length) * chunk_bytes(kv)
+
+
+def _smaller_buffers(setup: Setup, length: int) -> Iterator[int]:
+    """Whole-GiB PD buffers below the current one, largest first, each holding one transfer of
+    `length` tokens."""
+    floor = _transfer(setup, length)
+    size = (setup.buffer - 1) // GIB * GIB
+    while size >= max(GIB, floor):
+        yield size
+        size -= GIB
 
 
 def unfit_advice(
@@ -51,21 +177,16 @@ def unfit_advice(
     buffer: int,
     overhead: int,
     names: Names,
+    utilization: float = 0.0,
+    roles: Sequence[str] = (),
+    shortest: int = 1,
 ) -> str:
-    """The options that make `fit` (not possible at any utilization) possible, or, when even
-    the weights do not fit, the instance types and the 8-bit checkpoint that would hold them."""
-    options = []
-    gpus = instance.gpu_count
-    if tp < gpus and worker_fit(role, model, instance, gpus, max_len, buffer, overhead).possible:
-        options.append(f"raise {names.tensor_parallel_size} to {gpus}")
-    if role == "decode" and buffer:
-        room = fit.gpu_memory_bytes - fit.need_bytes - (fit.outside_bytes - buffer)
-        if room >= GIB:
-            options.append(f"shrink {names.pd_buffer_to(room // GIB * GIB)}")
-    # The KV cache of one short sequence: when even that does not fit, no context length will.
-    if worker_fit(role, model, instance, tp, 1, buffer, overhead).possible:
-        longest = _longest_context(role, model, instance, tp, buffer, overhead, max_len)
-        options.append(f"lower {names.max_model_len} to {longest}")
+    """The options that make `fit` (of `role`: not possible at any utilization) possible, for
+    `role` and the `roles` the same settings govern; when even the weights do not fit, the
+    instance types and the 8-bit checkpoint that would hold them."""
+    governed = list(dict.fromkeys([role, *roles]))
+    setup = Setup(model, instance, tp, max_len, buffer, utilization, overhead, shortest)
+    options = one_step_fixes(setup, governed, names)
     weights = weights_bytes_per_rank(model, tp) / GIB
     if not options:
         return (
@@ -90,17 +211,24 @@ def unfit_advice(
     )
 
 
-def _longest_context(role, model, instance, tp, buffer, overhead, max_len) -> int:
-    """The longest --max-model-len below `max_len` some utilization fits, in whole 1024 tokens
-    (or the longest at all under 1024)."""
-    low, high = 1, max_len
-    while low < high:  # the largest length that fits: fitting shrinks as the length grows
-        mid = (low + high + 1) // 2
-        if worker_fit(role, model, instance, tp, mid, buffer, overhead).possible:
-            low = mid
-        else:
-            high = mid - 1
-    return low // 1024 * 1024 or low
+def cannot_start(
+    who: str,
+    model: ModelSpec,
+    instance: InstanceSpec,
+    tp: int,
+    max_len: int,
+    utilization: float,
+    fit: Fit,
+) -> str:
+    """'<who> cannot start: ... needs X GiB ... but --gpu-memory-utilization U gives vLLM Y GiB'
+    (the advice follows it)."""
+    return (
+        f"{who} cannot start: {model.name} at TP {tp} needs {fit.need_bytes / GIB:.1f} "
+        f"GiB per GPU for weights, activations and the KV cache of one {max_len}-token "
+        f"sequence, but --gpu-memory-utilization {utilization:g} gives vLLM "
+        f"{fit.share(utilization) / GIB:.1f} GiB of each {instance.gpu_model}'s "
+        f"{fit.gpu_memory_bytes / GIB:.1f} GiB; "
+    )
 
 
 def _what_would(role, model, instance, buffer, overhead, max_len, names: Names) -> str:

@@ -15,7 +15,13 @@ from core.sizing.gpu_memory import OVERHEAD_BYTES, RoleBudget, worker_fit
 from core.sizing.report import SizingReport, size
 from core.units import parse_byte_size
 from core.vocabulary import DPD_ROLES
-from core.worker_advice import Names, cannot_start, unfit_advice
+from core.worker_advice import (
+    Names,
+    cannot_start,
+    common_range,
+    unfit_advice,
+    utilization_range,
+)
 
 
 def run(args: argparse.Namespace, project_dir: Path | None) -> int:
@@ -56,7 +62,8 @@ FLAGS = Names(
 
 def cannot_start_problems(args: argparse.Namespace) -> list[str]:
     """Each role whose worker vLLM would refuse to start at the flags, with the advice the
-    plan's gpu-memory policy gives (core/worker_advice.py), said in flags."""
+    plan's gpu-memory policy gives (core/worker_advice.py), said in flags. Every flag applies to
+    both roles: the advice is one step that starts both."""
     model, instance = load_model(args.model), instance_spec(args.instance_type)
     buffer = _buffer(args.pd_buffer)
     fits = {
@@ -64,26 +71,34 @@ def cannot_start_problems(args: argparse.Namespace) -> list[str]:
         for role in DPD_ROLES
     }
     utilization = args.gpu_memory_utilization
-    if all(f.holds(utilization) for f in fits.values()):
+
+    def starts(fit) -> bool:  # vLLM's share holds it, and what is left holds buffer and overhead
+        return fit.holds(utilization) and fit.leaves_room(utilization)
+
+    if all(starts(f) for f in fits.values()):
         return []
-    low = max(f.lowest for f in fits.values())
-    high = min(f.highest for f in fits.values())
+    shared = common_range(list(fits.values()))
     out = []
     for role, fit in fits.items():
-        if fit.holds(utilization):
+        if starts(fit):
             continue
-        said = cannot_start(
-            f"{role} workers", model, instance, args.tp, args.max_model_len, utilization, fit
-        )
-        if low <= high:
-            advice = f"set --gpu-memory-utilization between {low:.2f} and {high:.2f}"
-        elif fit.possible:
-            ranges = ", ".join(f"{r} {f.lowest:.2f}-{f.highest:.2f}" for r, f in fits.items())
-            advice = f"no one --gpu-memory-utilization holds both roles ({ranges})"
+        if fit.holds(utilization):  # the share holds it; the PD buffer beside it does not fit
+            left = (fit.gpu_memory_bytes - fit.share(utilization)) / GIB
+            said = (
+                f"{role} workers cannot start: the PD buffer and overhead "
+                f"({fit.outside_bytes / GIB:.1f} GiB) do not fit the {left:.1f} GiB each "
+                f"{instance.gpu_model} leaves at --gpu-memory-utilization {utilization:g}; "
+            )
+        else:
+            said = cannot_start(
+                f"{role} workers", model, instance, args.tp, args.max_model_len, utilization, fit
+            )
+        if shared:
+            advice = utilization_range("--gpu-memory-utilization", *shared)
         else:
             advice = unfit_advice(
                 role, fit, model, instance, args.tp, args.max_model_len, buffer,
-                OVERHEAD_BYTES, FLAGS,
+                OVERHEAD_BYTES, FLAGS, utilization, DPD_ROLES, args.prompt_tokens,
             )  # fmt: skip
         out.append(said + advice)
     return out

@@ -91,9 +91,9 @@ def test_a_worker_that_cannot_start_is_an_error_with_the_plans_advice(capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "decode workers cannot start: llama-3.3-70b at TP 1 needs" in captured.err
-    assert "raise --tp to 8" in captured.err
-    # The advice works: at TP 8 the same flags size.
-    assert cli.main(["size", "--tp", "8"]) == 0
+    assert "raise --tp to 4" in captured.err  # the smallest TP that works, not the node's 8
+    # The advice works: at TP 4 the same flags size.
+    assert cli.main(["size", "--tp", "4"]) == 0
 
 
 def test_weights_that_fit_no_share_get_no_utilization_advice(capsys):
