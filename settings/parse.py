@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from core.problems import ConfigError, ConfigProblem
 from core.vocabulary import PROJECT
-from settings.config.errors import problems_from_validation, set_fix
+from settings.config.errors import problems_from_validation, rename_fix, set_fix
 from settings.stack import BOOL_KEYS, OBJECT_KEYS, SECRET_KEYS, StackSettings, check_settings
 
 _FIELD_KEYS = frozenset(f.alias for f in StackSettings.model_fields.values()) - {"region"}
@@ -57,13 +57,13 @@ def parse_settings(raw: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> S
             continue
         if name not in _FIELD_KEYS:
             shown = "[secret]" if key in set(secret_keys) else value
-            problems.append(_unknown_key(key, name, shown))
+            problems.append(_unknown_key(key, name, shown, raw))
             continue
         values[name] = value
     try:
         settings = StackSettings.model_validate(values)
     except ValidationError as exc:
-        raise ConfigError(problems + problems_from_validation(exc, StackSettings)) from None
+        raise ConfigError(problems + problems_from_validation(exc, StackSettings, values)) from None
     problems += check_settings(settings)
     if problems:
         raise ConfigError(problems)
@@ -88,16 +88,17 @@ def _near_miss(key: str, value: Any) -> list[ConfigProblem]:
     ]
 
 
-def _unknown_key(key: str, name: str, value: Any) -> ConfigProblem:
+def _unknown_key(key: str, name: str, value: Any, raw: dict[str, Any]) -> ConfigProblem:
     known = sorted(_FIELD_KEYS | SECRET_KEYS)
     close = difflib.get_close_matches(name, known, n=1)
-    hint = f"did you mean '{PROJECT}:{close[0]}'? " if close else ""
-    return ConfigProblem(
-        key,
-        value,
-        "keys " + ", ".join(f"{PROJECT}:{k}" for k in known),
-        f"{hint}Remove it: pulumi config rm {key}",
-    )
+    if close and close[0] not in SECRET_KEYS:
+        new = f"{PROJECT}:{close[0]}"
+        # A secret's value is not shown: renamed in the file, where it is stored encrypted.
+        fix = rename_fix(key, new, None if value == "[secret]" else value, new in raw)
+    else:
+        hint = f"did you mean '{PROJECT}:{close[0]}'? " if close else ""
+        fix = f"{hint}Remove it: pulumi config rm {key}"
+    return ConfigProblem(key, value, "keys " + ", ".join(f"{PROJECT}:{k}" for k in known), fix)
 
 
 def decode_config_value(key: str, text: Any) -> Any:

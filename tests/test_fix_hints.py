@@ -230,11 +230,12 @@ class Audit:
     followed: list[str]
     broken: list[str]
     valueless: list[str]
+    deleting: list[str]  # a misspelled key's fix that drops its value instead of renaming it
 
 
 @pytest.fixture(scope="module")
 def audit(tmp_path_factory) -> Audit:
-    result = Audit([], [], [])
+    result = Audit([], [], [], [])
     stacks = tmp_path_factory.mktemp("fix-hints") / "stacks.pickle"
     for name, raw, secret_keys in _cases(stacks):
         for problem in judged(raw, secret_keys):
@@ -244,6 +245,10 @@ def audit(tmp_path_factory) -> Audit:
                 if not _without_value_allowed(problem):
                     result.valueless.append(where)
                 continue
+            misspelled = re.search(r"did you mean '(?:hyperpod-dpd:)?[^']+'\?", problem.hint)
+            if misspelled and "set already" not in problem.hint:
+                if not any(e.op == "rename" for e in alternatives[0]):
+                    result.deleting.append(where)
             for edits in alternatives:
                 after = judged(apply(raw, edits), secret_keys)
                 if any(problem.same(p) for p in after):
@@ -268,6 +273,13 @@ def test_every_followed_hint_makes_its_problem_go_away(audit):
 @pytest.mark.xdist_group("fix-hints")
 def test_every_hint_names_a_value_unless_only_the_user_knows_it(audit):
     assert not audit.valueless, "\n".join(audit.valueless)
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("fix-hints")
+def test_a_misspelled_key_is_renamed_not_deleted(audit):
+    """'did you mean X?' is followed by renaming the key to X, its value kept."""
+    assert not audit.deleting, "\n".join(audit.deleting)
 
 
 # --- following a hint as printed: the reader the audit relies on -----------------------------

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from core.colour import PLAIN, Palette
+from core.sizing.kv_cache import buffer_in_chunks
 from core.units import format_gib
 from core.vocabulary import network_policy_name
 from hyperpod_dpd.plan.endpoint_summary import headline, render_endpoints
@@ -120,7 +121,8 @@ def render_sizing(settings: StackSettings, entry: EndpointEntry, level: str = "#
         f"| LMCache chunk | {r.chunk_tokens} tokens = {r.chunk_bytes / 2**20:g} MiB |",
         f"| {_transfer_label(entry, r.prompt_tokens)} | {r.prompt_chunks} chunks, "
         f"{r.transfer_gib} GiB |",
-        f"| PD buffer | {format_gib(r.pd_buffer_bytes)} = {r.pd_buffer_chunks} chunks |",
+        f"| PD buffer | {format_gib(r.pd_buffer_bytes)} = "
+        f"{buffer_in_chunks(r.pd_buffer_bytes, r.kv_bytes_per_token_per_rank)} |",
         f"| Transfers in flight | {r.transfers_in_flight} |",
         f"| Headroom per GPU | prefill {r.prefill.headroom_bytes / gib:.2f} GiB, "
         f"decode {r.decode.headroom_bytes / gib:.2f} GiB |",

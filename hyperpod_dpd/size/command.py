@@ -12,6 +12,7 @@ from core.colour import PLAIN, Palette
 from core.exits import EXIT_BAD_INPUT, EXIT_OK
 from core.sizing.catalog import GIB, SizingError, instance_spec, load_model
 from core.sizing.gpu_memory import OVERHEAD_BYTES, RoleBudget, worker_fit
+from core.sizing.kv_cache import buffer_in_chunks
 from core.sizing.report import SizingReport, size
 from core.units import parse_byte_size
 from core.vocabulary import DPD_ROLES
@@ -120,7 +121,6 @@ def _gib(size_bytes: int) -> str:
 def render_text(r: SizingReport, palette: Palette = PLAIN) -> str:
     chunk_mib = r.chunk_bytes / 2**20
     fits = "fits" if r.pd_buffer_chunks >= r.max_model_len_chunks else "DOES NOT FIT"
-    multiple = "a whole number of chunks" if r.pd_buffer_is_chunk_multiple else "rounded down"
     lines = [
         f"DPD sizing: {r.model} ({r.hf_id}) on {r.instance_type} "
         f"({r.gpus_per_node} x {r.gpu_model}), TP {r.tensor_parallel_size}",
@@ -131,8 +131,8 @@ def render_text(r: SizingReport, palette: Palette = PLAIN) -> str:
         f"({chunk_mib:g} MiB)",
         f"  prompt of {r.prompt_tokens:,} tokens".ljust(29)
         + f"{r.prompt_chunks} chunks = {r.transfer_bytes:,} B ({r.transfer_gib:.4f} GiB)",
-        f"  PD_BUFFER_SIZE             {r.pd_buffer_bytes:,} B = {r.pd_buffer_chunks} chunks "
-        f"({multiple})",
+        f"  PD_BUFFER_SIZE             {r.pd_buffer_bytes:,} B = "
+        f"{buffer_in_chunks(r.pd_buffer_bytes, r.kv_bytes_per_token_per_rank)}",
         f"  transfers in flight        {r.transfers_in_flight} in whole chunks "
         f"(docs' estimate: buffer / prompt KV = {r.transfers_in_flight_unchunked:.2f} ~ "
         f"{round(r.transfers_in_flight_unchunked)})",
