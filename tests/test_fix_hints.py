@@ -245,10 +245,10 @@ def audit(tmp_path_factory) -> Audit:
                 if not _without_value_allowed(problem):
                     result.valueless.append(where)
                 continue
-            misspelled = re.search(r"did you mean '(?:hyperpod-dpd:)?[^']+'\?", problem.hint)
-            if misspelled and "set already" not in problem.hint:
-                if not any(e.op == "rename" for e in alternatives[0]):
-                    result.deleting.append(where)
+            misspelled = re.search(r"did you mean '[^']+'\?", problem.hint)
+            renamed = any(e.op == "rename" for e in alternatives[0])
+            if misspelled and "set already" not in problem.hint and not renamed:
+                result.deleting.append(where)
             for edits in alternatives:
                 after = judged(apply(raw, edits), secret_keys)
                 if any(problem.same(p) for p in after):
