@@ -297,3 +297,13 @@ def test_other_provider_keys_are_the_providers_own(dev_raw):
     dev_raw["aws:profile"] = "platform"
     dev_raw["kubernetes:context"] = "mine"
     parse_settings(dev_raw)  # no problem: keys of the providers, not typos
+
+
+def test_an_instance_count_above_the_limit_gets_one_the_vpc_holds(dev_raw):
+    """The API's 6758 would fail next on the VPC's addresses: the fix is a count that fits."""
+    edit(dev_raw, f"{NS}:instanceGroups.decode.instanceCount", 100000)
+    problem = only_problem(dev_raw)
+    assert "instanceCount' 6758" not in problem
+    [edits] = suggestions(problem.split("Fix: ", 1)[1])
+    fixed = parse_settings(apply(dev_raw, edits))  # no problem left: not even the addresses
+    assert 100 < fixed.instance_groups["decode"].instance_count < 6758
