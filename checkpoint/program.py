@@ -9,7 +9,6 @@ Job's `python -m checkpoint ...`.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from core.exits import (
     tolerant_streams,
     unhandled,
 )
+from core.json_output import dumps
 from core.units import parse_byte_size
 
 
@@ -231,7 +231,7 @@ def run_upload(args: argparse.Namespace, project_dir: Path | None = None) -> int
         return EXIT_INTERRUPTED
     if as_json:
         print(
-            json.dumps(
+            dumps(
                 {
                     "source": result.source,
                     "revision": result.revision,
@@ -279,7 +279,7 @@ def run_verify(args: argparse.Namespace, project_dir: Path | None = None) -> int
         return EXIT_INTERRUPTED
     if as_json:
         print(
-            json.dumps(
+            dumps(
                 {
                     "dest": report.dest,
                     "ok": report.ok,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from core.json_output import dumps
 from hyperpod_dpd.advise.recommend import Recommendation
 from hyperpod_dpd.advise.search import Candidate
 from hyperpod_dpd.advise.workload import Workload
@@ -45,7 +46,7 @@ def contract(
 
 
 def as_json(document: dict[str, Any]) -> str:
-    return json.dumps(document, indent=2)
+    return dumps(document)
 
 
 def _row(c: Candidate, slo: bool) -> tuple[str, ...]:

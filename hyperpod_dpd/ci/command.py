@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from core.exits import EXIT_OK
+from core.json_output import dumps
 from core.problems import MISSING, ConfigError, ConfigProblem
 from hyperpod_dpd.ci.bootstrap import bootstrap_command, bootstrap_targets
 from hyperpod_dpd.ci.runner import runs_on
@@ -24,7 +25,7 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
         return EXIT_OK
     facts = job_facts(read.settings, args.stack, args.job, *_run_of(args, read.settings))
     if args.format == "json":
-        print(json.dumps(facts, indent=2))
+        print(dumps(facts))
     else:
         for key, value in facts.items():
             text = value if isinstance(value, str) and key != "runs-on" else json.dumps(value)

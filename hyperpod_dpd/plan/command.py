@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from core.collector import collector_paused
 from core.colour import Palette
+from core.json_output import dumps
 
 
 def plan(args: argparse.Namespace, project_dir: Path) -> int:
@@ -22,7 +22,7 @@ def plan(args: argparse.Namespace, project_dir: Path) -> int:
     from hyperpod_dpd.plan.summary import plan_json, render_text
 
     if args.format == "json":
-        print(json.dumps(plan_json(made), indent=2))
+        print(dumps(plan_json(made)))
     else:
         print(render_text(made, Palette(sys.stdout)))
     return made.exit_code

@@ -4,12 +4,12 @@ JSON. The parser is hyperpod_dpd/cli/size.py."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from core.colour import PLAIN, Palette
 from core.exits import EXIT_BAD_INPUT, EXIT_OK
+from core.json_output import dumps
 from core.sizing.catalog import GIB, SizingError, instance_spec, load_model
 from core.sizing.gpu_memory import OVERHEAD_BYTES, RoleBudget, worker_fit
 from core.sizing.kv_cache import buffer_in_chunks
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace, project_dir: Path | None) -> int:
         print("\n".join(f"{error} {problem}" for problem in unfit), file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.format == "json":
-        print(json.dumps(report.to_json(), indent=2))
+        print(dumps(report.to_json()))
     else:
         print(render_text(report, Palette(sys.stdout)))
     return EXIT_OK

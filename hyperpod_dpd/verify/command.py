@@ -5,13 +5,13 @@ hyperpod_dpd/cli/verify.py."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from core.colour import Palette
 from core.exits import EXIT_BAD_INPUT, UsageProblem
+from core.json_output import dumps
 from core.vocabulary import router_url
 from hyperpod_dpd.shared.endpoints import choose_endpoint
 from hyperpod_dpd.shared.kube import Cluster, ClusterError, KubeconfigError, kubeconfig_path
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
     for warning in client.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps(report_json(report), indent=2))
+        print(dumps(report_json(report)))
     else:
         print(render_text(report))
     return report.exit_code
@@ -147,5 +147,5 @@ def _progress(args: argparse.Namespace) -> Any:
 def _bad_input(args: argparse.Namespace, message: str) -> int:
     print(f"{Palette(sys.stderr).red('error:')} {message}", file=sys.stderr)
     if getattr(args, "format", "text") == "json":
-        print(json.dumps({"error": message, "exitCode": EXIT_BAD_INPUT}, indent=2))
+        print(dumps({"error": message, "exitCode": EXIT_BAD_INPUT}))
     return EXIT_BAD_INPUT

@@ -195,9 +195,7 @@ def test_fetch_with_a_stack_records_and_prints_the_command_that_pins_each_image(
         f"{host}/head-refused/python:3.11": manifest,
         f"{host}/team/vllm:v1": index,
     }
-    endpoint = (
-        f"pulumi config set --stack dev --path 'hyperpod-dpd:endpoint.image' '{host}/team/vllm:v1@{index}'"
-    )
+    endpoint = f"pulumi config set --stack dev --path 'hyperpod-dpd:endpoint.image' '{host}/team/vllm:v1@{index}'"
     jobs = f"pulumi config set --stack dev --path 'hyperpod-dpd:jobs.image' '{host}/head-refused/python:3.11@{manifest}'"
     assert f"  {endpoint}\n" in out and f"  {jobs}\n" in out
     # verify's curl pod is on Docker Hub, out of reach here: its own line, the rest done.

@@ -122,9 +122,7 @@ def test_a_misspelled_flag_is_the_commands_error_with_the_flag_it_meant(capsys):
     assert "--tps: did you mean --tp?" in err
 
 
-def test_the_defaults_and_the_shipped_stacks_raise_no_warning_of_their_own_buffer(
-    capsys, tmp_path
-):
+def test_the_defaults_and_the_shipped_stacks_raise_no_warning_of_their_own_buffer(capsys, tmp_path):
     """One judgement of the PD buffer's chunks, the same in `size` and `plan`: the docs' 8 GiB
     (819 chunks and 2 MiB LMCache leaves idle) warns in neither, and both say it alike."""
     assert cli.main(["size", "--format", "json"]) == 0
