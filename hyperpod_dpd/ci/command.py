@@ -24,8 +24,8 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
         print(_bootstrap(read, args.stack, project_dir))
         return EXIT_OK
     facts = job_facts(read.settings, args.stack, args.job, *_run_of(args, read.settings))
-    if args.format == "json":
-        print(dumps(facts))
+    if args.format == "json":  # camelCase as every JSON of ours; the github lines keep their names
+        print(dumps({_camel(key): value for key, value in facts.items()}))
     else:
         for key, value in facts.items():
             text = value if isinstance(value, str) and key != "runs-on" else json.dumps(value)
@@ -130,3 +130,9 @@ def _bootstrap(read: Stack, stack: str, project_dir: Path) -> str:
         "the rest\n# (docs/deploy.md, 'First deploy of a private stack').\n"
     )
     return header + bootstrap_command(stack, bootstrap_targets(done.resources))
+
+
+def _camel(name: str) -> str:
+    """'runs-on' -> 'runsOn': a GitHub output name as a JSON key."""
+    head, *rest = name.split("-")
+    return head + "".join(word.capitalize() for word in rest)

@@ -11,6 +11,7 @@ from awscrt import checksums
 from checkpoint.hashing import crc64nvme_b64
 from tests.checkpoint.conftest import upload_args, write_checkpoint
 from tests.checkpoint.s3server import Fault
+from tests.json_style import style_problems
 
 PREFIX = "models/tiny"
 MANIFEST = f"{PREFIX}/.hyperpod-dpd-manifest.json"
@@ -315,3 +316,18 @@ def test_files_around_the_part_size_get_a_full_object_checksum(
     for name, data in contents.items():
         head = s3_client.head_object(Bucket=bucket, Key=f"{PREFIX}/{name}", ChecksumMode="ENABLED")
         assert head["ChecksumCRC64NVME"] == crc(data)
+
+
+def test_upload_and_verify_print_json_in_the_commands_one_style(
+    s3, bucket, local_checkpoint, run_cli, capsys
+):
+    """`--format json` of checkpoint upload and verify: camelCase, rounded, as every command's
+    (tests/hyperpod_dpd/cli/test_json_outputs.py); --json, the older spelling, still works."""
+    src, _ = local_checkpoint
+    code, out, _ = run_cli(*upload(src, bucket, s3, "--format", "json"))
+    assert code == 0 and style_problems(json.loads(out)) == []
+    code, out, err = run_cli(*verify(bucket, s3, "--format", "json"))
+    assert code == 0 and style_problems(json.loads(out)) == []
+    code, out, err = run_cli(*verify(bucket, s3, "--json"))
+    assert code == 0 and json.loads(out)["ok"] is True
+    assert "--json is deprecated: use --format json" in err
