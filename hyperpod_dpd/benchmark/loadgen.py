@@ -3,7 +3,7 @@
 aiperf (NVIDIA, PyPI `aiperf`) streams OpenAI-compatible chat completions at fixed concurrency
 and computes every latency metric and percentile itself; nothing here measures or does metric
 maths. Why aiperf and not genai-bench (the article's tool): both were run against the same local
-server (README, "Is DPD worth it for my traffic?"); aiperf reports inter-token latency per chunk,
+server (docs/benchmark.md#is-dpd-worth-it-for-my-traffic); aiperf reports inter-token latency per chunk,
 takes the duration in seconds and counts input tokens exactly with a local tokenizer.
 """
 
