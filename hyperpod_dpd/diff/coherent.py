@@ -59,7 +59,7 @@ HAZARD = (
 ANSWER = (
     "deploy the change as a candidate endpoint (hyperpod-dpd:endpoints.<new key>, its own "
     "checkpoint if the model changes) beside this one and move hyperpod-dpd:traffic to it; roll "
-    'back by routing (docs/deploy.md#upgrade-the-model-without-mixed-versions)'
+    "back by routing (docs/deploy.md#upgrade-the-model-without-mixed-versions)"
 )
 
 
