@@ -349,3 +349,64 @@ def test_a_followed_fix_plans_in_full(name, tmp_path):
     plan = make_plan(write_project(tmp_path / "project", fixed), "dev", tmp_path / "plan")
     assert not plan.stopped and plan.run.resources
     assert not any(problem.same(p) for p in judged(fixed))
+
+
+# --- the hints commands print besides the stack's own checks ----------------------------------
+
+
+def _followed_line(raw: dict[str, Any], line: str) -> dict[str, Any]:
+    """`raw` after each `pulumi config set` of a `cmd && cmd && ...` line, as the CLI runs them."""
+    for command in line.split(" && "):
+        if command.startswith("pulumi config"):
+            [edits, *_] = suggestions(command)
+            raw = apply(raw, edits)
+    return raw
+
+
+def _plans_without_a_stop(raw: dict[str, Any], stack: str) -> list[str]:
+    """What would stop `make plan` of `raw` (exit 1 or 2): config problems, mandatory findings."""
+    try:
+        s = parse_settings(raw)
+    except ConfigError as error:
+        return [p.render() for p in error.problems]
+    desired = desired_state(s, NS, stack)
+    return [v.message for v in judge(desired) if v.enforcement == "mandatory"]
+
+
+def test_every_canary_next_line_followed_plans():
+    """The canary's `next:` (promote to the next step, or roll back), at every step of the
+    split, followed as printed on the canary stack: it plans (exit 0), and moves the weights."""
+    from specs.traffic_steps import promote_command, rollback_command
+
+    raw = stack_raw("canary")
+    seen = 0
+    while True:
+        traffic = raw[f"{NS}:traffic"]
+        back = rollback_command(traffic, "candidate", "canary")
+        assert "--stack canary" in back
+        rolled = _followed_line(raw, back)
+        assert _plans_without_a_stop(rolled, "canary") == [], back
+        assert rolled[f"{NS}:traffic"]["candidate"] == 0
+        step = promote_command(traffic, "candidate", "canary")
+        if step is None:
+            break
+        raw = _followed_line(raw, step)
+        assert _plans_without_a_stop(raw, "canary") == [], step
+        seen += 1
+    assert seen == 3 and raw[f"{NS}:traffic"]["candidate"] == 100  # 5 -> 25 -> 50 -> 100
+
+
+def test_the_alerts_rollback_lines_followed_plan():
+    """A candidate's alert says how to roll it back: followed, the stack plans."""
+    from specs.slo.rules import rule_file
+
+    raw = stack_raw("canary")
+    actions = {
+        r["annotations"]["action"]
+        for g in rule_file(parse_settings(raw), "canary")["groups"]
+        for r in g["rules"]
+        if "alert" in r and r["labels"]["endpoint"] == "candidate"
+    }
+    lines = {a.split("Roll the candidate back: ", 1)[1].split("; then", 1)[0] for a in actions}
+    assert len(lines) == 1
+    assert _plans_without_a_stop(_followed_line(raw, lines.pop()), "canary") == []

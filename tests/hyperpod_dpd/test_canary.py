@@ -7,6 +7,8 @@ server answers them all."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import time
 
 import pytest
@@ -17,6 +19,7 @@ from hyperpod_dpd.cli import main
 from hyperpod_dpd.demo.prometheus import serve_backfill
 from hyperpod_dpd.demo.vllm_traffic import Minute, decode_minute, openmetrics, pod, prefill_minute
 from tests.conftest import ROOT
+from tests.fix_hints.edits import follow_in_file
 
 MINUTES = 40
 
@@ -47,6 +50,7 @@ def prometheus(tmp_path_factory):
 
 def _project(tmp_path, namespace: str):
     """The project with the canary stack's endpoints in `namespace`."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
     raw = yaml.safe_load((ROOT / "Pulumi.canary.yaml").read_text())
     for e in raw["config"]["hyperpod-dpd:endpoints"].values():
@@ -159,3 +163,55 @@ def test_a_stack_of_one_endpoint_is_told_where_a_canary_is_declared(capsys):
     assert code == EXIT_BAD_INPUT
     assert "--baseline" not in err
     assert "hyperpod-dpd canary --stack canary --endpoint candidate" in err
+
+
+# --- every hint the canary prints, followed once, exits 0 (the fix-hint audit of the command) --
+
+
+def _hinted_command(err: str) -> list[str]:
+    """The `hyperpod-dpd canary ...` command a refusal offers, as argv."""
+    line = re.search(r"hyperpod-dpd (canary [^;\n]*?)\s*$", err.strip(), re.M)
+    assert line, err
+    return shlex.split(line[1])
+
+
+def test_a_hinted_command_exits_0(prometheus, tmp_path, monkeypatch, capsys):
+    # dev has no second endpoint: the hint names the stack that declares a canary.
+    assert main(["canary", "--stack", "dev", "--prometheus-url", prometheus.url]) == EXIT_BAD_INPUT
+    argv = _hinted_command(capsys.readouterr().err)
+    monkeypatch.chdir(_project(tmp_path / "a", "healthy"))
+    assert main([*argv, "--prometheus-url", prometheus.url]) == EXIT_OK
+    capsys.readouterr()
+    # A stack of two endpoints that splits no traffic: the hint names the other as --baseline.
+    project = _project(tmp_path / "b", "healthy")
+    raw = yaml.safe_load((project / "Pulumi.canary.yaml").read_text())
+    del raw["config"]["hyperpod-dpd:traffic"]
+    (project / "Pulumi.canary.yaml").write_text(yaml.safe_dump(raw))
+    monkeypatch.chdir(project)
+    args = [
+        "canary",
+        "--stack",
+        "canary",
+        "--endpoint",
+        "candidate",
+        "--prometheus-url",
+        prometheus.url,
+    ]
+    assert main(args) == EXIT_BAD_INPUT
+    argv = _hinted_command(capsys.readouterr().err)
+    assert main([*argv, "--prometheus-url", prometheus.url]) == EXIT_OK
+
+
+def test_a_missing_slo_hint_followed_exits_0(prometheus, tmp_path, monkeypatch, capsys):
+    project = _project(tmp_path, "healthy")
+    stack_file = project / "Pulumi.canary.yaml"
+    raw = yaml.safe_load(stack_file.read_text())
+    del raw["config"]["hyperpod-dpd:slo"]
+    stack_file.write_text(yaml.safe_dump(raw))
+    monkeypatch.chdir(project)
+    args = ["canary", "--stack", "canary", "--prometheus-url", prometheus.url]
+    assert main(args) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "pulumi config set --stack canary --path" in err
+    follow_in_file(stack_file, err)
+    assert main(args) == EXIT_OK
