@@ -15,7 +15,7 @@ key, or a flag).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core.sizing.catalog import GIB, INSTANCES, InstanceSpec, ModelSpec
@@ -93,78 +93,83 @@ def one_step_fixes(setup: Setup, roles: Sequence[str], names: Names) -> list[str
             options.append(step)
             break
     buffer_alone = None
-    if "decode" in roles:
-        for buffer in _smaller_buffers(setup, setup.max_len):
+    if "decode" in roles and setup.buffer:
+        buffer = _largest_buffer(setup, roles)
+        if buffer is not None:
             buffer_alone = _step(dataclasses.replace(setup, buffer=buffer), roles, names,
                                  [f"shrink {names.pd_buffer_to(buffer)}"])  # fmt: skip
-            if buffer_alone:
-                options.append(buffer_alone)
-                break
+            options.append(buffer_alone)
     context = _shorter_context(setup, roles, names, with_buffer=buffer_alone is None)
     if context:
         options.append(context)
-    return list(dict.fromkeys(options))
+    return [o for o in dict.fromkeys(options) if o]
+
+
+def _largest(low: int, high: int, works: Callable[[int], bool]) -> int | None:
+    """The largest n in [low, high] for which `works` holds, `works` holding for every n below
+    one that does (None: not even `low`)."""
+    if high < low or not works(low):
+        return None
+    while low < high:
+        mid = (low + high + 1) // 2
+        if works(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _largest_buffer(setup: Setup, roles: Sequence[str]) -> int | None:
+    """The largest whole-GiB PD buffer below the current one at which some utilization holds
+    every role, still holding one --max-model-len transfer (None: none). A smaller buffer only
+    leaves the decoder more room, so the buffers that work are the ones up to some size."""
+    floor = max(1, -(-_transfer(setup, setup.max_len) // GIB))
+    top = (setup.buffer - 1) // GIB
+
+    def works(gib: int) -> bool:
+        return common_range(dataclasses.replace(setup, buffer=gib * GIB).fits(roles)) is not None
+
+    gib = _largest(floor, top, works)
+    return None if gib is None else gib * GIB
 
 
 def _shorter_context(
     setup: Setup, roles: Sequence[str], names: Names, with_buffer: bool
 ) -> str | None:
     """The longest --max-model-len below the current one that works: at the current buffer,
-    else (`with_buffer`) with the smaller buffer that allows the longest (None: none does)."""
-    buffers = [setup.buffer]
-    if with_buffer and "decode" in roles and setup.buffer:
-        buffers += list(_smaller_buffers(setup, 1))
-    found = [
-        (length, buffer)
-        for buffer in buffers
-        if (length := _longest(dataclasses.replace(setup, buffer=buffer), roles, buffer))
-    ]
-    if not found:
+    else (`with_buffer`) with the smallest whole-GiB buffer that holds one transfer of it, which
+    leaves the decoder the most room (None: no length does)."""
+
+    def buffer_for(length: int) -> int:
+        if not with_buffer or "decode" not in roles or not setup.buffer:
+            return setup.buffer
+        return min(setup.buffer, max(1, -(-_transfer(setup, length) // GIB)) * GIB)
+
+    def works(length: int) -> bool:
+        buffer = buffer_for(length)
+        if buffer and buffer < _transfer(setup, length):
+            return False
+        at = dataclasses.replace(setup, max_len=length, buffer=buffer)
+        return common_range(at.fits(roles)) is not None
+
+    if setup.shortest >= setup.max_len:
         return None
-    length, buffer = max(found)  # the longest context; of those, the largest buffer
+    length = _largest(setup.shortest, setup.max_len - 1, works)
+    if length is None:
+        return None
+    rounded = length // 1024 * 1024
+    length = rounded if rounded >= setup.shortest and works(rounded) else length
+    buffer = buffer_for(length)
     edits = [f"lower {names.max_model_len} to {length}"]
     if buffer != setup.buffer:
         edits.append(f"shrink {names.pd_buffer_to(buffer)}")
     return _step(dataclasses.replace(setup, max_len=length, buffer=buffer), roles, names, edits)
 
 
-def _longest(setup: Setup, roles: Sequence[str], buffer: int) -> int | None:
-    """The longest length below setup.max_len and not below setup.shortest, in whole 1024 tokens
-    where that stays above the shortest, at which some utilization holds every role and `buffer`
-    still holds one transfer of it."""
-
-    def works(length: int) -> bool:
-        if buffer and buffer < _transfer(setup, length):
-            return False
-        return common_range(dataclasses.replace(setup, max_len=length).fits(roles)) is not None
-
-    if setup.shortest >= setup.max_len or not works(setup.shortest):
-        return None
-    low, high = setup.shortest, setup.max_len - 1
-    while low < high:  # fitting shrinks as the length grows
-        mid = (low + high + 1) // 2
-        if works(mid):
-            low = mid
-        else:
-            high = mid - 1
-    rounded = low // 1024 * 1024
-    return rounded if rounded >= setup.shortest else low
-
-
 def _transfer(setup: Setup, length: int) -> int:
     """Bytes of the PD buffer one `length`-token transfer takes, in whole LMCache chunks."""
     kv = kv_bytes_per_token_per_rank(setup.model, setup.tp)
     return chunks_for_tokens(length) * chunk_bytes(kv)
-
-
-def _smaller_buffers(setup: Setup, length: int) -> Iterator[int]:
-    """Whole-GiB PD buffers below the current one, largest first, each holding one transfer of
-    `length` tokens."""
-    floor = _transfer(setup, length)
-    size = (setup.buffer - 1) // GIB * GIB
-    while size >= max(GIB, floor):
-        yield size
-        size -= GIB
 
 
 def unfit_advice(
