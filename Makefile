@@ -98,8 +98,8 @@ tools:
 
 # The benchmark and the canary tried offline, in one go (docs/benchmark.md, docs/canary.md): fake
 # servers and a real Prometheus on free ports, every one stopped at the end, on a failure or on
-# Ctrl-C. Needs prometheus and promtool (the `tools` check names what is missing).
-demo: tools loadtest-venv
+# Ctrl-C. Needs prometheus and promtool (the demo names the package when they are missing).
+demo: loadtest-venv
 	$(BIN)/hyperpod-dpd demo $(DEMO_ARGS)
 
 # With bytecode caches (__pycache__/, git-ignored) even where PYTHONDONTWRITEBYTECODE is set, as

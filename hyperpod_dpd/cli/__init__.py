@@ -3,7 +3,8 @@
 This package parses arguments and dispatches, nothing else: one module per command, each with
 `register(subparsers)` (its parser; the parser's defaults set `handler`) and handlers
 `(args, project_dir) -> exit code` that call into the command's room (hyperpod_dpd/plan,
-diff, verify, benchmark, advise, preflight, fetch, size, policy, pulumi_yaml) or into checkpoint/.
+diff, verify, benchmark, advise, canary, demo, preflight, fetch, size, policy, pulumi_yaml) or into
+checkpoint/; `completion` prints the shell completion script of these parsers (shtab).
 A command module imports only the standard library at the top: what a handler needs (Pulumi
 SDKs, boto3, kubernetes, pydantic models) is imported when it runs, so `hyperpod-dpd --help`
 and every `<command> --help` start without loading them.
