@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from hyperpod_dpd.shared import children
 from hyperpod_dpd.shared.progress import Progress
 from hyperpod_dpd.shared.venvs import foreign_env, venv_from
 
@@ -74,7 +75,9 @@ class Session:
 
     def __enter__(self) -> Session:
         self.python = (self.venv or advise_venv()) / "bin" / "python"
-        self.proc = subprocess.Popen(
+        # Its own process group, ended with the simulator's children when we stop early
+        # (Ctrl-C): pandas and pyarrow imports do not notice SIGINT for seconds.
+        self.proc = children.start(
             [str(self.python), str(PROGRAM), "--serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -107,15 +110,13 @@ class Session:
         proc = self.proc
         if proc is None:
             return
-        try:
-            if proc.stdin:
-                proc.stdin.close()  # the end of its requests: it exits
-            proc.wait(timeout=None if exc[0] is None else 0.1)
-        except (subprocess.TimeoutExpired, BrokenPipeError):
-            proc.terminate()
+        if exc[0] is not None:  # an error or an interrupt: the group ends now
+            children.stop(proc)
+        else:
             try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+                if proc.stdin:
+                    proc.stdin.close()  # the end of its requests: it exits
                 proc.wait()
+            except BrokenPipeError:
+                children.stop(proc)
         self._relay.join(timeout=5)

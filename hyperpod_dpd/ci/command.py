@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from core.exits import EXIT_OK
+from core.json_output import dumps
 from core.problems import MISSING, ConfigError, ConfigProblem
 from hyperpod_dpd.ci.bootstrap import bootstrap_command, bootstrap_targets
 from hyperpod_dpd.ci.runner import runs_on
@@ -28,8 +29,8 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
         if problems:
             raise ConfigError(problems, f"stack {args.stack}'s CI settings (deploy job)")
     facts = job_facts(read.settings, args.stack, args.job, *_run_of(args, read.settings))
-    if args.format == "json":
-        print(json.dumps(facts, indent=2))
+    if args.format == "json":  # camelCase as every JSON of ours; the github lines keep their names
+        print(dumps({_camel(key): value for key, value in facts.items()}))
     else:
         for key, value in facts.items():
             text = value if isinstance(value, str) and key != "runs-on" else json.dumps(value)
@@ -169,3 +170,9 @@ def _bootstrap(read: Stack, stack: str, project_dir: Path) -> str:
         "the rest\n# (docs/deploy.md, 'First deploy of a private stack').\n"
     )
     return header + bootstrap_command(stack, bootstrap_targets(done.resources))
+
+
+def _camel(name: str) -> str:
+    """'runs-on' -> 'runsOn': a GitHub output name as a JSON key."""
+    head, *rest = name.split("-")
+    return head + "".join(word.capitalize() for word in rest)
