@@ -36,9 +36,13 @@ def advise_venv(venv: Path = VENV, requirements: Path = REQUIREMENTS) -> Path:
 PROGRESS = re.compile(r"^advise: \[(\d+)/(\d+)\] (.*)$")
 
 
-def _relay(stream, progress: Progress) -> None:
-    """The simulator's stderr: its progress lines on our live line, anything else as it is."""
+def _relay(stream, progress: Progress, stopping: threading.Event) -> None:
+    """The simulator's stderr: its progress lines on our live line, anything else as it is,
+    until we stop it early: what it says then (the traceback of an interrupted import) is
+    noise about our own stop, not news for the user."""
     for line in stream:
+        if stopping.is_set():
+            continue
         match = PROGRESS.match(line.rstrip("\n"))
         if match:
             progress.update(int(match[1]), int(match[2]), match[3])
@@ -87,7 +91,10 @@ class Session:
         )
         # Its stderr is read beside the answers, or a full pipe would stall it mid-request.
         progress = Progress("advise: simulating")
-        self._relay = threading.Thread(target=_relay, args=(self.proc.stderr, progress))
+        self._stopping = threading.Event()
+        self._relay = threading.Thread(
+            target=_relay, args=(self.proc.stderr, progress, self._stopping)
+        )
         self._relay.daemon = True
         self._relay.start()
         return self
@@ -111,6 +118,8 @@ class Session:
         if proc is None:
             return
         if exc[0] is not None:  # an error or an interrupt: the group ends now
+            if issubclass(exc[0], KeyboardInterrupt):  # type: ignore[arg-type]
+                self._stopping.set()
             children.stop(proc)
         else:
             try:

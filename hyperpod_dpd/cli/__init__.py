@@ -130,6 +130,7 @@ def parser() -> argparse.ArgumentParser:
     sub = root.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.register(sub)
+    root.set_defaults(command_line=root)  # for `completion`, which prints all of it
     return root
 
 

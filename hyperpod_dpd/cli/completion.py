@@ -63,9 +63,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, project_dir: Path | None) -> int:
     import shtab
 
-    from hyperpod_dpd.cli import parser
-
-    root = parser()
+    # The whole command line, handed down by hyperpod_dpd/cli (which registers this command:
+    # importing it back from here would be a cycle).
+    root = args.command_line
     _mark(root)
     print(shtab.complete(root, shell=args.shell, preamble=PREAMBLE), file=sys.stdout)
     return EXIT_OK

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import yaml
 
-from hyperpod_dpd.demo.prometheus import INSTALL_HINT, Prometheus, serve, tools
+from hyperpod_dpd.demo.prometheus import INSTALL_HINT, Prometheus, serve, serve_backfill, tools
 
-__all__ = ["INSTALL_HINT", "start"]
+__all__ = ["INSTALL_HINT", "serve_backfill", "start"]
 
 
 def start(

@@ -37,6 +37,7 @@ DATA_MAPS = {
 ELSEWHERE = {
     ("checkpoint", "upload"): "tests/checkpoint/test_upload_local.py",
     ("checkpoint", "verify"): "tests/checkpoint/test_upload_local.py",
+    ("rollout",): "tests/hyperpod_dpd/rollout/test_command.py",
 }
 
 
