@@ -47,6 +47,7 @@ VALID = {
     "out": lambda tmp: str(tmp / "out"),
     "endpoint": lambda tmp: "candidate",
     "name": lambda tmp: "x",
+    "shell": lambda tmp: "bash",
 }
 
 
@@ -106,6 +107,7 @@ def _base(path: tuple[str, ...], tmp) -> list[str]:
             "--prometheus-url",
             "http://127.0.0.1:9",
         ],
+        ("demo",): ["--dry-run", "--out", str(tmp / "demo")],  # the demo runs for minutes
     }
     return given[path] if path in given else _required(path, tmp)
 

@@ -14,11 +14,8 @@ import yaml
 
 from core.slo_alerting import LATENCY_OBJECTIVES
 from core.vllm.vllm_metrics import vllm_metrics
-from settings import ConfigError, parse_settings
-from specs.slo.rules import rule_file, rule_file_text
-from tests.conftest import canary_raw
-from tests.specs.prometheus_server import INSTALL_HINT
-from tests.specs.vllm_traffic import (
+from hyperpod_dpd.demo.prometheus import INSTALL_HINT
+from hyperpod_dpd.demo.vllm_traffic import (
     ITL_LE,
     Minute,
     decode_minute,
@@ -26,6 +23,9 @@ from tests.specs.vllm_traffic import (
     pod,
     prefill_minute,
 )
+from settings import ConfigError, parse_settings
+from specs.slo.rules import rule_file, rule_file_text
+from tests.conftest import canary_raw
 
 MINUTES = 120
 EVAL = "110m"
@@ -121,7 +121,7 @@ def _quiet(alert: str) -> dict:
 
 
 def _rules():
-    return rule_file(parse_settings(canary_raw()))
+    return rule_file(parse_settings(canary_raw()), "canary")
 
 
 def _severity(alert: str) -> str:
@@ -133,7 +133,7 @@ def _severity(alert: str) -> str:
 
 
 def _run(tmp_path, tests: list[dict]) -> subprocess.CompletedProcess:
-    (tmp_path / "rules.yml").write_text(rule_file_text(parse_settings(canary_raw())))
+    (tmp_path / "rules.yml").write_text(rule_file_text(parse_settings(canary_raw()), "canary"))
     spec = {"rule_files": ["rules.yml"], "evaluation_interval": "1m", "tests": tests}
     (tmp_path / "tests.yml").write_text(yaml.safe_dump(spec, sort_keys=False, width=1000))
     return subprocess.run(
@@ -143,7 +143,7 @@ def _run(tmp_path, tests: list[dict]) -> subprocess.CompletedProcess:
 
 
 def test_promtool_accepts_the_rule_file_the_canary_stack_plans(tmp_path):
-    (tmp_path / "rules.yml").write_text(rule_file_text(parse_settings(canary_raw())))
+    (tmp_path / "rules.yml").write_text(rule_file_text(parse_settings(canary_raw()), "canary"))
     check = subprocess.run(
         [_promtool(), "check", "rules", "rules.yml"],
         cwd=tmp_path, capture_output=True, text=True, check=False,
@@ -163,8 +163,9 @@ def test_every_alert_has_a_scenario_and_says_what_to_do():
 def test_the_candidate_s_alerts_say_how_to_roll_it_back():
     rules = [r for g in _rules()["groups"] for r in g["rules"] if "alert" in r]
     back = (
-        "pulumi config set --path 'hyperpod-dpd:traffic.baseline' 100 && "
-        "pulumi config set --path 'hyperpod-dpd:traffic.candidate' 0 && pulumi up"
+        "pulumi config set --stack canary --path 'hyperpod-dpd:traffic.baseline' 100 && "
+        "pulumi config set --stack canary --path 'hyperpod-dpd:traffic.candidate' 0 && "
+        "pulumi up --stack canary"
     )
     candidate = [r for r in rules if r["labels"]["endpoint"] == "candidate"]
     assert candidate and all(back in r["annotations"]["action"] for r in candidate)
