@@ -69,7 +69,9 @@ def test_alerts_go_to_an_email_or_https_address():
 def _alert_rules(raw) -> dict[str, dict]:
     """The canary stack's rules, by alert or record name, of its candidate's group."""
     (group,) = [
-        g for g in rule_file(parse_settings(raw))["groups"] if g["name"].endswith("candidate")
+        g
+        for g in rule_file(parse_settings(raw), "canary")["groups"]
+        if g["name"].endswith("candidate")
     ]
     return {r.get("alert") or r["record"]: r for r in group["rules"]}
 
