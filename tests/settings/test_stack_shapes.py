@@ -154,17 +154,50 @@ def _declared(annotation: Any, path: list[str], raw: Any) -> bool:
     return False  # a path below a leaf
 
 
+# One segment of a key in pulumi's property-path syntax (settings/config/errors.py full_key): .name,
+# a list index [0], or a quoted map key ["ml.p5.48xlarge"] (only \" escaped).
+SEGMENT = re.compile(r'\.([^.\[\]"]+)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]')
+
+
+def key_path(key: str) -> tuple[str, str, list[str | int]] | None:
+    """'ns:top.a[0]["b.c"]' as ('ns', 'top', ['a', 0, 'b.c']); None: not a property path."""
+    namespace, _, dotted = key.partition(":")
+    top, rest = re.match(r"([^.\[]*)(.*)", dotted).groups()
+    parts: list[str | int] = []
+    at = 0
+    for m in SEGMENT.finditer(rest):
+        if m.start() != at:
+            return None
+        name, index, quoted = m.groups()
+        parts.append(int(index) if index is not None else name or quoted.replace('\\"', '"'))
+        at = m.end()
+    return (namespace, top, parts) if at == len(rest) else None
+
+
+def _written(node: Any, parts: list[str | int]) -> bool:
+    """The stack file holds this path (a key of the user's own, declared or not)."""
+    for part in parts:
+        in_list = isinstance(part, int) and isinstance(node, list) and part < len(node)
+        if not (in_list or (isinstance(part, str) and isinstance(node, dict) and part in node)):
+            return False
+        node = node[part]
+    return True
+
+
 def names_a_drawn_key(key: str, raw: dict[str, Any]) -> bool:
+    """A key the refusal may name: one the stack file holds, or one the settings declare below
+    the drawn map keys (a required key left out)."""
     if key in raw or key == "aws:region":
         return True
-    namespace, _, dotted = key.partition(":")
-    top, *path = re.sub(r"\[\d+\]", "", dotted).split(".")
+    parsed = key_path(key)
+    if parsed is None or parsed[0] != NS:
+        return False
+    _, top, parts = parsed
+    if f"{NS}:{top}" in raw and _written(raw[f"{NS}:{top}"], parts):
+        return True
     field = next((f for f in StackSettings.model_fields.values() if f.alias == top), None)
-    return (
-        namespace == NS
-        and field is not None
-        and _declared(field.annotation, path, raw.get(f"{NS}:{top}"))
-    )
+    names = [p for p in parts if isinstance(p, str)]
+    return field is not None and _declared(field.annotation, names, raw.get(f"{NS}:{top}"))
 
 
 @settings(
@@ -214,6 +247,12 @@ def test_the_key_check_tells_drawn_keys_from_others():
     assert not names_a_drawn_key(f"{NS}:instanceGroups.decode-9.instanceCount", raw)
     assert not names_a_drawn_key(f"{NS}:endpoints.e1.mode", raw)
     assert not names_a_drawn_key(f"{NS}:endpoints.e0.nope", raw)
+    # A key of the user's own, declared or not, in any spelling of the path syntax.
+    raw[f"{NS}:endpoints"]["e0"]["autoscaling"] = {"decode": {"": 0, "a.b": [1, {"x": 2}]}}
+    assert names_a_drawn_key(f'{NS}:endpoints.e0.autoscaling.decode[""]', raw)
+    assert names_a_drawn_key(f'{NS}:endpoints.e0.autoscaling.decode["a.b"][1].x', raw)
+    assert not names_a_drawn_key(f'{NS}:endpoints.e0.autoscaling.decode["a.b"][2]', raw)
+    assert not names_a_drawn_key(f'{NS}:endpoints.e0.autoscaling.decode["a.b"', raw)
 
 
 # --- the newer keys: slo, alerts, caches, NetworkPolicy, the listener, the Jobs, autoscaling ---
@@ -314,8 +353,12 @@ def value_for(kind: Any, name: str, depth: int = 0) -> st.SearchStrategy:
     elif origin is Literal:
         own = st.sampled_from(get_args(kind)) | st.just("bogus")
     elif origin is list:
-        own = st.lists(value_for(_unwrap(get_args(kind)[0]), name, depth + 1), max_size=3).map(
-            lambda xs: xs + xs[:1] if len(xs) == 2 else xs  # sometimes an entry twice
+        entry = value_for(_unwrap(get_args(kind)[0]), name, depth + 1)
+        # Half the time an entry twice (the exit 3 of a repeated resource name, if let through).
+        own = st.booleans().flatmap(
+            lambda twice: st.lists(entry, min_size=int(twice), max_size=3).map(
+                lambda xs: xs + xs[:1] if twice else xs
+            )
         )
     elif isinstance(kind, type) and issubclass(kind, BaseModel) and depth < 2:
         own = _object(kind, depth)
@@ -357,26 +400,34 @@ def _scaling(draw, kind: type[BaseModel]) -> dict[str, Any]:
     return pool if role is None or role not in kind.model_fields else {role: pool}
 
 
+def _set_drawn(draw, raw: dict[str, Any], path: tuple[str, ...], kind: Any) -> None:
+    """A drawn value at `path` ("*": either endpoint), making the objects above it."""
+    path = tuple(draw(st.sampled_from(("baseline", "candidate"))) if p == "*" else p
+                 for p in path)  # fmt: skip
+    node = raw.setdefault(f"{NS}:{path[0]}", {})
+    for part in path[1:-1]:
+        if not isinstance(node.get(part), dict):
+            # An autoscaling a user writes whole, before tuning one of its keys.
+            seeded = part == "autoscaling" and not rarely(draw)
+            node[part] = draw(_seed(node.get("mode", "dpd"))) if seeded else {}
+        node = node[part]
+    node[path[-1]] = draw(value_for(kind, path[-1]))
+
+
+def _any_leaf(draw) -> tuple[tuple[str, ...], Any]:
+    section = draw(st.sampled_from(NEW_SECTIONS))  # each section as often, however large
+    return draw(st.sampled_from([x for x in NEW_LEAVES if x[0][: len(section)] == section]))
+
+
 @st.composite
-def newer_key_stacks(draw) -> dict[str, Any]:
-    """The canary stack (two endpoints, a split, an SLO, an HTTPS listener) with 1 to 4 of the
-    newer keys set to drawn values."""
+def newer_key_stacks(draw, leaf: tuple[tuple[str, ...], Any] | None = None) -> dict[str, Any]:
+    """The canary stack (two endpoints, a split, an SLO, an HTTPS listener) with newer keys set
+    to drawn values: `leaf` and rarely another, or (no leaf) 1 to 4 of any."""
     raw = copy.deepcopy(CANARY)
-    for _ in range(draw(st.integers(1, 4))):
-        section = draw(st.sampled_from(NEW_SECTIONS))  # each section as often, however large
-        path, kind = draw(
-            st.sampled_from([x for x in NEW_LEAVES if x[0][: len(section)] == section])
-        )
-        path = tuple(draw(st.sampled_from(("baseline", "candidate"))) if p == "*" else p
-                     for p in path)  # fmt: skip
-        node = raw.setdefault(f"{NS}:{path[0]}", {})
-        for part in path[1:-1]:
-            if not isinstance(node.get(part), dict):
-                # An autoscaling a user writes whole, before tuning one of its keys.
-                seeded = part == "autoscaling" and not rarely(draw)
-                node[part] = draw(_seed(node.get("mode", "dpd"))) if seeded else {}
-            node = node[part]
-        node[path[-1]] = draw(value_for(kind, path[-1]))
+    leaves = [leaf] if leaf else []
+    others = (1 if rarely(draw) else 0) if leaf else draw(st.integers(1, 4))
+    for path, kind in leaves + [_any_leaf(draw) for _ in range(others)]:
+        _set_drawn(draw, raw, path, kind)
     return raw
 
 
@@ -390,12 +441,24 @@ def test_the_newer_keys_are_all_drawn():
         assert key in drawn, key
 
 
-@settings(
-    max_examples=400, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck)
-)
-@given(raw=newer_key_stacks())
-def test_any_value_at_the_newer_keys_ends_in_exit_0_1_or_2_by_name(raw):
-    ends_by_name(raw, "canary")
+# Each key a few times (so none is left to chance), a list more (half its draws repeat an
+# entry: the exit 3 of a repeated resource name, if one got through), rarely beside another key:
+# in-process, as the plan judges before the program runs.
+@pytest.mark.parametrize("leaf", NEW_LEAVES, ids=[".".join(path) for path, _ in NEW_LEAVES])
+def test_any_value_at_each_newer_key_ends_in_exit_0_1_or_2_by_name(leaf):
+    examples = 12 if get_origin(leaf[1]) is list else 4
+
+    @settings(
+        max_examples=examples,
+        derandomize=True,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(raw=newer_key_stacks(leaf))
+    def walk(raw):
+        ends_by_name(raw, "canary")
+
+    walk()
 
 
 # Fewer: each stack the settings take runs the whole program, as `hyperpod-dpd plan` does.
