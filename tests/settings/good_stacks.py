@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.conftest import canary_raw, canary_revision_raw, edit, stack_raw
+from tests.conftest import NEW_REVISION, canary_raw, edit, stack_raw
 from tests.pinned_images import pinned
 
 NS = "hyperpod-dpd"
@@ -34,54 +34,79 @@ def prod_pinned() -> dict[str, Any]:
     return raw
 
 
-def caches_on_both() -> dict[str, Any]:
-    raw = canary_raw()
+# The canary stack's good configs, each an edit of it: they set keys apart from one another, so
+# they also hold together (CANARY_TOGETHER, the one whole plan of them).
+
+
+def caches_on_both(raw: dict[str, Any]) -> None:
     for key in (BASELINE, CANDIDATE):
         edit(raw, f"{key}.cache", {"weights": True, "image": True})
-    return raw
 
 
-def idle_timeouts() -> dict[str, Any]:
-    raw = canary_raw()
+def idle_timeouts(raw: dict[str, Any]) -> None:
     edit(raw, f"{BASELINE}.idleTimeoutSeconds", 60)
     edit(raw, f"{CANDIDATE}.idleTimeoutSeconds", 900)
-    return raw
 
 
-def network_policy() -> dict[str, Any]:
-    raw = canary_raw()
+def network_policy(raw: dict[str, Any]) -> None:
     edit(raw, f"{NS}:networkPolicy", {
         "enabled": True, "allowCidrs": ["10.0.96.0/24", "10.0.97.0/24"],
         "allowNamespaces": ["gateway"],
     })  # fmt: skip
-    return raw
 
 
-def own_slo_alerts() -> dict[str, Any]:
-    raw = canary_raw()
+def own_slo_alerts(raw: dict[str, Any]) -> None:
     edit(raw, f"{CANDIDATE}.slo", {
         "ttftP50Ms": 600, "ttftP99Ms": 2500, "itlP99Ms": 60, "errorRate": 0.005,
         "minRequests": 2000, "baselineMargin": 0.05,
     })  # fmt: skip
     edit(raw, f"{NS}:observability.alertSubscriptions",
          ["oncall@example.com", "https://hooks.example.com/sns/alerts"])  # fmt: skip
-    return raw
 
 
-def own_revision_query() -> dict[str, Any]:
-    raw = canary_revision_raw()
+def own_revision_query(raw: dict[str, Any]) -> None:
+    edit(raw, f"{CANDIDATE}.checkpoint", {"revision": NEW_REVISION})  # as canary_revision_raw
     edit(raw, f"{CANDIDATE}.autoscaling", {"decode": {
         "minReplicas": 1, "maxReplicas": 1, "query": TTFT_P99_QUERY, "target": 2,
         "scaleDownStabilizationSeconds": 3600,
     }})  # fmt: skip
-    return raw
 
 
-def fips_listener() -> dict[str, Any]:
-    raw = canary_raw()
+def fips_listener(raw: dict[str, Any]) -> None:
     edit(raw, f"{NS}:trafficListener.sslPolicy", "ELBSecurityPolicy-TLS13-1-3-FIPS-2023-04")
     edit(raw, f"{NS}:trafficListener.accessLogDays", 3650)
-    return raw
+
+
+def lists_canary(raw: dict[str, Any]) -> None:
+    """The map's endpoints' lists, the split's security groups and API key names."""
+    edit(raw, f"{NS}:trafficListener.allowedSecurityGroupIds",
+         ["sg-0123456789abcdef0", "sg-89abcdef"])  # fmt: skip
+    edit(raw, f"{NS}:trafficListener.apiKeyNames", ["first", "2027-01"])  # a rotation under way
+    edit(raw, f"{BASELINE}.groups", ["colocated"])
+    edit(raw, f"{CANDIDATE}.groups", ["prefill", "decode"])
+    edit(raw, f"{CANDIDATE}.decode.args", ["--enable-prefix-caching"])
+    edit(raw, f"{CANDIDATE}.prefill.args", ["--max-num-partial-prefills", "2"])
+
+
+CANARY_EDITS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "caches-on-both": caches_on_both,
+    "idle-timeouts-60-900": idle_timeouts,
+    "network-policy": network_policy,
+    "own-slo-alerts": own_slo_alerts,
+    "own-revision-query": own_revision_query,
+    "fips-listener": fips_listener,
+    "lists-canary": lists_canary,
+}
+
+
+def _canary(*edits: Callable[[dict[str, Any]], None]) -> Callable[[], dict[str, Any]]:
+    def build() -> dict[str, Any]:
+        raw = canary_raw()
+        for change in edits:
+            change(raw)
+        return raw
+
+    return build
 
 
 def lists_dev() -> dict[str, Any]:
@@ -100,28 +125,12 @@ def lists_dev() -> dict[str, Any]:
     return raw
 
 
-def lists_canary() -> dict[str, Any]:
-    """The map's endpoints' lists, the split's security groups and API key names."""
-    raw = canary_raw()
-    edit(raw, f"{NS}:trafficListener.allowedSecurityGroupIds",
-         ["sg-0123456789abcdef0", "sg-89abcdef"])  # fmt: skip
-    edit(raw, f"{NS}:trafficListener.apiKeyNames", ["first", "2027-01"])  # a rotation under way
-    edit(raw, f"{BASELINE}.groups", ["colocated"])
-    edit(raw, f"{CANDIDATE}.groups", ["prefill", "decode"])
-    edit(raw, f"{CANDIDATE}.decode.args", ["--enable-prefix-caching"])
-    edit(raw, f"{CANDIDATE}.prefill.args", ["--max-num-partial-prefills", "2"])
-    return raw
-
-
 # name -> (stack, the config of Pulumi.<stack>.yaml)
 GOOD_STACKS: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
     "prod-pinned": ("prod", prod_pinned),
-    "caches-on-both": ("canary", caches_on_both),
-    "idle-timeouts-60-900": ("canary", idle_timeouts),
-    "network-policy": ("canary", network_policy),
-    "own-slo-alerts": ("canary", own_slo_alerts),
-    "own-revision-query": ("canary", own_revision_query),
-    "fips-listener": ("canary", fips_listener),
+    **{name: ("canary", _canary(change)) for name, change in CANARY_EDITS.items()},
     "lists-dev": ("dev", lists_dev),
-    "lists-canary": ("canary", lists_canary),
 }
+# Every canary config at once: the whole plan of each (the program's run is most of a plan's
+# cost) made once for all of them.
+CANARY_TOGETHER = ("canary", _canary(*CANARY_EDITS.values()))
