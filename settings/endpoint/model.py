@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
-from core.autoscaling import MAX_STABILIZATION_WINDOW_SECONDS
+from core.kubernetes.autoscaling import MAX_STABILIZATION_WINDOW_SECONDS
 from core.problems import ConfigProblem
 from core.sizing.kv_cache import (
     DOCS_GPU_MEMORY_UTILIZATION,

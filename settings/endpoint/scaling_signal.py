@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from core.autoscaling import HPA_TOLERANCE, reachable_target
+from core.kubernetes.autoscaling import HPA_TOLERANCE, reachable_target
 from core.problems import ConfigProblem
 from core.vllm.pod_names import DEPLOYMENT_NAME_MAX, worker_deployment
 from core.vllm.scaling_signals import SIGNALS

@@ -11,7 +11,7 @@ from typing import Annotated
 from pydantic import BeforeValidator, Field
 
 from core.problems import ConfigProblem
-from core.slo_alerting import BURN_RATES, LATENCY_OBJECTIVES, LatencyObjective
+from core.vllm.slo_alerting import BURN_RATES, LATENCY_OBJECTIVES, LatencyObjective
 from core.vllm.vllm_metrics import vllm_metrics, vllm_metrics_version
 from settings.config.errors import full_key, set_fix
 from settings.config.fields import Decimal, SettingsModel
@@ -84,7 +84,7 @@ def check_slo(slo: SloConfig | None, path: tuple[str, ...]) -> list[ConfigProble
 
 
 def _check_budget(slo: SloConfig, path: tuple[str, ...]) -> list[ConfigProblem]:
-    """Each burn-rate alert fires when the error ratio exceeds rate x budget (core/slo_alerting.py):
+    """Each burn-rate alert fires when the error ratio exceeds rate x budget (core/vllm/slo_alerting.py):
     an error ratio is at most 1, so a budget of 1/rate or more silences that alert for good."""
     budget, fastest = slo.error_rate, max(rate for rate, *_ in BURN_RATES)
     unreachable = [(rate, long) for rate, long, *_ in BURN_RATES if rate * budget >= 1]

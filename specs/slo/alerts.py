@@ -3,8 +3,8 @@ carries the endpoint, the role, a severity (page: act now; ticket: act today) an
 annotation saying what to do; a canary candidate's say how to roll it back.
 
 - Error budget burn: multiwindow, multi-burn-rate, as the Google SRE workbook's "Alerting on
-  SLOs" chapter recommends (core/slo_alerting.py BURN_RATES).
-- Latency above the SLO: TTFT p50 and p99, ITL p99, for 10 minutes (core/slo_alerting.py
+  SLOs" chapter recommends (core/vllm/slo_alerting.py BURN_RATES).
+- Latency above the SLO: TTFT p50 and p99, ITL p99, for 10 minutes (core/vllm/slo_alerting.py
   LATENCY_OBJECTIVES).
 - DPD not disaggregating: a decoder that computes the prompts it should receive as KV, and a
   prefill pool that computes nothing while long prompts arrive (modelplaneai/modelplane#175).
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.slo_alerting import BURN_RATES, LATENCY_OBJECTIVES, PAGE, TICKET
+from core.vllm.slo_alerting import BURN_RATES, LATENCY_OBJECTIVES, PAGE, TICKET
 from specs.slo.records import Judged, record
 from specs.traffic_steps import baseline_of, rollback_command
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.slo_alerting import LATENCY_OBJECTIVES
+from core.vllm.slo_alerting import LATENCY_OBJECTIVES
 from settings.endpoint.entries import EndpointEntry
 from settings.endpoint.slo import SloConfig, effective_slo
 from settings.stack import StackSettings

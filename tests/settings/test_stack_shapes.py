@@ -445,7 +445,7 @@ def test_the_newer_keys_are_all_drawn():
 # entry: the exit 3 of a repeated resource name, if one got through), rarely beside another key:
 # in-process, as the plan judges before the program runs.
 @pytest.mark.parametrize("leaf", NEW_LEAVES, ids=[".".join(path) for path, _ in NEW_LEAVES])
-def test_any_value_at_each_newer_key_ends_in_exit_0_1_or_2_by_name(leaf):
+def test_any_value_at_the_newer_keys_key_by_key_ends_in_exit_0_1_or_2_by_name(leaf):
     examples = 12 if get_origin(leaf[1]) is list else 4
 
     @settings(

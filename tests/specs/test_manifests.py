@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from core.autoscaling import MAX_STABILIZATION_WINDOW_SECONDS
+from core.kubernetes.autoscaling import MAX_STABILIZATION_WINDOW_SECONDS
 from core.sizing.catalog import DPD_INSTANCE_TYPES
 from core.units import INT32_MAX
 from core.versions import OPERATOR_ADDON_VERSIONS

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 import yaml
 
-from core.slo_alerting import LATENCY_OBJECTIVES
+from core.vllm.slo_alerting import LATENCY_OBJECTIVES
 from core.vllm.vllm_metrics import vllm_metrics
 from hyperpod_dpd.demo.prometheus import INSTALL_HINT
 from hyperpod_dpd.demo.vllm_traffic import (
