@@ -119,7 +119,6 @@ hyperpod = HyperPodCluster(
         protect=s.protect,
         partition=partition,
         region=s.region,
-        account_id=account_id,
         tags=tags,
         depends_on=[dependencies.release, *lifecycle.objects],
     ),
