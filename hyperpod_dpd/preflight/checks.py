@@ -11,25 +11,16 @@ reads the account (boto3) and changes nothing.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
 from core.versions import EKS_ADDON_VERSIONS
+from hyperpod_dpd.preflight.deployers import deployer_checks
+from hyperpod_dpd.preflight.results import FAIL, PASS, WARN, Check
 from hyperpod_dpd.shared import boot_script, node_boot
 from hyperpod_dpd.shared.aws import ClientFactory, client_factory
 from settings import StackSettings
-
-PASS, FAIL, WARN = "pass", "FAIL", "warn"
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    result: str  # pass | FAIL | warn
-    detail: str
-    fix: str = ""  # what to change, for every FAIL
 
 
 def ec2_type(instance_type: str) -> str:
@@ -339,6 +330,12 @@ _STEPS = (
     (_quotas, "quotas", "the credentials need servicequotas:ListServiceQuotas for sagemaker"),
     (_training_plans, "training plans", "the credentials need sagemaker:DescribeTrainingPlan"),
     (_addon_versions, "addon versions", "the credentials need eks:DescribeAddonVersions"),
+    (
+        deployer_checks,
+        "deployers",
+        "the credentials need iam:GetRole (iam:GetUser for a user) on each "
+        "hyperpod-dpd:deployerArns entry",
+    ),
     (
         traffic_name_checks,
         "traffic name",
