@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from hyperpod_dpd.cli import main, parser
 from tests.conftest import ROOT
+from tests.hyperpod_dpd.cli.commands import leaf_commands
 
 # Commands that hand the process to another program (os.execve): not run in-process.
 NOT_RUN = {("benchmark", "fake-server")}
@@ -51,17 +52,7 @@ VALID = {
 }
 
 
-def _parsers(p: argparse.ArgumentParser, path: tuple[str, ...] = ()):
-    """(path, parser) of every command that runs (a leaf of the tree)."""
-    subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
-    if not subs:
-        yield path, p
-    for action in subs:
-        for name, sub in action.choices.items():
-            yield from _parsers(sub, (*path, name))
-
-
-COMMANDS = dict(_parsers(parser()))
+COMMANDS = dict(leaf_commands(parser()))
 
 
 def _required(path: tuple[str, ...], tmp) -> list[str]:
