@@ -161,6 +161,29 @@ def test_a_baseline_the_split_cannot_compare_is_refused_naming_the_flag(
     assert f"allowed: {allowed}" in err and "Fix: give --baseline baseline" in err
 
 
+@pytest.mark.parametrize(
+    ("baselines", "allowed"),
+    [
+        (["candidate"], "an endpoint other than the candidate (--endpoint candidate)"),
+        (["baseline", "baseline"], "each endpoint once"),
+    ],
+)
+def test_without_a_split_a_baseline_is_still_another_endpoint_once(
+    tmp_path, monkeypatch, capsys, baselines, allowed
+):
+    """A stack that splits no traffic may compare any two of its endpoints (nothing to shift),
+    never one with itself, nor one twice."""
+    raw = split_of(2)
+    del raw["hyperpod-dpd:traffic"]
+    monkeypatch.chdir(write_project(tmp_path, raw, "canary"))
+    more = [x for key in baselines for x in ("--baseline", key)]
+    code = main(["canary", "--stack", "canary", "--endpoint", "candidate",
+                 "--prometheus-url", "http://127.0.0.1:9", *more])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT
+    assert f"allowed: {allowed}" in err and "Fix: give --baseline baseline" in err
+
+
 def test_without_endpoint_the_splits_one_candidate_is_judged(
     prometheus, tmp_path, monkeypatch, capsys
 ):
