@@ -461,9 +461,10 @@ def test_any_value_at_the_newer_keys_key_by_key_ends_in_exit_0_1_or_2_by_name(le
     walk()
 
 
-# Fewer: each stack the settings take runs the whole program, as `hyperpod-dpd plan` does.
+# Fewer: each stack the settings take runs the whole program, as `hyperpod-dpd plan` does (about
+# one drawn stack in five; the walk above judges every key's values before the program).
 @pytest.mark.long
-@settings(max_examples=25, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(raw=newer_key_stacks())
 def test_any_value_at_the_newer_keys_plans_as_the_command_line_plans(raw, tmp_path_factory, capsys):
     project = write_project(tmp_path_factory.mktemp("newer"), raw, "canary")
