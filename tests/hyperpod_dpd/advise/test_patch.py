@@ -77,7 +77,8 @@ def test_written_targets_plan_with_their_pair_and_one_comment_naming_the_workloa
     """A 1P2D layout's targets, written twice as `--write` writes them: one comment above the
     autoscaling, the endpoint's slo and mode as they were, and a plan with no advisory of the
     tool's own (scale-in waits for a new worker's start: no cold-start advisory) whose decode
-    pool follows prefill by a second trigger."""
+    pool follows prefill by a second trigger; a target raised by hand past the capacity it
+    recorded is then the plan's capacity advisory."""
     from hyperpod_dpd.advise.capacity import PoolCapacity
     from hyperpod_dpd.advise.scaling import Start, scaling
 
@@ -119,3 +120,14 @@ def test_written_targets_plan_with_their_pair_and_one_comment_naming_the_workloa
     ]  # fmt: skip
     assert (scaled["minReplicaCount"], scaled["maxReplicaCount"]) == (2, 2)
     assert scaled["scaleDownStabilizationTime"] == 900
+    # The plan reads what advise wrote: a target then raised by hand past the recorded capacity
+    # (29 requests running per decode replica) is the capacity advisory, naming that record.
+    raised = yaml.safe_load(path.read_text())
+    raised["config"]["hyperpod-dpd:endpoint"]["autoscaling"]["decode"]["target"] = 40
+    path.write_text(yaml.safe_dump(raised))
+    plan = make_plan(project, "dev", tmp_path / "raised")
+    [advisory] = [v for v in plan.violations if v.policy == "hyperpod-dpd-autoscaling-capacity"]
+    assert advisory.message.startswith(
+        "the decode pool's target 40 is above the 29 running-requests per replica that "
+        "`hyperpod-dpd advise` recorded one replica holds within TPOT p50 <= 15 ms at ISL 4096 "
+    )
