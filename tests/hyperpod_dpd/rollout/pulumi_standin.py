@@ -26,7 +26,8 @@ would run the CLI. It answers exactly the commands that SDK sends, in the shapes
   file's hyperpod-dpd:traffic differs from the deployed one, or as the test's `pending` says;
   `up` then deploys the file: its config, the `trafficWeights` output, a history entry with
   `--message`. `locked` makes both fail as a held update lock does (errors.py: "[409]
-  Conflict: Another update is currently in progress.").
+  Conflict: Another update is currently in progress."). `landsDuringPreview` (weights): another
+  rollout's update of the stack to those weights ends while the preview runs, once.
 
 Every call is recorded in the state file ($PULUMI_STANDIN_STATE, JSON). `kill` makes the
 stand-in SIGKILL its parent, the process that ran it (the rollout), at a command, `before` or
@@ -256,6 +257,10 @@ def _run(command, words, flags, rest, state, stack, project, name) -> int:
                 "resourceChanges": counts,
             })  # fmt: skip
         _send(events, flags["--event-log"][-1])
+        elsewhere = state.pop("landsDuringPreview", None) if command == "preview" else None
+        if elsewhere is not None:
+            stack["deployed"]["config"] = {**stack["deployed"]["config"], TRAFFIC: elsewhere}
+            stack["deployed"]["outputs"]["trafficWeights"] = elsewhere
         return 0
     print(f"error: the stand-in does not answer `pulumi {' '.join(words)}`", file=sys.stderr)
     return 1

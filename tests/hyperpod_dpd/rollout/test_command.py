@@ -84,8 +84,8 @@ def test_a_healthy_candidate_takes_the_next_step_through_pulumi_and_git(world, p
     # The calls the Automation API made, in order, as the CLI receives them.
     assert standin.commands() == [
         "version", "stack select", "stack output", "stack output", "stack history",
-        "stack output", "stack output", "config set-all", "preview", "up", "stack output",
-        "stack output", "stack history",
+        "stack output", "stack output", "config set-all", "preview", "stack output",
+        "stack output", "up", "stack output", "stack output", "stack history",
     ]  # fmt: skip
     calls = {" ".join(c[:2]): c for c in standin.calls()}
     assert calls["config set-all"] == [
@@ -207,6 +207,27 @@ def test_a_change_pending_besides_the_routing_stops_the_step_and_puts_the_file_b
     assert weights(project) == {"baseline": 95, "candidate": 5}  # put back
     assert "# The split's listener" in (project / f"Pulumi.{STACK}.yaml").read_text()
     assert "up" not in standin.commands()
+    assert not (project / ".hyperpod-dpd" / "rollout" / f"{STACK}.json").exists()
+
+
+def test_a_step_that_lands_elsewhere_while_this_one_previews_stops_it_before_its_update(
+    world, prometheus, capsys
+):
+    """Another machine's rollout (which this checkout's lock does not see) rolls the candidate
+    back while this one previews its promotion: this one must not update over it."""
+    project, standin = world("healthy")
+    standin.edit(landsDuringPreview={"baseline": 100, "candidate": 0})
+    code, out = rollout(project, prometheus.url, "--once", capsys=capsys)
+    assert code == EXIT_FAILED, out.err
+    assert (
+        "stopped: candidate at 5%: while the step previewed, stack canary deployed "
+        "baseline=100,candidate=0 (its trafficWeights output; another rollout or a deploy): "
+        "Pulumi.canary.yaml is back at baseline=95,candidate=5" in out.out
+    )
+    assert "up" not in standin.commands()
+    assert standin.stack()["deployed"]["outputs"]["trafficWeights"] == {"baseline": 100,
+                                                                          "candidate": 0}  # fmt: skip
+    assert weights(project) == {"baseline": 95, "candidate": 5}
     assert not (project / ".hyperpod-dpd" / "rollout" / f"{STACK}.json").exists()
 
 
