@@ -204,8 +204,14 @@ def test_a_change_pending_besides_the_routing_stops_the_step_and_puts_the_file_b
         "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig "
         "endpoint-candidate-iec" in out.out
     )
-    assert weights(project) == {"baseline": 95, "candidate": 5}  # put back
+    _put_back_not_applied(project, standin)
     assert "# The split's listener" in (project / f"Pulumi.{STACK}.yaml").read_text()
+
+
+def _put_back_not_applied(project, standin):
+    """The step written, then undone: the stack file at its weights before, no update, no
+    journal."""
+    assert weights(project) == {"baseline": 95, "candidate": 5}
     assert "up" not in standin.commands()
     assert not (project / ".hyperpod-dpd" / "rollout" / f"{STACK}.json").exists()
 
@@ -224,11 +230,9 @@ def test_a_step_that_lands_elsewhere_while_this_one_previews_stops_it_before_its
         "baseline=100,candidate=0 (its trafficWeights output; another rollout or a deploy): "
         "Pulumi.canary.yaml is back at baseline=95,candidate=5" in out.out
     )
-    assert "up" not in standin.commands()
+    _put_back_not_applied(project, standin)
     assert standin.stack()["deployed"]["outputs"]["trafficWeights"] == {"baseline": 100,
                                                                           "candidate": 0}  # fmt: skip
-    assert weights(project) == {"baseline": 95, "candidate": 5}
-    assert not (project / ".hyperpod-dpd" / "rollout" / f"{STACK}.json").exists()
 
 
 def test_an_update_held_by_another_stops_the_step_naming_pulumis_lock(world, prometheus, capsys):
