@@ -64,6 +64,23 @@ def test_a_dry_run_judges_prints_the_step_and_its_calls_and_changes_nothing(
     assert not (project / ".hyperpod-dpd").exists()
 
 
+@pytest.mark.parametrize(
+    ("scenario", "exit_code", "said"),
+    [("failing", EXIT_FAILED, " canary rollback: candidate 5% -> 0% (dry run: nothing changed): "),
+     ("quiet", EXIT_HOLD, " canary hold: candidate at 5%: candidate served ")],
+)  # fmt: skip
+def test_a_dry_run_exits_with_the_verdicts_code_and_changes_nothing(
+    world, prometheus, capsys, scenario, exit_code, said
+):
+    project, standin = world(scenario)
+    before = (project / f"Pulumi.{STACK}.yaml").read_text()
+    code, out = rollout(project, prometheus.url, "--dry-run", capsys=capsys)
+    assert code == exit_code, out.err
+    assert said in out.out.splitlines()[0]
+    assert standin.calls() == []
+    assert (project / f"Pulumi.{STACK}.yaml").read_text() == before
+
+
 def test_a_healthy_candidate_takes_the_next_step_through_pulumi_and_git(world, prometheus, capsys):
     project, standin = world("healthy")
     code, out = rollout(project, prometheus.url, "--once", "--commit", "--format", "json",
