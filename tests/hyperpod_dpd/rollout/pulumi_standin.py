@@ -18,7 +18,9 @@ would run the CLI. It answers exactly the commands that SDK sends, in the shapes
   `objectValue` for an object).
 - `config set [--path] K --plaintext --stack S --non-interactive -- V` and `config set-all
   --stack S [--path] --plaintext K=V ...` (`set_config`, `set_all_config`): written into
-  Pulumi.S.yaml, comments kept (ruamel.yaml), a path's value typed as the CLI types it
+  Pulumi.S.yaml, comments kept (ruamel.yaml; the CLI edits the file's YAML tree in place since
+  pulumi/pulumi#11456, "Implement YAML roundtripping, comment preserving edits"), a path's value
+  typed as the CLI types it
   (sdk/go/common/resource/config/map.go, `adjustObjectValue`: "true"/"false" are booleans, an
   integer is an integer unless it has a leading 0, anything else a string).
 - `preview ...` and `up --yes --skip-preview ...`: the engine's events for the stack's
