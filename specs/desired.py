@@ -18,7 +18,7 @@ from settings.stack import StackSettings
 from specs.base import Desired
 from specs.benchmark import BenchmarkAccessSpec, benchmark_access
 from specs.buckets import BucketSpec, secure_bucket
-from specs.ci.runner import CiRunnerSpec, ci_runner
+from specs.ci.runner import CiRunnerSpec, ci_runner, runner_workflows
 from specs.eks import eks_cluster
 from specs.endpoint import ClusterFacts, EndpointSpec, endpoint, namespace_desired
 from specs.hyperpod import HyperPodRefs, HyperPodSpec, hyperpod_cluster
@@ -276,6 +276,7 @@ def _ci_runner(
         account_id=ACCOUNT_ID,
         partition=partition,
         tags=tags,
+        workflows=runner_workflows(ci.pull_request_preview, bool(s.traffic)),
     )
 
 
