@@ -217,6 +217,9 @@ class InferenceOperator(pulumi.ComponentResource):
                 opts=self._opts(),
             )
         )
+        # No internet-facing load balancer, whatever an Ingress asks (specs/alb_controller/
+        # scheme.py).
+        self._inline(self._args.spec.alb_internal_only)
         return role
 
     def _create_keda_role(self) -> aws.iam.Role:

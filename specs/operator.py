@@ -10,6 +10,7 @@ from core.refs import ref
 from core.versions import ALB_CONTROLLER_POLICY
 from core.vocabulary import IAM_POLICY_TYPE, INFERENCE_OPERATOR
 from specs.alb_controller.narrowing import Scope, document_text
+from specs.alb_controller.scheme import INTERNAL_ONLY
 from specs.alb_controller.upstream import upstream_policy
 from specs.base import Desired
 from specs.buckets import BucketSpec, secure_bucket
@@ -28,6 +29,8 @@ class OperatorSpec:
     execution_policy: Desired
     keda_policy: Desired
     alb_controller_policy: Desired  # a managed policy, attached to the controller's role
+    # An inline policy of the same role: no internet-facing load balancer (scheme.py).
+    alb_internal_only: Desired
 
 
 def operator(
@@ -103,4 +106,7 @@ def operator(
         },
         autoname="name",
     )
-    return OperatorSpec(name, tls, s3_csi, execution, keda, alb)
+    internal_only = role_policy(
+        f"{name}-alb-internal-only", parents, ref(f"{name}-alb-role", "id"), INTERNAL_ONLY
+    )
+    return OperatorSpec(name, tls, s3_csi, execution, keda, alb, internal_only)
