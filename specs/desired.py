@@ -232,7 +232,7 @@ def desired_state(
         hyperpod=hyperpod,
         operator=op,
         collector_policy=collector,
-        alerting=alerting(OBSERVABILITY, s, ACCOUNT_ID, partition, tags),
+        alerting=alerting(OBSERVABILITY, s, stack, ACCOUNT_ID, partition, tags),
         staging=staged,
         endpoints=iecs,
         namespaces=namespaces,

@@ -78,9 +78,11 @@ SCRATCH_LIMIT = "50Gi"  # one Hub file at a time is staged here (shards are ~5 G
 # What the staging program imports besides its own package (a test runs it from these alone).
 CODE_FILES = (
     "core/__init__.py",
+    "core/cli_help.py",
     "core/cli_inputs.py",
     "core/collector.py",
     "core/exits.py",
+    "core/json_output.py",
     "core/regions.py",
     "core/units.py",
 )

@@ -7,6 +7,7 @@ most users, which a candidate is compared with and whose weight a step takes fro
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 
 from core.vocabulary import PROJECT
@@ -44,25 +45,25 @@ def reweighted(traffic: Mapping[str, int], candidate: str, weight: int) -> dict[
     return out
 
 
-def set_commands(
-    before: Mapping[str, int], after: Mapping[str, int], stack: str | None = None
-) -> str:
-    """The `pulumi config set` lines from `before` to `after`, then `pulumi up` (each naming
-    `--stack` when given)."""
-    named = f" --stack {stack}" if stack else ""
+def set_commands(before: Mapping[str, int], after: Mapping[str, int], stack: str) -> str:
+    """The `pulumi config set` lines from `before` to `after`, then `pulumi up`, each naming
+    `stack` (without it they act on whichever stack is selected)."""
+    named = f"--stack {shlex.quote(stack)}"
     lines = [
-        f"pulumi config set --path '{PROJECT}:traffic.{key}' {after[key]}{named}"
+        f"pulumi config set {named} --path '{PROJECT}:traffic.{key}' {after[key]}"
         for key in sorted(after)
         if after[key] != before.get(key)
     ]
-    return " && ".join([*lines, f"pulumi up{named}"])
+    return " && ".join([*lines, f"pulumi up {named}"])
 
 
-def rollback_command(traffic: Mapping[str, int], candidate: str) -> str:
-    return set_commands(traffic, reweighted(traffic, candidate, 0))
+def rollback_command(traffic: Mapping[str, int], candidate: str, stack: str) -> str:
+    return set_commands(traffic, reweighted(traffic, candidate, 0), stack)
 
 
-def promote_command(traffic: Mapping[str, int], candidate: str) -> str | None:
+def promote_command(traffic: Mapping[str, int], candidate: str, stack: str) -> str | None:
     """The next step's command (None: nothing left to shift)."""
     weight = next_weight(traffic[candidate])
-    return None if weight is None else set_commands(traffic, reweighted(traffic, candidate, weight))
+    if weight is None:
+        return None
+    return set_commands(traffic, reweighted(traffic, candidate, weight), stack)

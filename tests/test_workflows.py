@@ -81,9 +81,11 @@ def test_every_stack_file_gets_its_plan_diff_on_a_pull_request():
 
 
 def test_the_rollout_runs_mains_code_in_its_own_environment_and_pushes_its_commit():
-    """Dispatch (a stack, its candidate) and schedule (the canary); the job that holds the
-    stack's credentials runs on main only, in <stack>-rollout, alone with write access to the
-    repository (GITHUB_TOKEN, to push the step's commit); one run per stack at a time."""
+    """Dispatch (a stack with a traffic split, its candidate) and schedule (the canary); the job
+    that holds the stack's credentials runs on main only, in <stack>-rollout, and pushes the
+    step's commit with the rollout app's token (no workflow's GITHUB_TOKEN writes the
+    repository: a bypass for it would let a branch's workflow push to main); one run per stack
+    at a time."""
     import yaml
 
     from specs.ci.runner import WORKFLOWS as RUNNER_WORKFLOWS
@@ -91,16 +93,19 @@ def test_the_rollout_runs_mains_code_in_its_own_environment_and_pushes_its_commi
     workflow = yaml.safe_load((ROOT / ".github/workflows/rollout.yml").read_text())
     assert workflow["name"] == "rollout" and "rollout" in RUNNER_WORKFLOWS  # the runner's filter
     on = workflow.get("on", workflow.get(True))
+    from settings.stack_file import read_stack
+
     stacks = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml")
                     for p in ROOT.glob("Pulumi.*.yaml"))  # fmt: skip
-    assert sorted(on["workflow_dispatch"]["inputs"]["stack"]["options"]) == stacks
+    split = [s for s in stacks if read_stack(ROOT, s).settings.traffic]
+    assert sorted(on["workflow_dispatch"]["inputs"]["stack"]["options"]) == split == ["canary"]
     assert on["schedule"] == [{"cron": "*/30 * * * *"}]  # the verdict's default window
     assert workflow["permissions"] == {"contents": "read"}
     jobs = workflow["jobs"]
     writers = [
         n for n, j in jobs.items() if (j.get("permissions") or {}).get("contents") == "write"
     ]
-    assert writers == ["step"]
+    assert writers == []
     job = jobs["step"]
     assert job["if"] == "github.ref == 'refs/heads/main'"
     assert job["environment"] == "${{ inputs.stack || 'canary' }}-rollout"
@@ -108,6 +113,10 @@ def test_the_rollout_runs_mains_code_in_its_own_environment_and_pushes_its_commi
                                   "cancel-in-progress": False}  # fmt: skip
     steps = job["steps"]
     uses = [str(s.get("uses", "")).split("@")[0] for s in steps]
+    # The app's token, minted first, is the checkout's: the push below uses it.
+    assert uses[:2] == ["actions/create-github-app-token", "actions/checkout"]
+    assert steps[0]["with"]["permission-contents"] == "write"
+    assert steps[1]["with"]["token"] == "${{ steps.app.outputs.token }}"
     run = next(i for i, s in enumerate(steps) if "hyperpod-dpd rollout" in s.get("run", ""))
     for needed in ("aws-actions/configure-aws-credentials", "pulumi/auth-actions",
                    "pulumi/actions"):  # fmt: skip

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from hyperpod_dpd.shared import children
 from hyperpod_dpd.shared.progress import Progress
 from hyperpod_dpd.shared.venvs import foreign_env, venv_from
 
@@ -35,9 +36,13 @@ def advise_venv(venv: Path = VENV, requirements: Path = REQUIREMENTS) -> Path:
 PROGRESS = re.compile(r"^advise: \[(\d+)/(\d+)\] (.*)$")
 
 
-def _relay(stream, progress: Progress) -> None:
-    """The simulator's stderr: its progress lines on our live line, anything else as it is."""
+def _relay(stream, progress: Progress, stopping: threading.Event) -> None:
+    """The simulator's stderr: its progress lines on our live line, anything else as it is,
+    until we stop it early: what it says then (the traceback of an interrupted import) is
+    noise about our own stop, not news for the user."""
     for line in stream:
+        if stopping.is_set():
+            continue
         match = PROGRESS.match(line.rstrip("\n"))
         if match:
             progress.update(int(match[1]), int(match[2]), match[3])
@@ -74,7 +79,9 @@ class Session:
 
     def __enter__(self) -> Session:
         self.python = (self.venv or advise_venv()) / "bin" / "python"
-        self.proc = subprocess.Popen(
+        # Its own process group, ended with the simulator's children when we stop early
+        # (Ctrl-C): pandas and pyarrow imports do not notice SIGINT for seconds.
+        self.proc = children.start(
             [str(self.python), str(PROGRAM), "--serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -84,7 +91,10 @@ class Session:
         )
         # Its stderr is read beside the answers, or a full pipe would stall it mid-request.
         progress = Progress("advise: simulating")
-        self._relay = threading.Thread(target=_relay, args=(self.proc.stderr, progress))
+        self._stopping = threading.Event()
+        self._relay = threading.Thread(
+            target=_relay, args=(self.proc.stderr, progress, self._stopping)
+        )
         self._relay.daemon = True
         self._relay.start()
         return self
@@ -107,15 +117,15 @@ class Session:
         proc = self.proc
         if proc is None:
             return
-        try:
-            if proc.stdin:
-                proc.stdin.close()  # the end of its requests: it exits
-            proc.wait(timeout=None if exc[0] is None else 0.1)
-        except (subprocess.TimeoutExpired, BrokenPipeError):
-            proc.terminate()
+        if exc[0] is not None:  # an error or an interrupt: the group ends now
+            if issubclass(exc[0], KeyboardInterrupt):  # type: ignore[arg-type]
+                self._stopping.set()
+            children.stop(proc)
+        else:
             try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+                if proc.stdin:
+                    proc.stdin.close()  # the end of its requests: it exits
                 proc.wait()
+            except BrokenPipeError:
+                children.stop(proc)
         self._relay.join(timeout=5)

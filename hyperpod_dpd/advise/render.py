@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from core.json_output import dumps
 from hyperpod_dpd.advise.recommend import Recommendation, ranked
 from hyperpod_dpd.advise.search import Candidate, Layout
 from hyperpod_dpd.advise.workload import Workload
@@ -70,7 +71,7 @@ def contract(
 
 
 def as_json(document: dict[str, Any]) -> str:
-    return json.dumps(document, indent=2)
+    return dumps(document)
 
 
 def shown(value: float, slo: float | None, decimals: int) -> str:

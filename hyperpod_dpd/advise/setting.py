@@ -59,11 +59,13 @@ def _from_stack(args: argparse.Namespace, project_dir: Path) -> Setting:
     listed = s.entries()
     if args.endpoint is None and len(listed) > 1:
         raise UsageProblem(f"--endpoint: stack {args.stack} has several endpoints "
-                           f"({', '.join(e.label for e in listed)}); name one with --endpoint.")  # fmt: skip
+                           f"({', '.join(e.label for e in listed)}); name one, e.g. --endpoint "
+                           f"{listed[0].key}")  # fmt: skip
     chosen = [e for e in listed if args.endpoint in (None, e.key, e.label)]
     if not chosen:
         raise UsageProblem(f"--endpoint {args.endpoint}: not an endpoint of stack {args.stack} "
-                           f"(it has {', '.join(e.label for e in listed)}). Name one of them.")  # fmt: skip
+                           f"(it has {', '.join(e.label for e in listed)}); name one of them, e.g. "
+                           f"--endpoint {listed[0].key or listed[0].label}")  # fmt: skip
     entry = chosen[0]
     e = entry.config
     # The numbers the endpoint runs with (settings/endpoint/numbers.py): the decoder's hold the PD

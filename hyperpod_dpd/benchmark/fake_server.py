@@ -28,11 +28,13 @@ import asyncio
 import hmac
 import json
 import os
+import sys
 import time
 
 from aiohttp import web
 
 from core import api_key
+from core.exits import EXIT_BAD_INPUT
 from hyperpod_dpd.benchmark.fake_timings import FLAGS, Timings, add_arguments
 
 MODEL = "fake-llm"
@@ -169,7 +171,13 @@ def main(argv: list[str] | None = None) -> None:
     key = os.environ.get(api_key.ENV) or None
     if key:
         print(f"requests must carry {api_key.HEADER}: {api_key.SCHEME} ${api_key.ENV}", flush=True)
-    web.run_app(app(timings, key), host=args.host, port=args.port, print=None)
+    try:
+        web.run_app(app(timings, key), host=args.host, port=args.port, print=None)
+    except OSError as exc:  # the address is taken (an earlier server still running), or refused
+        print(f"error: --port {args.port}: cannot listen on {args.host}:{args.port} "
+              f"({exc.strerror or exc}); give another --port, or stop what listens there",
+              file=sys.stderr)  # fmt: skip
+        raise SystemExit(EXIT_BAD_INPUT) from None
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ CODE_FILES = (
     "core/regions.py",
     "hyperpod_dpd/__init__.py",
     "hyperpod_dpd/shared/__init__.py",
+    "hyperpod_dpd/shared/children.py",
     "hyperpod_dpd/shared/venvs.py",
     "hyperpod_dpd/benchmark/__init__.py",
     "hyperpod_dpd/benchmark/in_cluster.py",

@@ -3,7 +3,7 @@
 aiperf (NVIDIA, PyPI `aiperf`) streams OpenAI-compatible chat completions at fixed concurrency
 and computes every latency metric and percentile itself; nothing here measures or does metric
 maths. Why aiperf and not genai-bench (the article's tool): both were run against the same local
-server (README, "Is DPD worth it for my traffic?"); aiperf reports inter-token latency per chunk,
+server (docs/benchmark.md#is-dpd-worth-it-for-my-traffic); aiperf reports inter-token latency per chunk,
 takes the duration in seconds and counts input tokens exactly with a local tokenizer.
 
 With an API key (the traffic split's, core/api_key.py), aiperf sends it as `Authorization: Bearer
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from core import api_key
 from hyperpod_dpd.benchmark.scenario import Scenario, StopRule
+from hyperpod_dpd.shared import children
 from hyperpod_dpd.shared.venvs import foreign_env, venv_from
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,7 +160,7 @@ def run_aiperf(run: LoadRun, venv: Path, log: Path) -> subprocess.CompletedProce
     # it, an absolute path is taken as local and never resolved against a hub (resolve_alias);
     # tokenizer_dir() always hands aiperf an absolute directory.
     with log.open("w") as out:
-        proc = subprocess.Popen(
+        proc = children.start(
             argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         )
         assert proc.stdout is not None
@@ -170,7 +171,7 @@ def run_aiperf(run: LoadRun, venv: Path, log: Path) -> subprocess.CompletedProce
                 if shown := progress.line(line):
                     print(f"  aiperf: {shown}", file=sys.stderr)
         except BaseException:
-            proc.terminate()  # interrupted (Ctrl-C, SIGTERM): aiperf must not run on alone
-            proc.wait(timeout=30)
+            # Interrupted (Ctrl-C, SIGTERM): aiperf and its workers must not run on alone.
+            children.stop(proc, grace=30)
             raise
         return subprocess.CompletedProcess(proc.args, proc.wait())

@@ -23,6 +23,7 @@ import argparse
 from pathlib import Path
 
 from core import cli_inputs as inputs
+from core.cli_help import described
 
 
 def _numbers(kind: type) -> object:
@@ -40,8 +41,20 @@ def _numbers(kind: type) -> object:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `advise` to the hyperpod-dpd command line."""
     p = subparsers.add_parser(
-        "advise", help="colocated or DPD, and which layout (predicted by aisimulate)"
+        "advise",
+        help="colocated or DPD, and which layout (predicted by aisimulate)",
+        description="Colocated or DPD, how many replicas per role and which TP: each layout "
+        "within --max-nodes predicted from the workload by aisimulate (GPU-free, in its own "
+        "venv), the cheapest that meets the SLOs recommended, with the stack patch that sets it.",
     )
+    described(
+        p,
+        ["hyperpod-dpd advise --isl 4096 --osl 256 --tpot-ms 15",
+         "hyperpod-dpd advise --stack dev --isl 4096 --osl 256 --ttft-ms 1000 --tpot-ms 15 --write",
+         "hyperpod-dpd advise --stack dev --measured results/dpd"],
+        {0: "advised", 1: "no layout meets the SLOs (the closest named, no patch)",
+         2: "bad input: the message names the flag"},
+    )  # fmt: skip
     p.add_argument(
         "--stack",
         type=inputs.stack_name,
@@ -74,7 +87,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=Path("build/advise/frontier.png"),
         help="frontier PNG",
     )
-    p.add_argument("--no-chart", dest="chart", action="store_const", const=None)
+    p.add_argument(
+        "--no-chart", dest="chart", action="store_const", const=None, help="draw no chart"
+    )
     p.add_argument(
         "--measured",
         type=inputs.input_path,
@@ -91,7 +106,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="every layout's rows (default: the recommendation and the few nearest it)",
     )
-    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     p.set_defaults(handler=run)
 
 

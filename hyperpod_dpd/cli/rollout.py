@@ -24,6 +24,8 @@ import argparse
 from pathlib import Path
 
 from core import cli_inputs as inputs
+from core.cli_help import described
+from core.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_HOLD, EXIT_OK
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,9 +33,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "rollout",
         help="shift a candidate's traffic step by step on the canary's verdict, through Pulumi",
-        description=__doc__.split("\n\n")[0],
-        epilog="example: hyperpod-dpd rollout --stack canary --endpoint candidate --dry-run",
+        description="Act on the canary's verdict step by step, through Pulumi: promote the "
+        "candidate (--endpoint) to the next of --steps, roll it back to 0, or wait and judge "
+        "again; each step changes the routing only and is applied with `pulumi up` and the "
+        "policy pack. Killed at any point, a rerun continues from the weights the stack holds.",
     )
+    described(
+        p,
+        ["hyperpod-dpd rollout --stack canary --endpoint candidate --dry-run",
+         "hyperpod-dpd rollout --stack canary --endpoint candidate --once --commit",
+         "hyperpod-dpd rollout --stack canary --endpoint candidate --steps 5,50,100 "
+         "--window 1h --interval 15m"],
+        {EXIT_OK: "promote, or done at 100%: the line says how to retire the baseline",
+         EXIT_FAILED: "rollback, or a check stopped the step: the line says which",
+         EXIT_BAD_INPUT: "bad input: the message names the flag or the stack key",
+         EXIT_HOLD: "hold: too few requests to judge; judged again after --interval"},
+    )  # fmt: skip
     p.add_argument(
         "--stack", required=True, type=inputs.stack_name, help="the stack (Pulumi.<stack>.yaml)"
     )
@@ -77,8 +92,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--commit", action="store_true", help="commit each applied step's stack file (git)"
     )
-    p.add_argument("--format", choices=["text", "json"], default="text")
-    p.add_argument("--project-dir", type=inputs.project_dir)
+    p.add_argument(
+        "--format", choices=["text", "json"], default="text", help="output format (text)"
+    )
+    p.add_argument(
+        "--project-dir",
+        type=inputs.project_dir,
+        help="directory of Pulumi.yaml (default: found)",
+    )
     p.set_defaults(handler=run)
 
 

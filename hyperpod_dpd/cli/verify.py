@@ -24,6 +24,7 @@ import argparse
 from pathlib import Path
 
 from core import cli_inputs as inputs
+from core.cli_help import described
 from core.versions import VERIFY_CURL_IMAGE
 from core.vocabulary import BENCHMARK_NAMESPACE
 
@@ -33,8 +34,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "verify",
         help="check a deployed DPD endpoint: pods, router Service, roles, routing, KV transfer "
         "(kubernetes API); a colocated one: its router Service",
-        description=__doc__.split("\n")[0],
+        description="Check a deployed DPD endpoint the way the AWS docs do by hand (pods, "
+        "the router's Service, each role's flags, routing by prompt length, KV transferred "
+        "rather than recomputed), through the Kubernetes API of your kubeconfig.",
     )
+    described(
+        parser,
+        ["hyperpod-dpd verify --stack dev",
+         "hyperpod-dpd verify --stack canary --endpoint candidate --format json",
+         "hyperpod-dpd verify --name llama --namespace inference --no-prompts"],
+        {0: "every check passed (skipped ones allowed)",
+         1: "a check failed (with its cause and fix: docs/troubleshooting.md)",
+         2: "bad input: unknown stack or endpoint, no kubeconfig, an API server out of reach"},
+    )  # fmt: skip
     where = parser.add_argument_group("endpoint (--stack, or --name and --namespace)")
     where.add_argument(
         "--stack",
@@ -107,8 +119,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=2.0,
         help="between pod/log polls (default 2)",
     )
-    parser.add_argument("--format", choices=["text", "json"], default="text")
-    parser.add_argument("--project-dir", type=inputs.project_dir)
+    parser.add_argument("--format", choices=["text", "json"], default="text", help="output format")
+    parser.add_argument(
+        "--project-dir", type=inputs.project_dir, help="directory of Pulumi.yaml (default: found)"
+    )
     parser.set_defaults(handler=run, client_factory=None)
 
 

@@ -26,7 +26,7 @@ from hyperpod_dpd.plan.engine import ProgramRun, run_program
 from hyperpod_dpd.plan.summary import cold_start_json, render_summary
 from hyperpod_dpd.shared.cost import hourly_cost, total
 from hyperpod_dpd.shared.images import images_json
-from hyperpod_dpd.shared.output_dirs import claim, clear
+from hyperpod_dpd.shared.output_dirs import claim, clear, removed_unless_finished
 from policies.gate import HANDED_JUDGEMENT, Judgement, PolicyStop, judgement
 from policies.rules import Violation
 from program.stack_config import HANDED_SETTINGS
@@ -82,11 +82,21 @@ def make_plan(
     resources not created yet unknown; `read`: the stack as already read, e.g. with a config
     value of a step not written yet). Raises ConfigError on bad config (nothing written)."""
     read = read or read_stack(project_dir, stack)
+    # Only a valid config gets an output directory: a bad one writes nothing, an interrupted
+    # plan leaves none it had only begun.
+    out_dir = out_dir or project_dir / "build" / "plan" / stack
+    with removed_unless_finished(out_dir):
+        claim(out_dir, PLAN_OUTPUTS, "`hyperpod-dpd plan`")
+        plan = _plan(project_dir, stack, read, out_dir, preview)
+        write_plan(plan)
+    return plan
+
+
+def _plan(project_dir: Path, stack: str, read: Stack, out_dir: Path, preview: bool) -> Plan:
+    """Judge the stack and run its program (the plan's files not written yet)."""
     stack_file, settings = read.file, read.settings
-    # Only a valid config gets an output directory: a bad one writes nothing.
-    out_dir = claim(
-        out_dir or project_dir / "build" / "plan" / stack, PLAN_OUTPUTS, "`hyperpod-dpd plan`"
-    )
+    # Judged once, here; the program takes these settings and this judgement rather than read
+    # and judge the same config again, and stops at its gate on them as `pulumi up` would.
     verdict = judgement(settings, stack_file.project, stack, has_hf_token=stack_file.has_hf_token)
     recorded: list = []
     try:
@@ -97,7 +107,7 @@ def make_plan(
     else:
         halted, registered = False, 0
         run.resources.sort(key=lambda r: r.urn)  # registration order is async: stable files
-    plan = Plan(
+    return Plan(
         stack=stack_file,
         settings=settings,
         run=run,
@@ -107,8 +117,6 @@ def make_plan(
         stopped=halted,
         registered_before_stop=registered,
     )
-    write_plan(plan)
-    return plan
 
 
 def run_judged(

@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from core import api_key
+from core.colour import PLAIN, Palette
+from core.sizing.kv_cache import buffer_in_chunks
 from core.units import format_gib
 from core.vocabulary import (
     CHAT_COMPLETIONS_PATH,
@@ -163,7 +165,8 @@ def render_sizing(settings: StackSettings, entry: EndpointEntry, level: str = "#
         f"| LMCache chunk | {r.chunk_tokens} tokens = {r.chunk_bytes / 2**20:g} MiB |",
         f"| {_transfer_label(entry, r.prompt_tokens)} | {r.prompt_chunks} chunks, "
         f"{r.transfer_gib} GiB |",
-        f"| PD buffer | {format_gib(r.pd_buffer_bytes)} = {r.pd_buffer_chunks} chunks |",
+        f"| PD buffer | {format_gib(r.pd_buffer_bytes)} = "
+        f"{buffer_in_chunks(r.pd_buffer_bytes, r.kv_bytes_per_token_per_rank)} |",
         f"| Transfers in flight | {r.transfers_in_flight} |",
         f"| Headroom per GPU | prefill {r.prefill.headroom_bytes / gib:.2f} GiB, "
         f"decode {r.decode.headroom_bytes / gib:.2f} GiB |",
@@ -365,7 +368,7 @@ def plan_json(plan: Any) -> dict:
     }
 
 
-def render_text(plan: Any) -> str:
+def render_text(plan: Any, palette: Palette = PLAIN) -> str:
     s = plan.settings
     lines = [
         f"Offline plan of stack '{plan.stack.stack}': {s.region}, GPU AZ {s.availability_zone_id}, "
@@ -378,7 +381,7 @@ def render_text(plan: Any) -> str:
         lines += [
             "A first `pulumi up` of this stack would create (+) each of these, by component:",
             "",
-            *render_tree(plan.run.resources),
+            *render_tree(plan.run.resources, palette=palette),
             f"Cost: {per_hour_and_month(total(hourly_cost(s)))} (estimate; summary.md itemizes it)",
             "",
         ]
@@ -386,7 +389,8 @@ def render_text(plan: Any) -> str:
         for level in ("mandatory", "advisory"):
             found = [v for v in plan.violations if v.enforcement == level]
             if found:
-                lines.append(f"Policy violations, {level} ({len(found)}):")
+                paint = palette.red if level == "mandatory" else palette.yellow
+                lines.append(paint(f"Policy violations, {level} ({len(found)}):"))
                 lines += [f"  {v.policy}: {v.urn.rsplit('::', 1)[-1]}: {v.message}" for v in found]
     else:
         lines.append("Policy violations: none")

@@ -5,14 +5,15 @@ hyperpod_dpd/cli/verify.py."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from core import api_key
+from core.colour import Palette
 from core.exits import EXIT_BAD_INPUT, UsageProblem
+from core.json_output import dumps
 from core.vocabulary import BENCHMARK_NAMESPACE, CHAT_COMPLETIONS_PATH, router_url
 from hyperpod_dpd.shared import boot_script
 from hyperpod_dpd.shared.aws import client_factory
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
     for warning in client.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps(report_json(report), indent=2))
+        print(dumps(report_json(report)))
     else:
         print(render_text(report))
     return report.exit_code
@@ -215,11 +216,18 @@ def prompt_client(args: argparse.Namespace, cluster: Any, target: Any) -> Any:
 def _progress(args: argparse.Namespace) -> Any:
     if args.format != "text" or not sys.stderr.isatty():
         return None
-    return lambda c: print(f"  {c.result:<4}  {c.name}", file=sys.stderr)
+    palette = Palette(sys.stderr)
+    paint = {"FAIL": palette.red, "pass": palette.green}
+
+    def show(c) -> None:
+        result = paint.get(c.result, str)(f"{c.result:<4}")
+        print(f"  {result}  {c.name}", file=sys.stderr)
+
+    return show
 
 
 def _bad_input(args: argparse.Namespace, message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
+    print(f"{Palette(sys.stderr).red('error:')} {message}", file=sys.stderr)
     if getattr(args, "format", "text") == "json":
-        print(json.dumps({"error": message, "exitCode": EXIT_BAD_INPUT}, indent=2))
+        print(dumps({"error": message, "exitCode": EXIT_BAD_INPUT}))
     return EXIT_BAD_INPUT

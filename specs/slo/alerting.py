@@ -63,10 +63,10 @@ def _doc(*statements: dict) -> str:
 
 
 def alerting(
-    name: str, s: StackSettings, account_id: str, partition: str, tags: dict[str, str]
+    name: str, s: StackSettings, stack: str, account_id: str, partition: str, tags: dict[str, str]
 ) -> AlertingSpec | None:
-    """The alerting of the stack (None: no SLO, or no workspace). `account_id` is a placeholder."""
-    rules = rule_file_text(s)
+    """The alerting of `stack` (None: no SLO, or no workspace). `account_id` is a placeholder."""
+    rules = rule_file_text(s, stack)
     if rules is None or not s.observability.enabled:
         return None
     parents = (OBSERVABILITY,)

@@ -56,7 +56,8 @@ def _ratio(j: Judged, window: str) -> str:
 def _way_back(j: Judged, traffic: Mapping[str, int], otherwise: str) -> str:
     """The rollback of a canary candidate, else `otherwise`."""
     if traffic and j.label in traffic and baseline_of(traffic) != j.label:
-        return f"Roll the candidate back: {rollback_command(traffic, j.label)}; then {otherwise}"
+        back = rollback_command(traffic, j.label, j.stack)
+        return f"Roll the candidate back: {back}; then {otherwise}"
     return otherwise
 
 
@@ -200,7 +201,7 @@ def comparison_alerts(
             COMPARISON_ALERT, " or ".join(terms), j, j.serving, PAGE,
             f"{j.label} is more than {j.slo.baseline_margin:.0%} worse than {base.label} "
             "(TTFT p99, ITL p99 or errors)",
-            _way_back(j, traffic, f"hyperpod-dpd canary --endpoint {j.label} says by how much"),
+            _way_back(j, traffic, f"hyperpod-dpd canary --stack {j.stack} --endpoint {j.label} says by how much"),
             "15m",
         )
     ]  # fmt: skip

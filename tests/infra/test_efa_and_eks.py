@@ -117,7 +117,7 @@ def test_the_deployer_gets_an_explicit_entry_not_the_implicit_creator_admin(prod
     assert eks.inputs["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] is False
     # The stack names its deploy role (ci.deployRoleArn): that role, whoever runs the program.
     deployer = prod.named("eks-deployer").inputs["principalArn"]
-    assert deployer == "arn:aws:iam::111122223333:role/hyperpod-dpd-prod-deploy"
+    assert deployer == "arn:aws:iam::444455556666:role/hyperpod-dpd-prod-deploy"
     # The Kubernetes provider (charts, endpoint) waits for the deployer's access.
     provider = prod.named("eks-k8s")
     assert prod.named("eks-deployer-policy").urn in provider.depends_on

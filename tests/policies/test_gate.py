@@ -332,7 +332,7 @@ def test_a_colocated_endpoints_tp_fix_names_its_own_tensor_parallel_size():
     edit(raw, f"{NS}:endpoints.baseline.maxModelLen", 65536)
     desired = desired_state(parse_settings(raw), NS, "canary")
     [gate] = [x for x in judge(desired) if x.policy == "hyperpod-dpd-gpu-memory"]
-    assert f"raise {NS}:endpoints.baseline.tensorParallelSize to 8" in gate.message
+    assert f"raise {NS}:endpoints.baseline.tensorParallelSize to 4" in gate.message  # the smallest
     [iec] = [x for x in views(desired) if x.name == "endpoint-baseline-iec"]
     assert rule_views.setting(dataclasses.replace(iec, facts=None), "tensor_parallel_size",
                               "decode") == f"{NS}:endpoints.baseline.tensorParallelSize"  # fmt: skip

@@ -71,3 +71,6 @@ def test_the_configuration_table_is_generated_from_the_model():
     assert render_readme(text) == text
     for key in ("instanceGroups.<name>.instanceType", "endpoint.pdBufferSize", "hfToken"):
         assert f"| `{key}` |" in text
+    # endpoints.<name> takes endpoint's keys: said once, not every row again.
+    assert "| `endpoints.<name>.*` | as `endpoint.*` |" in text
+    assert "`endpoints.<name>.pdBufferSize`" not in text

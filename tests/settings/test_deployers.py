@@ -15,9 +15,10 @@ CI = "arn:aws:iam::111122223333:role/GitHubPulumiDeploy"
 
 
 def test_the_shipped_stacks_name_the_admins_besides_their_deploy_role():
-    for stack in ("dev", "prod", "canary"):
+    for stack, account in (("dev", "111122223333"), ("prod", "444455556666"),
+                           ("canary", "111122223333")):  # fmt: skip
         s = parse_settings(stack_raw(stack))
-        assert s.deployer_arns == ["arn:aws:iam::111122223333:role/PlatformAdmin"], stack
+        assert s.deployer_arns == [f"arn:aws:iam::{account}:role/PlatformAdmin"], stack
         assert s.ci.deploy_role_arn, stack  # the policy names it too (specs/desired.py)
 
 

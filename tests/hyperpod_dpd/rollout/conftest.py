@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from hyperpod_dpd.demo.vllm_traffic import Minute, decode_minute, prefill_minute, serve_canary
 from tests.conftest import ROOT
-from tests.specs.vllm_traffic import Minute, decode_minute, prefill_minute, serve_canary
 
 MINUTES = 40
 STACK = "canary"

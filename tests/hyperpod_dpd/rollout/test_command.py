@@ -18,6 +18,7 @@ from core.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_HOLD, EXIT_OK
 from hyperpod_dpd.cli import main
 from tests.conftest import ROOT
 from tests.hyperpod_dpd.rollout.conftest import HOUR, STACK, git
+from tests.json_style import style_problems
 
 UNREACHABLE = "http://127.0.0.1:9"  # a step that judges would fail on it: these never judge
 
@@ -69,6 +70,7 @@ def test_a_healthy_candidate_takes_the_next_step_through_pulumi_and_git(world, p
                         capsys=capsys)  # fmt: skip
     assert code == EXIT_OK, out.err
     (doc,) = docs(out)
+    assert style_problems(doc, frozenset()) == []  # plan.json's style: camelCase, rounded
     assert doc["decision"] == doc["verdict"] == "promote"
     assert doc["weights"] == {"before": {"baseline": 95, "candidate": 5},
                               "after": {"baseline": 75, "candidate": 25}}  # fmt: skip
@@ -226,8 +228,8 @@ def test_a_rolled_back_candidate_is_not_promoted_again(world, capsys):
     assert code == EXIT_FAILED, out.err
     assert " canary rolledBack: candidate at 0%: candidate is at 0%" in out.out
     assert out.out.rstrip().endswith(
-        "start again: pulumi config set --path 'hyperpod-dpd:traffic.baseline' 95 --stack canary "
-        "&& pulumi config set --path 'hyperpod-dpd:traffic.candidate' 5 --stack canary && pulumi "
+        "start again: pulumi config set --stack canary --path 'hyperpod-dpd:traffic.baseline' 95 "
+        "&& pulumi config set --stack canary --path 'hyperpod-dpd:traffic.candidate' 5 && pulumi "
         "up --stack canary"
     )
     assert "up" not in standin.commands()
