@@ -76,6 +76,10 @@ class Target:
     network_policy: bool = False
     staged: StagedCopy | None = None  # with --stack: the copy the endpoint must load
     split: Split | None = None  # the endpoint is behind the stack's split (or --traffic-url)
+    # With --stack: the model's other doors are tried (doors.py). The namespaces the routers'
+    # NetworkPolicy admits; None: the stack gives the routers none (networkPolicy.enabled false).
+    doors: bool = False
+    router_clients: tuple[str, ...] | None = None
 
     @property
     def router_prefix(self) -> str:

@@ -98,6 +98,9 @@ def test_a_colocated_endpoint_of_the_stack_gets_its_router_service_checked(fake,
         # It is behind the canary's split: checked by prompts, which --no-prompts leaves out.
         "split refuses no key": SKIP,
         "split answers the key": SKIP,
+        # The model's other doors: tried by prompts; the operator's Ingress was not recorded.
+        "router refuses outsiders": SKIP,
+        "operator load balancer": SKIP,
         "boot script unchanged": SKIP,
     }
     fake.services["hyperpod-inference-system"].append(service)
@@ -107,6 +110,8 @@ def test_a_colocated_endpoint_of_the_stack_gets_its_router_service_checked(fake,
         "router service": PASS,
         "split refuses no key": SKIP,
         "split answers the key": SKIP,
+        "router refuses outsiders": SKIP,
+        "operator load balancer": SKIP,
         "boot script unchanged": SKIP,
     }
     assert found.check("router service")["detail"] == (
