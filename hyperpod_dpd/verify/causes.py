@@ -300,6 +300,17 @@ OPERATOR_LB_OPEN = Cause(
     "balancer. The check fails until the operator can close it",
     "docs/troubleshooting.md#operator-load-balancer-answers-without-a-key",
 )
+NODE_METADATA_OPEN = Cause(
+    "a pod of namespace {outsider} on a GPU node got an answer from the EC2 instance metadata "
+    "service (169.254.169.254), where any pod there gets the node's role, the HyperPod "
+    "execution role: the node's boot script did not close pods' route to it (the node was "
+    "created before the stack's on_create.sh did, or it has no iptables)",
+    "the node's /var/log/provision-hyperpod-dpd.log says which ('pod metadata guard: ...'); "
+    "run `pulumi up --stack {stack}` so the bucket holds the current script, then replace the "
+    "nodes created before it (`aws sagemaker batch-replace-cluster-nodes --cluster-name "
+    "<cluster> --node-ids <id>`)",
+    "docs/troubleshooting.md#gpu-nodes-answer-the-metadata-service",
+)
 # `verify --stack`'s last check, also preflight's: hyperpod_dpd/shared/boot_script.py compares
 # and fills these texts (the S3 object, its bucket and the stack).
 BOOT_SCRIPT_CHANGED = Cause(boot_script.CAUSE, boot_script.FIX, boot_script.REF)

@@ -61,6 +61,7 @@ from hyperpod_dpd.verify.kv_transfer import (
     kv_diagnostics,
 )
 from hyperpod_dpd.verify.matching import long_prompt_retrievals, match_decision
+from hyperpod_dpd.verify.node_metadata import METADATA_CLOSED, METADATA_URL, judge_metadata
 from hyperpod_dpd.verify.prompts import (
     Prompt,
     PromptClient,
@@ -322,8 +323,17 @@ class _Run:
         endpoint is internal and answers no prompt without a key."""
         if self.options.send_prompts and clients is not None:
             self.add(self.outsider(clients), self.operator_lb(clients))
+            self.add(self.node_metadata(clients))
         else:
             self.add(Check.skipped(ROUTER_CLOSED, NO_DOOR_PODS), self.operator_lb(None))
+            self.add(Check.skipped(METADATA_CLOSED, NO_DOOR_PODS))
+
+    def node_metadata(self, clients: DoorClients) -> Check:
+        """A pod of a namespace with none of the stack's policies, on a GPU node, gets no
+        answer from the instance metadata service (node_metadata.py)."""
+        ctx = {**self.door_context, "outsider": OUTSIDER_NAMESPACE, "url": METADATA_URL}
+        prompt = short_prompt(self.options.model or self.facts.model)
+        return judge_metadata(clients.outsider(OUTSIDER_NAMESPACE, METADATA_URL).send(prompt), ctx)
 
     @property
     def door_context(self) -> dict[str, Any]:

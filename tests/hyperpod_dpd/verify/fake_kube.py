@@ -15,7 +15,10 @@ cluster that react to the prompts:
   router's namespace admit it (tests/workloads/network_paths.py: a pod placed on a GPU node has
   a GPU subnet address, others a system node's); refused, curl times out;
 - the operator's load balancer of the endpoint (`ingresses`, at OPERATOR_LB_URL): it forwards to
-  the router without a key when `operator_lb_open`, else the connection times out.
+  the router without a key when `operator_lb_open`, else the connection times out;
+- the instance metadata service (METADATA_URL): a GPU node's boot script refuses pods the
+  connection (infra/lifecycle_scripts/on_create.sh) unless `gpu_metadata_open`; elsewhere it
+  answers, 401 to a request without an IMDSv2 token.
 
 The Kubernetes API paths it answers, and the HTTP server it runs on, are in kube_api.py;
 `ChatServer` is the same router behind a plain /v1/chat/completions URL (the --router-url mode).
@@ -38,6 +41,7 @@ from urllib.parse import urlsplit
 
 from core import api_key
 from core.vocabulary import BENCHMARK_NAMESPACE, ROLE_LABEL
+from hyperpod_dpd.verify.node_metadata import METADATA_URL
 from settings import parse_settings
 from specs.isolation.instance_metadata import metadata_egress
 from specs.isolation.network_policies import network_policy
@@ -67,6 +71,7 @@ OPERATOR_LB_URL = f"https://{OPERATOR_LB_HOST}/v1/chat/completions"
 # Addresses of the dev VPC's subnets (core/aws/subnets.py): a GPU node's pods, a system node's.
 GPU_POD_IP, SYSTEM_POD_IP = "10.0.5.50", "10.0.64.50"
 TIMED_OUT = "curl: (28) Connection timed out after 15001 milliseconds\n", "000", 28
+REFUSED = "curl: (7) Failed to connect to 169.254.169.254 port 80: Connection refused\n", "000", 7
 
 
 def recorded_json(name: str) -> Any:
@@ -140,6 +145,7 @@ class FakeKube(KubeApi):
         # namespace -> Ingresses; the recorded deployment's were not recorded.
         self.ingresses: dict[str, list[dict[str, Any]]] = {}
         self.operator_lb_open = True  # the operator's load balancer forwards without a key
+        self.gpu_metadata_open = False  # a GPU node without the boot script's rule
         # (namespace, name) -> data: the Secrets a prompt pod's env may name.
         self.secrets: dict[tuple[str, str], dict[str, str]] = {
             (BENCHMARK_NAMESPACE, api_key.SECRET_NAME): {api_key.SECRET_KEY: SPLIT_KEY}
@@ -240,13 +246,17 @@ class FakeKube(KubeApi):
             return self.router_admits(pod)
         return url != OPERATOR_LB_URL or self.operator_lb_open
 
+    @staticmethod
+    def on_gpu_node(pod: dict[str, Any]) -> bool:
+        """Placed on a GPU node by its node affinity (the role label of the GPU groups)."""
+        return ROLE_LABEL in json.dumps(pod["spec"].get("affinity") or {})
+
     def router_admits(self, pod: dict[str, Any]) -> bool:
         """Whether the routers' namespace's policies let this pod's connection in."""
-        on_gpu_node = ROLE_LABEL in json.dumps(pod["spec"].get("affinity") or {})
         source = Pod(
             pod["metadata"]["namespace"],
             pod["metadata"].get("labels") or {},
-            ip=GPU_POD_IP if on_gpu_node else SYSTEM_POD_IP,
+            ip=GPU_POD_IP if self.on_gpu_node(pod) else SYSTEM_POD_IP,
         )
         router = Pod(ROUTER_NS, {"app": "router"}, ip=SYSTEM_POD_IP)
         return reaches(list(self.network_policies.values()), source, router, 8080)
@@ -310,7 +320,12 @@ class FakeKube(KubeApi):
                 return
             env[entry["name"]] = value
         # What the script does: P = SENTENCE x REPEAT; printf HEAD P TAIL | curl URL [-H key].
-        if env["URL"] not in (ROUTER_URL, SPLIT_URL, OPERATOR_LB_URL):
+        if env["URL"] == METADATA_URL:
+            if self.on_gpu_node(pod) and not self.gpu_metadata_open:
+                output, code, exit_code = REFUSED
+            else:
+                output, code, exit_code = "", "401", 0
+        elif env["URL"] not in (ROUTER_URL, SPLIT_URL, OPERATOR_LB_URL):
             host = urlsplit(env["URL"]).hostname
             output, code, exit_code = f"curl: (6) Could not resolve host: {host}\n", "000", 6
         elif not self.takes(env["URL"], pod):

@@ -1,8 +1,10 @@
 """`verify --stack` tries the model's other doors without a key (hyperpod_dpd/verify/doors.py):
 the router's Service from a pod of a namespace the routers' NetworkPolicy does not admit, on a
 GPU node; and the inference operator's own load balancer of the endpoint (its `alb-*` Ingress).
-The fake cluster applies the dev stack's rendered routers policy to the prompt pods
-(tests/workloads/network_paths.py) and serves the operator's load balancer when given one."""
+From the same kind of pod it tries the instance metadata service, which the GPU nodes' boot
+script closes to pods (hyperpod_dpd/verify/node_metadata.py). The fake cluster applies the dev
+stack's rendered routers policy to the prompt pods (tests/workloads/network_paths.py), serves
+the operator's load balancer when given one, and refuses GPU nodes' pods the metadata service."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import pytest
 from core import api_key
 from core.vocabulary import BENCHMARK_NAMESPACE, GPU_RESOURCE, ROLE_LABEL, ROUTERS_POLICY
 from hyperpod_dpd.verify.doors import OPERATOR_LB, ROUTER_CLOSED, judge_outsider, scheme_of
+from hyperpod_dpd.verify.node_metadata import METADATA_CLOSED, METADATA_URL
 from hyperpod_dpd.verify.prompts import PromptResult
 from hyperpod_dpd.verify.results import FAIL, PASS, SKIP
 from tests.hyperpod_dpd.verify.fake_kube import (
@@ -33,7 +36,8 @@ def _pods_to(fake, url: str) -> list[dict]:
 
 
 def _doors(result) -> dict[str, str]:
-    return {n: r for n, r in result.results().items() if n in (ROUTER_CLOSED, OPERATOR_LB)}
+    doors = (ROUTER_CLOSED, OPERATOR_LB, METADATA_CLOSED)
+    return {n: r for n, r in result.results().items() if n in doors}
 
 
 @pytest.fixture
@@ -90,7 +94,7 @@ def test_an_operator_load_balancer_that_answers_nothing_without_a_key_passes(wit
     with_lb.operator_lb_open = False
     result = verify(target=DEV)
     assert result.code == 0, result.out
-    assert _doors(result) == {ROUTER_CLOSED: PASS, OPERATOR_LB: PASS}
+    assert _doors(result) == {ROUTER_CLOSED: PASS, OPERATOR_LB: PASS, METADATA_CLOSED: PASS}
 
 
 def test_an_internet_facing_operator_load_balancer_fails_untried(fake, verify):
@@ -106,11 +110,35 @@ def test_an_internet_facing_operator_load_balancer_fails_untried(fake, verify):
 def test_without_prompts_only_the_scheme_is_judged(fake, verify):
     fake.ingresses[ROUTER_NS] = [operator_ingress()]
     quiet = verify("--no-prompts", target=DEV)
-    assert _doors(quiet) == {ROUTER_CLOSED: SKIP, OPERATOR_LB: SKIP}
+    assert _doors(quiet) == {ROUTER_CLOSED: SKIP, OPERATOR_LB: SKIP, METADATA_CLOSED: SKIP}
     fake.ingresses[ROUTER_NS] = [operator_ingress(scheme="internet-facing", host=None)]
     public = verify("--no-prompts", target=DEV)
-    assert _doors(public) == {ROUTER_CLOSED: SKIP, OPERATOR_LB: FAIL}
+    assert _doors(public) == {ROUTER_CLOSED: SKIP, OPERATOR_LB: FAIL, METADATA_CLOSED: SKIP}
     assert fake.created == []
+
+
+def test_a_gpu_nodes_pod_refused_the_metadata_service_passes(fake, verify):
+    result = verify(target=DEV)
+    check = result.check(METADATA_CLOSED)
+    assert check["result"] == PASS and "Connection refused" in check["detail"]
+    # Tried from `default` (none of the stack's NetworkPolicies), on a GPU node, no key.
+    (pod,) = _pods_to(fake, METADATA_URL)
+    assert pod["metadata"]["namespace"] == "default"
+    assert pod["spec"]["affinity"]["nodeAffinity"]
+    assert api_key.ENV not in _env(pod)
+
+
+def test_a_gpu_node_without_the_boot_scripts_rule_fails(fake, verify):
+    fake.gpu_metadata_open = True  # e.g. a node created before the rule came in
+    result = verify(target=DEV)
+    assert result.code == 1
+    check = result.check(METADATA_CLOSED)
+    assert check["result"] == FAIL
+    assert check["detail"] == (
+        "the instance metadata service answered a pod of default on a GPU node: HTTP 401"
+    )
+    assert "batch-replace-cluster-nodes" in check["fix"]
+    assert check["ref"] == "docs/troubleshooting.md#gpu-nodes-answer-the-metadata-service"
 
 
 def test_the_router_closed_is_a_timeout_and_nothing_else():

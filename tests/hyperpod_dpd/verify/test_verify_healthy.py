@@ -101,6 +101,7 @@ def test_a_colocated_endpoint_of_the_stack_gets_its_router_service_checked(fake,
         # The model's other doors: tried by prompts; the operator's Ingress was not recorded.
         "router refuses outsiders": SKIP,
         "operator load balancer": SKIP,
+        "metadata closed on GPU nodes": SKIP,
         "boot script unchanged": SKIP,
     }
     fake.services["hyperpod-inference-system"].append(service)
@@ -112,6 +113,7 @@ def test_a_colocated_endpoint_of_the_stack_gets_its_router_service_checked(fake,
         "split answers the key": SKIP,
         "router refuses outsiders": SKIP,
         "operator load balancer": SKIP,
+        "metadata closed on GPU nodes": SKIP,
         "boot script unchanged": SKIP,
     }
     assert found.check("router service")["detail"] == (
