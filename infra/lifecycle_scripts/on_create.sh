@@ -10,7 +10,8 @@
 # until its policies reach the node (`standard` mode, the pinned add-on's default:
 # aws/amazon-vpc-cni-k8s v1.19.5 README, NETWORK_POLICY_ENFORCING_MODE), and pods of other
 # namespaces have no policy at all. So the node drops the route itself, as the EKS user guide
-# shows ("Restrict access to the instance profile assigned to the worker node":
+# shows ("Restrict access to Amazon EC2 instance profile credentials",
+# https://docs.aws.amazon.com/eks/latest/userguide/restrict-ec2-credential-access.html:
 # `iptables --insert FORWARD 1 --in-interface eni+ --destination 169.254.169.254/32`): a pod's
 # traffic arrives on its host-side interface, `eni<hash>` (the VPC CNI's
 # AWS_VPC_K8S_CNI_VETHPREFIX, `eni` by default), and is forwarded. REJECT rather than DROP, so a

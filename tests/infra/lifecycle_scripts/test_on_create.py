@@ -15,8 +15,8 @@ from specs.isolation.instance_metadata import METADATA_SERVICE
 from specs.lifecycle import ON_CREATE, SCRIPTS_DIR
 
 SCRIPT = SCRIPTS_DIR / ON_CREATE
-# AWS's rule (EKS user guide, "Restrict access to the instance profile assigned to the worker
-# node"), REJECT where the guide drops.
+# AWS's rule (EKS user guide, "Restrict access to Amazon EC2 instance profile credentials"),
+# REJECT where the guide drops.
 RULE = f"FORWARD --in-interface eni+ --destination {METADATA_SERVICE} --jump REJECT"
 UNIT = "hyperpod-dpd-pod-metadata.service"
 # Sourced, the script must define its functions and run nothing (main writes /etc and /var/log
