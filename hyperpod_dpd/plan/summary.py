@@ -117,11 +117,17 @@ def _pod_isolation(settings: StackSettings) -> str:
         "only the inference operator's pods (and the admins') run in the endpoint's namespace, "
         "within Pod Security baseline plus IPC_LOCK (ValidatingAdmissionPolicies)"
     )
+    # The GPU nodes' boot script refuses it to every pod whatever the policies
+    # (infra/lifecycle_scripts/on_create.sh guard_pod_metadata).
+    gpu_nodes = "the GPU nodes' boot script refuses it to their pods from the first packet"
     if not settings.network_policy.enabled:
-        return f"{admitted}; networkPolicy.enabled is false: pods can reach the node's IAM role"
+        return (
+            f"{admitted}; networkPolicy.enabled is false: pods on the system nodes can reach "
+            f"the node's IAM role (the instance metadata service); {gpu_nodes}"
+        )
     return (
         f"{admitted}; NetworkPolicy {INSTANCE_METADATA_POLICY} keeps them from the instance "
-        "metadata service (the node's IAM role)"
+        f"metadata service (the node's IAM role) once it reaches a new pod, and {gpu_nodes}"
     )
 
 

@@ -91,6 +91,8 @@ def test_summary_has_endpoint_resources_and_outputs(dev_plan):
     ) in summary
     assert "| Pod isolation | only the inference operator's pods (and the admins') run " in summary
     assert "NetworkPolicy no-instance-metadata keeps them from the instance metadata" in summary
+    # ... and what closes the moment before the policy reaches a new pod.
+    assert "the GPU nodes' boot script refuses it to their pods from the first packet" in summary
 
 
 def test_plans_are_deterministic(tmp_path):
@@ -182,7 +184,9 @@ def test_a_stack_without_network_policies_is_told_its_workers_are_open(tmp_path)
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "| Pod ingress | open: networkPolicy.enabled is false" in summary
     assert "| Router ingress | open: networkPolicy.enabled is false, any pod" in summary
-    assert "networkPolicy.enabled is false: pods can reach the node's IAM role" in summary
+    assert (
+        "networkPolicy.enabled is false: pods on the system nodes can reach the node's IAM role"
+    ) in summary
     # The routers' and the workers' policies, both missing.
     assert [(v.policy, v.enforcement) for v in plan.violations] == [
         ("hyperpod-dpd-pod-ingress", "advisory")
