@@ -297,7 +297,7 @@ OPERATOR_LB_OPEN = Cause(
     "operator's CRD has no setting for its scheme, sources or authentication",
     "treat the VPC as this door's boundary: peer or connect only trusted networks, keep "
     "untrusted pods off the cluster; clients use the split and its key, never this load "
-    "balancer. The check fails until the operator can close it",
+    "balancer. verify warns (exit 0) until the operator can close it",
     "docs/troubleshooting.md#operator-load-balancer-answers-without-a-key",
 )
 NODE_METADATA_OPEN = Cause(

@@ -20,7 +20,8 @@ Pure judges of what the one-shot pods got back; runner.py sends them.
   the controller's annotation, `internal` when absent (kubernetes-sigs/aws-load-balancer-
   controller docs/guide/ingress/annotations.md). Internet-facing fails at once; an internal one
   is sent a prompt without a key from inside the cluster, as any pod could: a completion is the
-  model answering without a key.
+  model answering without a key, a warning (exit 0): the operator's CRD has no setting that
+  closes it, so a failure would fail every run of every stack and teach users to ignore verify.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def judge_operator_lb(
         return Check.skipped(OPERATOR_LB, f"{where}, {host}; could not try: {result.summary}")
     if result.ok:
         detail = f"{where}, {host}: answered a prompt without a key: {result.summary}"
-        return Check.failed(OPERATOR_LB, detail, causes.OPERATOR_LB_OPEN, **context)
+        return Check.warned(OPERATOR_LB, detail, causes.OPERATOR_LB_OPEN, **context)
     if result.timed_out or result.status in KEY_ASKED:
         return Check.ok(OPERATOR_LB, f"{where}, {host}: no answer without a key ({result.summary})")
     return Check.skipped(OPERATOR_LB, f"{where}, {host}: not judged ({result.summary})")

@@ -15,7 +15,7 @@ from core.vocabulary import BENCHMARK_NAMESPACE, GPU_RESOURCE, ROLE_LABEL, ROUTE
 from hyperpod_dpd.verify.doors import OPERATOR_LB, ROUTER_CLOSED, judge_outsider, scheme_of
 from hyperpod_dpd.verify.node_metadata import METADATA_CLOSED, METADATA_URL
 from hyperpod_dpd.verify.prompts import PromptResult
-from hyperpod_dpd.verify.results import FAIL, PASS, SKIP
+from hyperpod_dpd.verify.results import FAIL, PASS, SKIP, WARN
 from tests.hyperpod_dpd.verify.fake_kube import (
     OPERATOR_LB_URL,
     ROUTER_NS,
@@ -77,11 +77,13 @@ def test_without_the_routers_policy_the_router_answers_an_outsider_and_fails(fak
     assert check["ref"] == "docs/troubleshooting.md#router-answers-outsiders"
 
 
-def test_an_internal_operator_load_balancer_that_answers_without_a_key_fails(with_lb, verify):
+def test_an_internal_operator_load_balancer_that_answers_without_a_key_warns(with_lb, verify):
+    """Open inside the VPC and nothing the stack can set closes it: said, cause and fix, but
+    not a failure every run of every stack would have."""
     result = verify(target=DEV)
-    assert result.code == 1
+    assert result.code == 0, result.out
     check = result.check(OPERATOR_LB)
-    assert check["result"] == FAIL
+    assert check["result"] == WARN and check["fix"]
     assert "answered a prompt without a key" in check["detail"]
     assert check["ref"] == "docs/troubleshooting.md#operator-load-balancer-answers-without-a-key"
     # Sent from the prompts' namespace, without the key its Secret holds there.
