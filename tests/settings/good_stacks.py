@@ -51,7 +51,7 @@ def idle_timeouts(raw: dict[str, Any]) -> None:
 def network_policy(raw: dict[str, Any]) -> None:
     edit(raw, f"{NS}:networkPolicy", {
         "enabled": True, "allowCidrs": ["10.0.96.0/24", "10.0.97.0/24"],
-        "allowNamespaces": ["gateway"],
+        "allowNamespaces": ["gateway"], "clientNamespaces": ["chat-app", "batch-jobs"],
     })  # fmt: skip
 
 
