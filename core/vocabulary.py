@@ -290,6 +290,7 @@ RULE_NAMES: tuple[str, ...] = (
     "hyperpod-dpd-traffic-tls",
     "hyperpod-dpd-pod-ingress",
     "hyperpod-dpd-images-by-digest",
+    "hyperpod-dpd-job-image-python",
 )
 
 # Rules no stack may lower (policies/rules/base.py Rule.locked): mandatory everywhere.

@@ -20,7 +20,10 @@ around the call, as source text: a metric with none is always exported). `sample
 series names the text exposition carries, as prometheus_client writes them
 (prometheus_client/metrics.py: a Counter's name loses a trailing `_total` and its sample gains
 one; a Histogram's samples are `_bucket` (with label `le`), `_sum` and `_count`; the `_created`
-series of both are left out, nothing queries them).
+series of both are left out, nothing queries them). A histogram's `buckets` are its `buckets=`
+bounds as vLLM passes them: a list of number literals (directly, or a name the method assigns
+one), else the call's source text (`build_1_2_5_buckets(max_model_len)`: computed at run time);
+the alert rules judge an objective against them (settings/endpoint/slo.py).
 """
 
 from __future__ import annotations
@@ -136,6 +139,20 @@ def _labels(
     return None
 
 
+def _buckets(node: ast.expr | None, names: dict[str, ast.expr]) -> list[float] | str | None:
+    """A histogram's bounds: number literals (directly or through one local name), else the
+    source text of what computes them; None without `buckets=` (prometheus_client's defaults)."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Name) and node.id in names:
+        node = names[node.id]
+    if isinstance(node, ast.List | ast.Tuple) and all(
+        isinstance(e, ast.Constant) and type(e.value) in (int, float) for e in node.elts
+    ):
+        return [e.value for e in node.elts]  # type: ignore[attr-defined]
+    return ast.unparse(node)
+
+
 def _calls(node: ast.AST, conditions: tuple[str, ...]):
     """(call, enclosing if-conditions) of every metric constructor under `node`."""
     if isinstance(node, ast.If):
@@ -182,13 +199,16 @@ def extract(text: str, version: str) -> dict:
                 "when": list(conditions),
                 "samples": samples(name, kind),
             }
+            if kind == "histogram":
+                metrics[name]["buckets"] = _buckets(keywords.get("buckets"), names)
     if not metrics:
         raise SystemExit(f"error: no metric found in {LOGGER_CLASS}: vLLM's layout changed")
     return {
         "vllm": version,
         "source": {LOGGERS: hashlib.sha256(text.encode()).hexdigest()},
         "fields": "type: gauge|counter|histogram; labels: vLLM's own (null: set at run time); "
-        "when: the conditions it is created under (none: always); samples: the exposed series",
+        "when: the conditions it is created under (none: always); samples: the exposed series; "
+        "buckets (histograms): the bounds vLLM passes (text: computed at run time)",
         "metrics": dict(sorted(metrics.items())),
     }
 

@@ -39,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a file from any directory, installed or not
 
+from core.job_image import JOB_PYTHON  # noqa: E402
 from core.versions import JOB_BOTO3  # noqa: E402
 from hyperpod_dpd.shared.venvs import requirement_set  # noqa: E402
 from specs.staging import PIP_PACKAGES  # noqa: E402
@@ -81,7 +82,7 @@ def resolve(requirements: list[str], cert: str | None, pins: set[str] = frozense
             sys.executable, "-m", "pip", "install", "--isolated", "--quiet",
             "--disable-pip-version-check", "--index-url", INDEX, "--dry-run",
             "--ignore-installed", "--report", str(report), "--target", str(Path(tmp) / "t"),
-            "--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp",
+            "--only-binary=:all:", "--python-version", JOB_PYTHON, "--implementation", "cp",
             *(x for p in PLATFORMS for x in ("--platform", p)),
             *(["--cert", cert] if cert else []), "--constraint", str(constraints), *requirements,
         ]  # fmt: skip

@@ -13,18 +13,12 @@ from __future__ import annotations
 
 from core.problems import ConfigProblem
 from settings.cluster.aws_limits import check_iam_arns
-from settings.config.errors import full_key, set_fix
+from settings.config.errors import full_key
 
 KEY = ("deployerArns",)
 
 
 def check_deployers(arns: list[str], region: str) -> list[ConfigProblem]:
-    """Each ARN of the stack's partition, with a name IAM accepts, listed once."""
-    key = full_key(KEY)
-    problems = check_iam_arns(key, arns, region)
-    repeated = sorted({a for a in arns if arns.count(a) > 1})
-    if repeated:
-        problems.append(ConfigProblem(
-            key, repeated, "each principal once", set_fix(key, list(dict.fromkeys(arns))),
-        ))  # fmt: skip
-    return problems
+    """Each ARN of the stack's partition, with a name IAM accepts (listed once: every list
+    key's repeats are settings/config/unique.py's)."""
+    return check_iam_arns(full_key(KEY), arns, region)

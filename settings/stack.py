@@ -48,6 +48,7 @@ from settings.config.fields import (
     SettingsModel,
     matching,
 )
+from settings.config.unique import check_unique_lists
 from settings.cost import CostConfig
 from settings.deployers import check_deployers
 from settings.endpoint.checkpoints import (
@@ -263,6 +264,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
     mode = "dpd" if any(x.config.mode == "dpd" for x in listed) else "colocated"
     groups = s.instance_groups
     return [
+        *check_unique_lists(s),
         *check_zones(s.network, s.region, s.availability_zone_id),
         *check_vpc(s.network),
         *check_flow_logs(s.network),

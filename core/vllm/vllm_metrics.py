@@ -2,8 +2,9 @@
 scripts/extract_vllm_metrics.py extracted them from vLLM's source into vllm_metrics.json.
 
 Each metric has its type (gauge, counter, histogram), vLLM's own label names, its help text, the
-conditions vLLM creates it under (none: always exported) and the series names the exposition
-carries (`samples`: a counter's `_total`, a histogram's `_bucket`/`_sum`/`_count`).
+conditions vLLM creates it under (none: always exported), the series names the exposition
+carries (`samples`: a counter's `_total`, a histogram's `_bucket`/`_sum`/`_count`) and a
+histogram's bucket bounds (`buckets`: None where vLLM computes them at run time).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class VllmMetric:
     help: str
     when: tuple[str, ...]  # the conditions vLLM creates it under; () always
     samples: tuple[str, ...]
+    buckets: tuple[float, ...] | None = None  # a histogram's bounds; None: computed at run time
 
 
 @cache
@@ -46,9 +48,15 @@ def vllm_metrics() -> dict[str, VllmMetric]:
             help=m["help"],
             when=tuple(m["when"]),
             samples=tuple(m["samples"]),
+            buckets=tuple(m["buckets"]) if isinstance(m.get("buckets"), list) else None,
         )
         for name, m in _data()["metrics"].items()
     }
+
+
+def exported_series() -> frozenset[str]:
+    """Every series name the pinned vLLM's exposition may carry (each metric's samples)."""
+    return frozenset(s for m in vllm_metrics().values() for s in m.samples)
 
 
 def exported(name: str, kind: str) -> VllmMetric:

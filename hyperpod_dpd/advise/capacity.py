@@ -40,11 +40,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from core.kubernetes.autoscaling import HPA_TOLERANCE
 from hyperpod_dpd.advise.search import Layout, prediction_config
 from hyperpod_dpd.advise.targets import Target
 from hyperpod_dpd.advise.workload import Workload
 
-HPA_TOLERANCE = 0.1  # kube-controller-manager --horizontal-pod-autoscaler-tolerance default
 SATURATION = 1 + 2 * HPA_TOLERANCE  # an overloaded replica reads at least this x its target
 RATE_STEPS = 6  # the rate grid: half the unloaded service rate, doubled 5 times (16x)
 RATE_PRECISION = 0.05  # halve a rate gap until it is within 5%

@@ -24,6 +24,7 @@ from typing import Any
 
 from core.aws.ec2_instances import INSTANCE_FACTS
 from core.cold_start import checkpoint_bytes, cold_start
+from core.kubernetes.autoscaling import MAX_STABILIZATION_WINDOW_SECONDS
 from hyperpod_dpd.advise.capacity import PERCENTILE, PoolCapacity, round_down
 from hyperpod_dpd.advise.search import Layout
 from hyperpod_dpd.advise.workload import Workload
@@ -31,7 +32,7 @@ from settings.endpoint.model import PoolRatio, ScalingConfig
 from settings.endpoint.scaling_pair import floor_of
 
 DEFAULT_HOLD = ScalingConfig.model_fields["scale_down_stabilization_seconds"].default
-MAX_HOLD = 3600  # HPA's MaxStabilizationWindowSeconds
+MAX_HOLD = MAX_STABILIZATION_WINDOW_SECONDS  # the longest scale-down window the HPA takes
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from core import api_key
 from core.exits import EXIT_FAILED, EXIT_OK
@@ -65,12 +66,23 @@ def tokenizer_dir(path: Path | None) -> Path:
 
 
 def check_target(url: str) -> str:
-    if not url.startswith(("http://", "https://")) or len(url.split("://", 1)[1]) == 0:
+    """An http(s) URL with a host and, if any, a port: what urllib opens (`http://[::1`, an
+    unclosed IPv6 address, or `http://host:x` would fail only once the run had begun)."""
+    if not _is_http_url(url):
         raise BenchmarkArgError(
             "--target", url, "an http:// or https:// URL of an OpenAI-compatible server",
             "for example --target http://localhost:8000 (kubectl port-forward to the router)",
         )  # fmt: skip
     return url
+
+
+def _is_http_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not one
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def served_model(base_url: str, key: str | None = None, timeout: float = 10.0) -> str:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from settings.stack_file import Stack
 
 EXIT_CODES = {"promote": EXIT_OK, "rollback": EXIT_FAILED, "hold": EXIT_HOLD}
+BASELINE = "--baseline"
 WINDOW = re.compile(r"^[1-9][0-9]*[smhd]$")
 
 
@@ -65,7 +66,9 @@ def assess(
     keys = baseline or [k for k in traffic if k != candidate.key]
     if not keys:
         raise _nothing_to_compare(settings, stack, candidate)
-    baselines = [choose_endpoint(settings, stack, key) for key in keys]
+    if baseline:
+        _check_baselines(baseline, candidate.label, traffic, list(settings.endpoints), stack)
+    baselines = [choose_endpoint(settings, stack, key, BASELINE) for key in keys]
     slo = effective_slo(settings.slo, candidate.config.slo)
     if slo is None:
         key = candidate.config_key("slo")
@@ -118,6 +121,42 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
     else:
         print(_text(report, Palette(sys.stdout)))
     return a.exit_code
+
+
+def _check_baselines(
+    given: list[str], candidate: str, traffic: dict, endpoints: list[str], stack: str
+) -> None:
+    """Each --baseline once, none the candidate itself (judged against itself a candidate always
+    promotes, and the verdict's next step shifts the real split), and, when the stack splits
+    traffic, each an endpoint of hyperpod-dpd:traffic (the verdict's next step moves the split's
+    weights between them). A stack that splits none may compare any two of its endpoints: its
+    verdict has nothing to shift."""
+    split = [k for k in traffic if k != candidate]
+    problems = []
+    seen: set[str] = set()
+    for key in given:
+        if key == candidate:
+            allowed = (
+                f"an endpoint other than the candidate (--endpoint {candidate}): judged against "
+                "itself a candidate always promotes, and the printed next step would shift the "
+                "real split"
+            )
+        elif key in seen:
+            allowed = "each endpoint once"
+        elif traffic and key not in split:
+            allowed = (
+                f"an endpoint of {PROJECT}:traffic beside the candidate ("
+                + (", ".join(split) or f"stack {stack}'s split has no other endpoint")
+                + "): the verdict's next step moves the split's weights between them"
+            )
+        else:
+            seen.add(key)
+            continue
+        comparable = split or [k for k in endpoints if k != candidate]
+        fix = f"give {BASELINE} {comparable[0]}" if comparable else f"leave {BASELINE} out"
+        problems.append(ConfigProblem(BASELINE, key, allowed, fix))
+    if problems:
+        raise ConfigError(problems, BASELINE)
 
 
 def _candidate(settings, stack: str) -> str | None:

@@ -19,39 +19,43 @@ from specs.placement import placement_of
 FLAG = "--endpoint"
 
 
-def choose_endpoint(settings: Any, stack: str, key: str | None) -> EndpointEntry:
-    """The entry of `stack` that `--endpoint key` names (None: the only one)."""
+def choose_endpoint(settings: Any, stack: str, key: str | None, flag: str = FLAG) -> EndpointEntry:
+    """The entry of `stack` that `--endpoint key` names (None: the only one); `flag`: the flag
+    that gave `key`, named by a refusal (canary's --baseline takes endpoints too)."""
     entries = settings.entries()
     if len(entries) == 1 and entries[0].key is None:
         (entry,) = entries
         if key is None or key == entry.config.name:
             return entry
         _refuse(
+            flag,
             key,
             f"the name of stack {stack}'s one endpoint (hyperpod-dpd:endpoint), "
-            f"{entry.config.name}, or no {FLAG} at all",
-            f"give {FLAG} {entry.config.name} or leave {FLAG} out",
+            f"{entry.config.name}, or no {flag} at all",
+            f"give {flag} {entry.config.name} or leave {flag} out",
         )
     keys = [e.key for e in entries]
     listed = ", ".join(str(k) for k in keys)
     if key is None:
         _refuse(
+            flag,
             MISSING,
             f"one of the keys of stack {stack}'s endpoints (hyperpod-dpd:endpoints: {listed})",
-            f"say which one, e.g. {FLAG} {keys[0]}",
+            f"say which one, e.g. {flag} {keys[0]}",
         )
     for entry in entries:
         if entry.key == key:
             return entry
     _refuse(
+        flag,
         key,
         f"one of the keys of stack {stack}'s endpoints (hyperpod-dpd:endpoints: {listed})",
-        f"give one of those keys, e.g. {FLAG} {keys[0]}",
+        f"give one of those keys, e.g. {flag} {keys[0]}",
     )
 
 
-def _refuse(value: Any, allowed: str, fix: str) -> NoReturn:
-    raise ConfigError([ConfigProblem(FLAG, value, allowed, fix)], f"{FLAG}")
+def _refuse(flag: str, value: Any, allowed: str, fix: str) -> NoReturn:
+    raise ConfigError([ConfigProblem(flag, value, allowed, fix)], flag)
 
 
 def single_view(settings: Any, entry: EndpointEntry) -> Any:

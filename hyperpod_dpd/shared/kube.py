@@ -45,7 +45,7 @@ def kubeconfig_path(explicit: Path | None) -> str:
     else ~/.kube/config. Raises KubeconfigError when none exists."""
     if explicit is not None:
         if not explicit.is_file():
-            raise KubeconfigError(f"kubeconfig {explicit} does not exist")
+            raise KubeconfigError(f"--kubeconfig {explicit}: does not exist")
         return str(explicit)
     env = os.environ.get("KUBECONFIG", "")
     candidates = [p for p in env.split(os.pathsep) if p] or [str(Path.home() / ".kube" / "config")]
@@ -69,16 +69,21 @@ class Cluster:
         self.timeout = request_timeout
 
     @classmethod
-    def from_kubeconfig(cls, path: str, context: str | None, request_timeout: float) -> Cluster:
+    def from_kubeconfig(
+        cls, path: str, context: str | None, request_timeout: float, flag: str | None = None
+    ) -> Cluster:
+        """`flag`: the flag that named `path` (--kubeconfig), named by a refusal; None: the file
+        kubectl's rules found ($KUBECONFIG, ~/.kube/config)."""
+        what = f"{flag} {path}" if flag else f"kubeconfig {path}"
         try:
             api = config.new_client_from_config(
                 config_file=path, context=context, persist_config=False
             )
         except (ConfigException, OSError, ValueError, yaml.YAMLError) as exc:
-            raise KubeconfigError(f"kubeconfig {path}: {exc}") from None
+            raise KubeconfigError(f"{what}: {exc}") from None
         except (TypeError, AttributeError, KeyError) as exc:  # a YAML file that is no kubeconfig
             raise KubeconfigError(
-                f"kubeconfig {path} is not a kubeconfig ({type(exc).__name__}: {exc}); pass "
+                f"{what} is not a kubeconfig ({type(exc).__name__}: {exc}); pass "
                 "--kubeconfig or run `aws eks update-kubeconfig --name <cluster>`"
             ) from None
         return cls(api, request_timeout)

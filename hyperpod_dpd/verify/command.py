@@ -47,7 +47,10 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
             if getattr(args, flag) <= 0:
                 raise UsageProblem(f"--{flag.replace('_', '-')} must be > 0")
         cluster = Cluster.from_kubeconfig(
-            kubeconfig_path(args.kubeconfig), args.context, args.api_timeout
+            kubeconfig_path(args.kubeconfig),
+            args.context,
+            args.api_timeout,
+            "--kubeconfig" if args.kubeconfig else None,
         )
     except (UsageProblem, KubeconfigError) as exc:  # a stack file's ConfigError among them
         return _bad_input(args, str(exc))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from policies.rules import cold_start, sns_topics, traffic_tls
+from policies.rules import cold_start, job_image, sns_topics, traffic_tls
 from policies.rules.base import Enforcement, Finding, Limits, ResourceView, Rule, Violation
 from policies.rules.cluster import efa, instance_type, operator_version, single_az
 from policies.rules.endpoint import (
@@ -65,6 +65,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         traffic_tls,
         pod_ingress,
         images_by_digest,
+        job_image,
     )
 )
 RULE_NAMES = frozenset(r.name for r in ALL_RULES)

@@ -160,7 +160,7 @@ def check_access_entries(eks: EksConfig) -> list[ConfigProblem]:
         seen: dict[str, str] = {}
         for arn in arns:
             name = access_entry_key(arn)
-            if name in seen:
+            if name in seen and seen[name] != arn:  # the same ARN twice: config/unique.py's
                 problems.append(
                     ConfigProblem(
                         key,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -11,6 +11,7 @@ from core.problems import ConfigProblem
 from core.regions import EKS_UNSUPPORTED_AZ_IDS, az_id_in_region, az_id_prefix
 from settings.config.errors import full_key, set_fix
 from settings.config.fields import AzId, Cidr, SettingsModel
+from settings.config.unique import Once
 
 MIN_VPC_PREFIX, MAX_VPC_PREFIX = 16, 20
 # The private ranges of RFC 1918, what the VPC CIDR check names. Not `is_private`: Python counts
@@ -31,7 +32,9 @@ class NetworkConfig(SettingsModel):
         description="IPv4 CIDR of the VPC, a /16 to /20. The GPU subnet takes a quarter of it; "
         "the plan refuses a VPC whose subnets cannot hold the nodes' and pods' addresses.",
     )
-    control_plane_az_ids: list[AzId] = Field(
+    control_plane_az_ids: Annotated[
+        list[AzId], Once("each AZ holds one control-plane subnet and one system subnet")
+    ] = Field(
         description="AZ IDs (at least two, distinct) for the EKS control-plane and system "
         "subnets. May include availabilityZoneId.",
     )
@@ -83,7 +86,7 @@ def check_zones(
         allowed = f"AZ IDs of aws:region {region} ({prefix}-azN)"
         problems.append(ConfigProblem(key, ids, allowed, set_fix(key, example)))
     problems += _check_eks_zones(ids, prefix)
-    if len(set(ids)) < 2 or len(set(ids)) != len(ids):
+    if len(set(ids)) < 2:  # a repeated one is settings/config/unique.py's
         example = sorted({f"{prefix}-az1", f"{prefix}-az2"})
         problems.append(
             ConfigProblem(

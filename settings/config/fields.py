@@ -51,6 +51,15 @@ HOSTED_ZONE_ID_PATTERN = r"^Z[A-Z0-9]{1,31}$"
 ALERT_TARGET_PATTERN = r"^(https://[^\s]+|[^@\s]+@[^@\s]+\.[^@\s]+)$"
 
 
+class Suggested(ValueError):
+    """A value a validator refuses, with the nearest value it takes (None: none known): the fix
+    names it (settings/config/fix_values.py)."""
+
+    def __init__(self, message: str, suggestion: Any = None):
+        super().__init__(message)
+        self.suggestion = suggestion
+
+
 def repair_pattern(pattern: str, text: str) -> str | None:
     """The value `text` most likely meant, when a small repair makes it match `pattern`: the
     instance type without its ml. prefix, a name in capitals or with spaces. None otherwise."""

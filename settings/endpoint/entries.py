@@ -199,7 +199,8 @@ def _check_scaling(entry: EndpointEntry) -> list[ConfigProblem]:
                 )
             )
         if (scaling.metric is None) != (scaling.query is None):
-            problems += check_signal(e, pool, scaling, key, entry.config_key("name"))
+            numbers = None if entry.numbers.problems else entry.numbers.pools.get(pool)
+            problems += check_signal(e, pool, scaling, key, entry.config_key("name"), numbers)
     if dpd:
         problems += check_pair(e, entry.config_key("autoscaling"), entry.config_key("name"))
     return problems

@@ -3,10 +3,11 @@ settings, and the checks of its derived names and chunked-prefill knobs."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
+from core.kubernetes.autoscaling import MAX_STABILIZATION_WINDOW_SECONDS
 from core.problems import ConfigProblem
 from core.sizing.kv_cache import (
     DOCS_GPU_MEMORY_UTILIZATION,
@@ -29,7 +30,9 @@ from settings.config.fields import (
     ImageReference,
     Namespace,
     SettingsModel,
+    Suggested,
 )
+from settings.config.unique import RepeatsCheckedBy
 from settings.endpoint.slo import OptionalSlo
 
 DEFAULT_IMAGE = DLC_VLLM_IMAGE
@@ -43,7 +46,9 @@ class RoleConfig(SettingsModel):
         description="vLLM --tensor-parallel-size of the role (a parallelism per phase). "
         "Default: the endpoint's tensorParallelSize.",
     )
-    args: list[str] = Field(
+    args: Annotated[
+        list[str], RepeatsCheckedBy("a value may follow two flags; vllm_args refuses a flag twice")
+    ] = Field(
         default_factory=list,
         description="Extra vLLM flags for the role (replace the same flag in the shared args). "
         "A number given here (--max-model-len, --gpu-memory-utilization, "
@@ -153,6 +158,18 @@ class PoolRatio(SettingsModel):
         return self.prefill if pool == "prefill" else self.decode
 
 
+def _stabilization(seconds: int) -> int:
+    if seconds > MAX_STABILIZATION_WINDOW_SECONDS:
+        raise Suggested(
+            f"at most {MAX_STABILIZATION_WINDOW_SECONDS} seconds: the operator hands it to the "
+            "HPA that KEDA creates as its scale-down stabilization window, and the API server "
+            "refuses a longer one (Kubernetes pkg/apis/autoscaling/validation, "
+            "MaxStabilizationWindowSeconds), so the pool would stop scaling",
+            MAX_STABILIZATION_WINDOW_SECONDS,
+        )
+    return seconds
+
+
 class ScalingConfig(SettingsModel):
     """One pool's autoscaling (KEDA, through the operator's autoScalingSpec): between
     minReplicas and maxReplicas on one Prometheus signal of the stack's workspace."""
@@ -184,15 +201,18 @@ class ScalingConfig(SettingsModel):
         "the fraction to hold, below 1, e.g. 0.8).",
         examples=[16],
     )
-    # Both reach int32 fields of the IEC (the API server refuses more than INT32_MAX).
+    # An int32 field of the IEC (the API server refuses more than INT32_MAX).
     cooldown_seconds: int = Field(
         300,
         ge=0,
         le=INT32_MAX,
         description="Seconds after the last trigger before scaling in (cooldownPeriod).",
     )
-    scale_down_stabilization_seconds: int = Field(
-        300, ge=0, le=INT32_MAX, description="Seconds of lower demand before removing replicas."
+    scale_down_stabilization_seconds: Annotated[int, AfterValidator(_stabilization)] = Field(
+        300,
+        ge=0,
+        description="Seconds of lower demand before removing replicas (the HPA's scale-down "
+        f"stabilization window): 0 to {MAX_STABILIZATION_WINDOW_SECONDS}.",
     )
     capacity: RecordedCapacity | None = Field(
         None,

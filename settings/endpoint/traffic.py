@@ -35,6 +35,7 @@ from settings.config.fields import (
     SettingsModel,
     matching,
 )
+from settings.config.unique import Once, RepeatsCheckedBy
 from settings.endpoint.entries import EndpointEntry, scaling_of
 from settings.endpoint.names import router_service
 
@@ -72,6 +73,12 @@ TlsPolicy = Literal[
 ]
 # S3 lifecycle: days after which the ALB's access logs expire.
 ACCESS_LOG_DAYS_MAX = 3650
+# Each allowed source is one ingress rule of the split's security group, named after it.
+_ONE_RULE = (
+    "each is one ingress rule of the split's security group, named traffic-ingress-<entry>: a "
+    "second is a resource of the same name, and EC2 refuses a repeated rule "
+    "(InvalidPermission.Duplicate)"
+)
 # The split's API keys are held in one http-header condition of its listener rule, which compares
 # at most ALB_CONDITION_VALUES_MAX values (core/aws/aws_rules.py): the key clients use, the next
 # one and the one before, while a rotation is under way.
@@ -94,13 +101,15 @@ class TrafficListenerConfig(SettingsModel):
         TLS_POLICIES[0],
         description="The HTTPS listener's ELB security policy: TLS 1.2+ only (1.3 preferred).",
     )
-    allowed_cidrs: list[Cidr] = Field(
+    allowed_cidrs: Annotated[list[Cidr], Once(_ONE_RULE)] = Field(
         default_factory=list,
         description="Client CIDRs (in or peered with the VPC) let in to the listener. Besides "
         "these and allowedSecurityGroupIds, only the HyperPod nodes (in-cluster clients such "
         "as `hyperpod-dpd benchmark run --service`) may connect.",
     )
-    allowed_security_group_ids: list[Annotated[str, matching(SECURITY_GROUP_ID_PATTERN)]] = Field(
+    allowed_security_group_ids: Annotated[
+        list[Annotated[str, matching(SECURITY_GROUP_ID_PATTERN)]], Once(_ONE_RULE)
+    ] = Field(
         default_factory=list,
         description="Security groups of the VPC whose members may connect to the listener.",
     )
@@ -132,7 +141,9 @@ class TrafficListenerConfig(SettingsModel):
     )
     # Checked by _check_api_key_names, not a pattern here: a value that is no name may be a key
     # pasted by mistake, and a refusal must not print it.
-    api_key_names: list[str] = Field(
+    api_key_names: Annotated[
+        list[str], RepeatsCheckedBy("_check_api_key_names: it never prints what may be a key")
+    ] = Field(
         default_factory=lambda: [FIRST_API_KEY],
         description="Names of the split's API keys, not the keys: each is generated (48 "
         "random characters, a Pulumi secret) and the listener forwards only requests with "

@@ -5,7 +5,7 @@ the operator merges them into the worker args (core/vllm/vllm_args.py), checked 
 Refused: flags the project sets (--model, --host, --port in any spelling; the flags it renders
 from settings in a spelling other than vLLM's own, which the merge would not replace), short
 forms and positional words (the merge reads `--flag [value]` pairs only), empty strings, flags
-vLLM does not have, a value missing or given to a switch. The numbers the flags give are
+vLLM does not have, a value missing or given to a switch, a flag given twice. The numbers the flags give are
 settings/endpoint/numbers.py's to parse and judge (as their typed keys are), and settings/endpoint/number_checks.py
 judges them against the nodes (TP x PP x DP, the batch against the step budget).
 """
@@ -82,6 +82,11 @@ def read_args(args: list[str], role: str, path: tuple[str, ...] = ("endpoint",))
                 refuse(token, f"{name} alone: it is a switch and takes no value (vLLM: "
                        "'ignored explicit argument')", f"write {name} instead of '{token}' in "
                        f"{key} (or --no-{name[2:]} to turn it off)")  # fmt: skip
+            if kind is not None and canonical(name) in read.values:
+                refuse(token, f"{name} once: the operator's merge keeps one value per flag (core/"
+                       "vllm/vllm_args.py merge_args), so the one before is dropped unseen",
+                       f"give it once: remove {name} from {key}, then add back the one you "
+                       "mean")  # fmt: skip
             if kind is not None:
                 read.values[canonical(name)] = value if eq else None
             last = (name, kind or "one")

@@ -75,7 +75,8 @@ def _check_pins(entry: EndpointEntry, groups: InstanceGroups) -> list[ConfigProb
                 )
             )
     for pool in pools:
-        mine = [n for n in pinned if n in groups and groups[n].role == pool]
+        # A group named twice is one group (settings/config/unique.py refuses the repeat).
+        mine = list(dict.fromkeys(n for n in pinned if n in groups and groups[n].role == pool))
         if entry.config.mode == "dpd" and len(mine) > 1:
             problems.append(
                 ConfigProblem(

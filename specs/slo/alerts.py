@@ -3,9 +3,9 @@ carries the endpoint, the role, a severity (page: act now; ticket: act today) an
 annotation saying what to do; a canary candidate's say how to roll it back.
 
 - Error budget burn: multiwindow, multi-burn-rate, as the Google SRE workbook's "Alerting on
-  SLOs" chapter recommends (sre.google/workbook/alerting-on-slos/, table 5-8): page at 14.4x over
-  1h (and 5m) or 6x over 6h (and 30m), a ticket at 3x over 1d (and 2h).
-- Latency above the SLO: TTFT p50 and p99, ITL p99, for 10 minutes.
+  SLOs" chapter recommends (core/vllm/slo_alerting.py BURN_RATES).
+- Latency above the SLO: TTFT p50 and p99, ITL p99, for 10 minutes (core/vllm/slo_alerting.py
+  LATENCY_OBJECTIVES).
 - DPD not disaggregating: a decoder that computes the prompts it should receive as KV, and a
   prefill pool that computes nothing while long prompts arrive (modelplaneai/modelplane#175).
 - KV transfer failing: the prefill pool computes, yet the decoder's KV connector finds little
@@ -20,13 +20,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from core.vllm.slo_alerting import BURN_RATES, LATENCY_OBJECTIVES, PAGE, TICKET
 from specs.slo.records import Judged, record
 from specs.traffic_steps import baseline_of, rollback_command
 
-PAGE, TICKET = "page", "ticket"
 FOR = "10m"
-# Google SRE workbook, table 5-8: (burn rate, long window, short window, severity).
-BURN_RATES = ((14.4, "1h", "5m", PAGE), (6, "6h", "30m", PAGE), (3, "1d", "2h", TICKET))
 RECEIVED_AT_LEAST = 0.1  # a DPD decoder's prompt tokens that arrive as KV, at the least
 FOUND_AT_LEAST = 0.5  # of the KV its connector looks up
 KV_CACHE_FULL = 0.95
@@ -84,11 +82,7 @@ def burn_alerts(j: Judged, traffic: Mapping[str, int]) -> list[dict[str, Any]]:
 
 def latency_alerts(j: Judged, traffic: Mapping[str, int]) -> list[dict[str, Any]]:
     s, sel = j.slo, j.matchers(j.serving)
-    checks = (
-        ("HyperpodDpdTtftP50AboveSlo", "ttft_seconds:p50_5m", s.ttft_p50_ms, "TTFT p50"),
-        ("HyperpodDpdTtftP99AboveSlo", "ttft_seconds:p99_5m", s.ttft_p99_ms, "TTFT p99"),
-        ("HyperpodDpdItlP99AboveSlo", "itl_seconds:p99_5m", s.itl_p99_ms, "ITL p99"),
-    )
+    checks = [(o.alert, o.record, s.objective_ms(o.key), o.what) for o in LATENCY_OBJECTIVES]
     return [
         _alert(
             name,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.vllm.slo_alerting import LATENCY_OBJECTIVES
 from settings.endpoint.entries import EndpointEntry
 from settings.endpoint.slo import SloConfig, effective_slo
 from settings.stack import StackSettings
@@ -18,7 +19,6 @@ from specs.slo.series import (
     EXTERNAL_HITS,
     EXTERNAL_QUERIES,
     GENERATION_TOKENS,
-    ITL_BUCKETS,
     KV_CACHE_USAGE,
     PREEMPTIONS,
     PROMPT_LENGTH_BUCKETS,
@@ -26,9 +26,9 @@ from specs.slo.series import (
     PROMPT_TOKENS_BY_SOURCE,
     RECEIVED_SOURCE,
     REQUESTS,
-    TTFT_BUCKETS,
     WAITING,
     bucket_at_least,
+    bucket_series,
     le_matcher,
     pool_selector,
     serving_pool,
@@ -100,9 +100,10 @@ def pool_records(j: Judged, pool: str) -> list[dict[str, Any]]:
     exprs = {
         "requests:rate5m": _count_rate(REQUESTS, sel),
         "request_errors:rate5m": _count_rate(REQUESTS, errors),
-        "ttft_seconds:p50_5m": _quantile(0.5, TTFT_BUCKETS, sel),
-        "ttft_seconds:p99_5m": _quantile(0.99, TTFT_BUCKETS, sel),
-        "itl_seconds:p99_5m": _quantile(0.99, ITL_BUCKETS, sel),
+        **{
+            o.record: _quantile(o.quantile, bucket_series(o.histogram), sel)
+            for o in LATENCY_OBJECTIVES
+        },
         "requests_waiting:sum": f"sum({WAITING}{sel})",
         "kv_cache_usage:avg": f"avg({KV_CACHE_USAGE}{sel})",
         "preemptions:rate5m": _count_rate(PREEMPTIONS, sel),

@@ -34,9 +34,14 @@ def _series(name: str, kind: str) -> str:
     return sample
 
 
+def bucket_series(name: str) -> str:
+    """The `_bucket` series of vLLM's histogram `name`."""
+    return _series(name, "histogram")
+
+
 REQUESTS = _series("vllm:request_success", "counter")
-TTFT_BUCKETS = _series("vllm:time_to_first_token_seconds", "histogram")
-ITL_BUCKETS = _series("vllm:inter_token_latency_seconds", "histogram")
+TTFT_BUCKETS = bucket_series("vllm:time_to_first_token_seconds")
+ITL_BUCKETS = bucket_series("vllm:inter_token_latency_seconds")
 PROMPT_LENGTH_BUCKETS = _series("vllm:request_prompt_tokens", "histogram")
 WAITING = _series("vllm:num_requests_waiting", "gauge")
 KV_CACHE_USAGE = _series("vllm:kv_cache_usage_perc", "gauge")  # "1 means 100 percent usage"

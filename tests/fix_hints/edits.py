@@ -241,6 +241,8 @@ def _edit_args(items: list[str], e: Edit) -> list[str]:
 def _get(raw: dict[str, Any], key: str) -> Any:
     top, path = parse_key(key)
     node = raw.get(top)
+    if isinstance(node, str) and path:  # an object still as the CLI's JSON text
+        node = json.loads(node)
     for part in path:
         node = node[part] if isinstance(node, list) else (node or {}).get(part)
     return copy.deepcopy(node)

@@ -16,7 +16,7 @@ import yaml
 from core.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_HOLD, EXIT_OK
 from hyperpod_dpd.cli import main
 from hyperpod_dpd.demo.vllm_traffic import Minute, decode_minute, prefill_minute, serve_canary
-from tests.conftest import ROOT
+from tests.conftest import ROOT, split_of, write_project
 from tests.fix_hints.edits import follow_in_file
 
 MINUTES = 40
@@ -134,6 +134,45 @@ def test_an_unreachable_prometheus_is_bad_input_naming_the_flag(tmp_path, monkey
 def test_a_bad_window_is_bad_input(tmp_path, monkeypatch, capsys):
     code, _, err = _canary(tmp_path, monkeypatch, capsys, "healthy", "http://x", "--window", "soon")
     assert code == EXIT_BAD_INPUT and "--window 'soon'" in err
+
+
+SELF = "an endpoint other than the candidate (--endpoint candidate)"
+
+
+@pytest.mark.parametrize(
+    ("split", "baselines", "allowed"),
+    [
+        (True, ["candidate"], SELF),
+        (True, ["baseline", "baseline"], "each endpoint once"),
+        (
+            True,
+            ["colocated-2"],
+            "an endpoint of hyperpod-dpd:traffic beside the candidate (baseline)",
+        ),
+        # A stack that splits no traffic may compare any two of its endpoints (its verdict has
+        # nothing to shift), never one with itself, nor one twice.
+        (False, ["candidate"], SELF),
+        (False, ["baseline", "baseline"], "each endpoint once"),
+    ],
+)
+def test_a_baseline_the_split_cannot_compare_is_refused_naming_the_flag(
+    tmp_path, monkeypatch, capsys, split, baselines, allowed
+):
+    """Judged against itself a candidate always promotes, and the printed weight shift would
+    move the real baseline's traffic: refused before any query (no Prometheus listens here)."""
+    raw = split_of(3)
+    if split:
+        del raw["hyperpod-dpd:traffic"]["colocated-2"]  # of the stack, not of the split
+    else:
+        del raw["hyperpod-dpd:traffic"]
+    monkeypatch.chdir(write_project(tmp_path, raw, "canary"))
+    more = [x for key in baselines for x in ("--baseline", key)]
+    code = main(["canary", "--stack", "canary", "--endpoint", "candidate",
+                 "--prometheus-url", "http://127.0.0.1:9", *more])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT
+    assert err.startswith("error: Invalid --baseline (1 problem):\n  - --baseline: got ")
+    assert f"allowed: {allowed}" in err and "Fix: give --baseline baseline" in err
 
 
 def test_without_endpoint_the_splits_one_candidate_is_judged(

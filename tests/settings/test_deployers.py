@@ -61,7 +61,7 @@ def test_another_partition_and_a_repeated_entry_are_refused():
     assert any(
         p.startswith(f"{KEY}: got '{gov}'") and "roles of partition aws" in p for p in problems
     )
-    (repeated,) = [p for p in problems if "each principal once" in p]
-    assert repeated.startswith(f'{KEY}: got ["{CI}"]; allowed: each principal once.')
+    (repeated,) = [p for p in problems if "each entry once" in p]  # settings/config/unique.py
+    assert repeated.startswith(f"{KEY}[2]: got '{CI}'; allowed: each entry once: ")
     raw = edit(stack_raw("dev"), KEY, [CI, CI])
     assert parse_settings(followed(raw, only_problem(raw))).deployer_arns == [CI]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from core.kubernetes.autoscaling import MAX_STABILIZATION_WINDOW_SECONDS
 from core.sizing.catalog import DPD_INSTANCE_TYPES
 from core.units import INT32_MAX
 from core.versions import OPERATOR_ADDON_VERSIONS
@@ -174,10 +175,12 @@ def test_dpd_and_colocated_differ_only_where_they_should():
 
 
 def test_autoscaling_at_the_largest_values_the_settings_take_is_valid_for_the_crd():
-    """The settings' bounds are the CRD's: at INT32_MAX the manifest is valid; one more is
-    refused by the settings, naming the key, before anything is rendered."""
+    """The settings' bounds are the CRD's (the stabilization window Kubernetes' own, below it):
+    at the largest the manifest is valid; one more is refused by the settings, naming the key,
+    before anything is rendered."""
     scaling = {"minReplicas": 1, "maxReplicas": 1, "metric": "waiting-requests", "target": 4,
-               "cooldownSeconds": INT32_MAX, "scaleDownStabilizationSeconds": INT32_MAX}  # fmt: skip
+               "cooldownSeconds": INT32_MAX,
+               "scaleDownStabilizationSeconds": MAX_STABILIZATION_WINDOW_SECONDS}  # fmt: skip
     raw, stack = _dev(("endpoint.autoscaling", {"prefill": scaling, "decode": dict(scaling)}))
     manifests = kubernetes_manifests(run_stack(raw, stack=stack))
     (iec,) = [m for name, m in manifests.items() if name.startswith("inferenceendpointconfig.")]

@@ -74,3 +74,33 @@ def test_a_gauge_the_pin_does_not_export_is_refused_by_name():
     for name in ("vllm:gpu_cache_usage_perc", "vllm:prompt_tokens", "vllm:lora_requests_info"):
         with pytest.raises(KeyError, match=r"0\.19\.0"):
             exported_gauge(name)
+
+
+def _bounds_in_source(metric: str) -> list[float] | None:
+    """An independent reading: the `buckets=[...]` list literal of the constructor naming
+    `metric` (None: no literal there)."""
+    text = gzip.decompress((RECORDED / "loggers.py.gz").read_bytes()).decode()
+    for node in ast.walk(ast.parse(text)):
+        keywords = {k.arg: k.value for k in getattr(node, "keywords", []) if k.arg}
+        name = keywords.get("name")
+        if isinstance(name, ast.Constant) and name.value == metric:
+            bounds = keywords.get("buckets")
+            return ast.literal_eval(bounds) if isinstance(bounds, ast.List) else None
+    raise AssertionError(f"{metric} not in the recorded source")
+
+
+def test_the_latency_histograms_carry_vllms_bucket_bounds():
+    """What the SLO checks judge by: TTFT's first bound 1 ms, ITL's 10 ms in vLLM 0.19.0; the
+    prompt-length buckets are computed at run time (build_1_2_5_buckets(max_model_len))."""
+    m = vllm_metrics()
+    for name in ("vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds"):
+        assert list(m[name].buckets) == _bounds_in_source(name)
+    assert m["vllm:inter_token_latency_seconds"].buckets[0] == 0.01
+    assert m["vllm:time_to_first_token_seconds"].buckets[0] == 0.001
+    assert m["vllm:request_prompt_tokens"].buckets is None
+    assert all(metric.buckets is None for metric in m.values() if metric.type != "histogram")
+
+
+def test_bounds_named_by_a_local_are_read_through_it():
+    """vLLM's request-latency histograms share one local list (request_latency_buckets)."""
+    assert vllm_metrics()["vllm:e2e_request_latency_seconds"].buckets[:3] == (0.3, 0.5, 0.8)

@@ -121,9 +121,11 @@ def test_written_targets_plan_with_their_pair_and_one_comment_naming_the_workloa
     assert (scaled["minReplicaCount"], scaled["maxReplicaCount"]) == (2, 2)
     assert scaled["scaleDownStabilizationTime"] == 900
     # The plan reads what advise wrote: a target then raised by hand past the recorded capacity
-    # (29 requests running per decode replica) is the capacity advisory, naming that record.
+    # (29 requests running per decode replica) is the capacity advisory, naming that record. The
+    # batch is raised with it: at vLLM's 32 a target of 40 is never passed, which is refused.
     raised = yaml.safe_load(path.read_text())
     raised["config"]["hyperpod-dpd:endpoint"]["autoscaling"]["decode"]["target"] = 40
+    raised["config"]["hyperpod-dpd:endpoint"]["decode"]["maxNumSeqs"] = 64
     path.write_text(yaml.safe_dump(raised))
     plan = make_plan(project, "dev", tmp_path / "raised")
     [advisory] = [v for v in plan.violations if v.policy == "hyperpod-dpd-autoscaling-capacity"]

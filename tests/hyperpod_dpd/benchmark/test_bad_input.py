@@ -30,6 +30,10 @@ def _run(tmp_path, *extra: str, tokenizer=None) -> list[str]:
     ("extra", "names"),
     [
         (["--target", "localhost:8000"], "--target: got 'localhost:8000'"),
+        # URLs urllib cannot open: refused here, not once the run has begun.
+        (["--target", "http://[::1"], "--target: got 'http://[::1'"),
+        (["--target", "http://localhost:port"], "--target: got 'http://localhost:port'"),
+        (["--target", "https://:8000"], "--target: got 'https://:8000'"),
         (["--target", "http://x", "--scenario", "4096,256"], "--scenario: got '4096,256'"),
         (["--target", "http://x", "--scenario", "D(0,256)"], "input tokens between 1"),
         (["--target", "http://x", "--concurrency", "8,x"], "--concurrency: got '8,x'"),

@@ -1,9 +1,13 @@
-"""Every flag of every command, given hostile values, ends in exit 0, 1 or 2 and no traceback.
+"""Every flag of every command, given hostile values, ends in exit 0, 1 or 2 and no traceback,
+and an exit 2 names the flag: a command's flags are judged as a stack file's keys are.
 
-The test walks the argparse tree itself, so a flag added later is covered without editing it.
-Each command gets the fewest other arguments that let it run and fail fast past its flags
-(no AWS profile, no kubeconfig, no network): what is judged is that nothing a user can type
-reaches an internal error (exit 3) or a Python traceback.
+The test walks the argparse tree itself (hyperpod_dpd/cli COMMANDS), so a command or flag added
+later is covered without editing it. Each command gets the fewest other arguments that let it run
+and fail fast past its flags (no AWS profile, no kubeconfig, no network): the table below, else
+its required arguments from VALID by name, so a new command taking `--stack` runs with one. What
+is judged: nothing a user can type reaches an internal error (exit 3) or a Python traceback, and
+a refusal (exit 2) either names the flag given the hostile value or is the command's refusal
+without it (the value was taken, and the run stopped where the other arguments make it stop).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from hypothesis import strategies as st
 
 from hyperpod_dpd.cli import main, parser
 from tests.conftest import ROOT
+from tests.hyperpod_dpd.cli.commands import leaf_commands
 
 # Commands that hand the process to another program (os.execve): not run in-process.
 NOT_RUN = {("benchmark", "fake-server")}
@@ -36,11 +41,39 @@ FLAGS = sorted(
 )
 
 
+# A valid value of a required argument, by its dest: what a command added later gets.
+VALID = {
+    "stack": lambda tmp: "canary",
+    "project_dir": lambda tmp: str(ROOT),
+    "out": lambda tmp: str(tmp / "out"),
+    "endpoint": lambda tmp: "candidate",
+    "name": lambda tmp: "x",
+    "shell": lambda tmp: "bash",
+}
+
+
+COMMANDS = dict(leaf_commands(parser()))
+
+
+def _required(path: tuple[str, ...], tmp) -> list[str]:
+    """The command's required arguments, each at VALID's value for its dest."""
+    out = []
+    for action in COMMANDS[path]._actions:
+        if action.required or (not action.option_strings and action.nargs != 0):
+            assert action.dest in VALID, (
+                f"{' '.join(path)}: no valid value for its required {action.dest}: add one to "
+                "VALID or the command to _base, so its flags are judged"
+            )
+            value = VALID[action.dest](tmp)
+            out += [action.option_strings[-1], value] if action.option_strings else [value]
+    return out
+
+
 def _base(path: tuple[str, ...], tmp) -> list[str]:
     """Other arguments of the command: valid, and such that it stops soon after its flags."""
     ckpt = tmp / "ckpt"
     ckpt.mkdir(exist_ok=True)
-    return {
+    given = {
         ("plan",): ["--stack", "dev", "--project-dir", str(ROOT), "--out", str(tmp / "plan")],
         ("preflight",): ["--stack", "dev", "--project-dir", str(ROOT)],
         ("policy-config",): ["--stack", "dev", "--project-dir", str(ROOT)],
@@ -52,8 +85,22 @@ def _base(path: tuple[str, ...], tmp) -> list[str]:
         ("benchmark", "run"): ["--out", str(tmp / "run")],
         ("benchmark", "compare"): [str(tmp / "a"), str(tmp / "b"), "--out", str(tmp / "r")],
         ("pulumi-yaml",): ["--check"],
+        # The canary stack (a split with an SLO); a Prometheus nothing listens at, so a run that
+        # takes every flag stops there (naming --prometheus-url), never asking AWS.
+        ("canary",): ["--stack", "canary", "--prometheus-url", "http://127.0.0.1:9"],
+        # The same judgement, as a dry run: nothing is written, no Pulumi is asked.
+        ("rollout",): [
+            "--stack",
+            "canary",
+            "--endpoint",
+            "candidate",
+            "--dry-run",
+            "--prometheus-url",
+            "http://127.0.0.1:9",
+        ],
         ("demo",): ["--dry-run", "--out", str(tmp / "demo")],  # the demo runs for minutes
-    }.get(path, [])
+    }
+    return given[path] if path in given else _required(path, tmp)
 
 
 def _argv(path, action, value, tmp) -> list[str]:
@@ -89,10 +136,11 @@ def test_a_hostile_value_never_reaches_a_traceback(
     path, action, data, tmp_path_factory, capsys, monkeypatch
 ):
     tmp = tmp_path_factory.mktemp("hostile")
-    if path[0] in ("preflight", "checkpoint"):  # they ask AWS: no profile, no network
+    if path[0] in ("preflight", "checkpoint", "canary", "rollout", "fetch"):  # AWS: none at all
         monkeypatch.setenv("AWS_PROFILE", "hyperpod-dpd-no-such-profile")
         monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp / "no-aws-config"))
         monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp / "no-aws-credentials"))
+        monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("KUBECONFIG", str(tmp / "no-kubeconfig"))
     # Every path a command may write lands in this example's own directory: relative ones
     # (`../../etc/passwd` included) resolve below it, and drawn text never starts with "/". As
@@ -104,12 +152,33 @@ def test_a_hostile_value_never_reaches_a_traceback(
     drawn = st.text(max_size=40).filter(lambda text: not text.startswith("/"))
     value = data.draw(st.sampled_from(_hostile(tmp)) | drawn, label="value")
     argv = _argv(path, action, value, tmp)
+    code, output = _run(argv, capsys)
+    shown = [a if len(a) < 60 else a[:30] + f"...({len(a)} chars)" for a in argv]
+    assert code in (0, 1, 2), f"{shown} -> exit {code}: {output[-400:]}"
+    assert "Traceback" not in output and "internal error" not in output, output[-400:]
+    if code == 2 and action.option_strings and not any(f in output for f in action.option_strings):
+        # Not about this flag: the value was taken and the run stopped where it stops without
+        # it (the base's own refusal), word for word. (A positional's refusal may name the
+        # other one's value: diff judges BASE and HEAD together.)
+        assert _run([*path, *_base(path, tmp)], capsys) == (code, output), (
+            f"{shown} -> exit 2 naming none of {action.option_strings}: {output[-400:]}"
+        )
+
+
+def _run(argv: list[str], capsys) -> tuple[int, str]:
     try:
         code = main(argv)
     except SystemExit as exited:  # argparse's own refusal (exit 2) or --help (0)
         code = exited.code
     captured = capsys.readouterr()
-    output = captured.out + captured.err
-    shown = [a if len(a) < 60 else a[:30] + f"...({len(a)} chars)" for a in argv]
-    assert code in (0, 1, 2), f"{shown} -> exit {code}: {output[-400:]}"
-    assert "Traceback" not in output and "internal error" not in output, output[-400:]
+    return code, captured.out + captured.err
+
+
+def test_every_command_runs_with_its_other_arguments(tmp_path):
+    """Each command of the CLI (a later one too) parses with the arguments the hostile test
+    gives it: its flags are reached, not refused as a missing --stack."""
+    assert {p[0] for p in COMMANDS} >= {"plan", "canary", "fetch", "ci", "size", "advise"}
+    for path in COMMANDS:
+        if path in NOT_RUN:
+            continue
+        parser().parse_args([*path, *_base(path, tmp_path)])

@@ -16,6 +16,7 @@ import pytest
 from hyperpod_dpd.cli import main, parser
 from hyperpod_dpd.plan.planner import make_plan
 from tests.conftest import ROOT
+from tests.hyperpod_dpd.cli.commands import leaf_commands
 from tests.hyperpod_dpd.preflight.test_checks import addons, aws, offerings, quotas  # noqa: F401
 from tests.hyperpod_dpd.test_canary import _project
 from tests.hyperpod_dpd.test_canary import prometheus as canary_prometheus  # noqa: F401
@@ -41,20 +42,14 @@ ELSEWHERE = {
 }
 
 
-def _leaves(command: argparse.ArgumentParser, path=()):
-    subs = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
-    if not subs:
-        yield path, command
-    for action in subs:
-        for name, sub in action.choices.items():
-            yield from _leaves(sub, (*path, name))
-
-
 def _speaks_json(command: argparse.ArgumentParser) -> bool:
     return any(a.dest == "format" and "json" in (a.choices or ()) for a in command._actions)
 
 
-JSON_COMMANDS = [*sorted(p for p, c in _leaves(parser()) if _speaks_json(c)), ("policy-config",)]
+JSON_COMMANDS = [
+    *sorted(p for p, c in leaf_commands(parser()) if _speaks_json(c)),
+    ("policy-config",),
+]
 
 
 def _json(argv: list[str]) -> tuple[int, object]:

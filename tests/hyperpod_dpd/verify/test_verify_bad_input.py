@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import socket
 
+import pytest
+
 from hyperpod_dpd.cli.verify import run
 from tests.hyperpod_dpd.verify.conftest import ROOT, parse
 from tests.hyperpod_dpd.verify.fake_kube import NAME, NAMESPACE
@@ -41,6 +43,23 @@ def test_no_kubeconfig(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
     assert run(parse(["--name", NAME]), ROOT) == 2
     assert f"$KUBECONFIG ({tmp_path / 'missing'}) does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "content", [bytes(range(256)), b"just: some yaml\n", b"[1, 2"], ids=["binary", "yaml", "broken"]
+)
+def test_a_kubeconfig_flag_naming_no_kubeconfig_is_refused_naming_the_flag(
+    tmp_path, monkeypatch, capsys, content
+):
+    """The file --kubeconfig names is judged as the flag's value; one $KUBECONFIG finds is not."""
+    path = tmp_path / "kubeconfig"
+    path.write_bytes(content)
+    assert run(parse(["--kubeconfig", str(path), "--name", NAME]), ROOT) == 2
+    assert f"--kubeconfig {path}" in capsys.readouterr().err
+    monkeypatch.setenv("KUBECONFIG", str(path))
+    assert run(parse(["--name", NAME]), ROOT) == 2
+    err = capsys.readouterr().err
+    assert f"kubeconfig {path}" in err and "--kubeconfig {path}" not in err
 
 
 def test_default_kubeconfig_is_found_through_KUBECONFIG(fake, tmp_path, monkeypatch, capsys):

@@ -8,7 +8,7 @@ import pytest
 
 from settings import parse_settings
 from tests.conftest import edit
-from tests.settings.problems import only_problem
+from tests.settings.problems import only_problem, problems_of
 
 NS = "hyperpod-dpd"
 
@@ -30,11 +30,18 @@ def test_control_plane_azs_must_be_in_the_region(dev_raw):
     assert "AZ IDs of aws:region us-east-2" in message
 
 
-@pytest.mark.parametrize("ids", [["use2-az1"], ["use2-az1", "use2-az1"]])
-def test_control_plane_needs_two_distinct_azs(dev_raw, ids):
-    message = only_problem(edit(dev_raw, f"{NS}:network.controlPlaneAzIds", ids))
+def test_control_plane_needs_two_distinct_azs(dev_raw):
+    message = only_problem(edit(dev_raw, f"{NS}:network.controlPlaneAzIds", ["use2-az1"]))
     assert "at least two distinct AZ IDs" in message
     assert '["use2-az1", "use2-az2"]' in message
+
+
+def test_one_az_twice_is_a_repeated_entry_and_still_one_az(dev_raw):
+    """The repeat by index (settings/config/unique.py), and the second AZ still missing."""
+    ids = ["use2-az1", "use2-az1"]
+    repeated, distinct = problems_of(edit(dev_raw, f"{NS}:network.controlPlaneAzIds", ids))
+    assert repeated.startswith(f"{NS}:network.controlPlaneAzIds[1]: got 'use2-az1'; allowed: ")
+    assert "at least two distinct AZ IDs" in distinct
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from settings import parse_settings
 from settings.endpoint.vllm_args import OWNED, SETTING_FLAGS, read_args
 from specs.endpoint import colocated_args, effective_role_args
 from tests.conftest import canary_raw, edit, stack_raw
-from tests.settings.problems import only_problem, problems_of
+from tests.settings.problems import followed, only_problem, problems_of
 
 NS = "hyperpod-dpd"
 DECODE = f"{NS}:endpoint.decode.args"
@@ -138,3 +138,24 @@ def test_every_flag_the_project_renders_is_vllms_and_judged_here():
 def test_several_problems_are_listed_at_once():
     raw = edit(stack_raw("dev"), DECODE, ["", "--model", "x", "--tensor_parallel_size", "2"])
     assert len(problems_of(raw)) == 3
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--enforce-eager", "--enforce-eager"],
+        ["--max-num-seqs", "16", "--max-num-seqs=24"],
+        ["--max-num-batched-tokens", "8192", "--enable-chunked-prefill", "--max-num-batched-tokens", "4096"],
+    ],
+)  # fmt: skip
+def test_a_flag_given_twice_is_refused_as_the_merge_keeps_one(args):
+    message = refused(DECODE, args)
+    assert "once: the operator's merge keeps one value per flag" in message
+    assert parse_settings(followed(edit(stack_raw("dev"), DECODE, args), message))
+
+
+def test_the_same_value_after_two_flags_is_taken():
+    raw = edit(
+        stack_raw("dev"), DECODE, ["--max-num-seqs", "16", "--max-num-partial-prefills", "16"]
+    )
+    assert parse_settings(raw)

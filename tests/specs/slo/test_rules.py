@@ -5,15 +5,25 @@ of endpoints none does."""
 
 from __future__ import annotations
 
+import math
 import shutil
 import subprocess
 
 import pytest
 import yaml
 
+from core.vllm.slo_alerting import LATENCY_OBJECTIVES
+from core.vllm.vllm_metrics import vllm_metrics
 from hyperpod_dpd.demo.prometheus import INSTALL_HINT
-from hyperpod_dpd.demo.vllm_traffic import Minute, decode_minute, input_series, pod, prefill_minute
-from settings import parse_settings
+from hyperpod_dpd.demo.vllm_traffic import (
+    ITL_LE,
+    Minute,
+    decode_minute,
+    input_series,
+    pod,
+    prefill_minute,
+)
+from settings import ConfigError, parse_settings
 from specs.slo.rules import rule_file, rule_file_text
 from tests.conftest import canary_raw
 
@@ -188,3 +198,34 @@ def test_each_alert_fires_in_its_scenario(tmp_path, alert):
         "promql_expr_test": [_firing(alert, endpoint, role), *map(_quiet, quiet)],
     }])  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("objective", [o for o in LATENCY_OBJECTIVES if o.key == "itlP99Ms"])
+def test_the_least_latency_the_rules_record_is_the_floor_the_settings_refuse_below(
+    tmp_path, objective
+):
+    """Every inter-token latency in vLLM's first bucket: Prometheus' histogram_quantile answers
+    q x that bound (it interpolates from 0), the least the record can hold. The settings refuse
+    an objective below it (settings/endpoint/slo.py): its alert would fire whenever the endpoint
+    serves. Judged on promtool, not on the formula the settings use."""
+    first = vllm_metrics()[objective.histogram].buckets[0]
+    assert first in ITL_LE  # the synthetic traffic has vLLM's first bucket
+    floor = objective.quantile * first
+    series = f'hyperpod_dpd:{objective.record}{{endpoint="candidate",role="decode"}}'
+    # A quarter of an hour is enough for the record's 5-minute rate (the alerts' scenarios need
+    # their 1-hour windows; this does not, and promtool's time grows with the series).
+    run = _run(tmp_path, [{
+        "interval": "1m",
+        "input_series": input_series(_pods(candidate_decode=decode_minute(itl_le=first)), 15),
+        "promql_expr_test": [
+            {"expr": f"count(abs({series} - {floor!r}) < 1e-9)", "eval_time": "10m",
+             "exp_samples": [{"labels": "{}", "value": 1}]},
+        ],
+    }])  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    raw = canary_raw()
+    raw["hyperpod-dpd:slo"][objective.key] = math.ceil(floor * 1000)
+    assert parse_settings(raw)
+    raw["hyperpod-dpd:slo"][objective.key] = math.ceil(floor * 1000) - 1
+    with pytest.raises(ConfigError):
+        parse_settings(raw)

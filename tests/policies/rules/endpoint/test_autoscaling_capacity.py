@@ -61,8 +61,10 @@ def test_a_target_within_the_capacity_or_none_recorded_is_not_judged():
 
 def test_the_settings_render_the_capacity_as_the_annotation_the_rule_reads():
     raw = stack_raw("dev")
+    # 28: a target the decoders' 32 running requests can pass by the HPA's 10% tolerance (the
+    # settings refuse one they cannot: settings/endpoint/scaling_signal.py), above the capacity.
     edit(raw, "hyperpod-dpd:endpoint.autoscaling", {"decode": {
-        "maxReplicas": 1, "metric": "running-requests", "target": 30,
+        "maxReplicas": 1, "metric": "running-requests", "target": 28,
         "capacity": {"metric": "running-requests", "perReplica": 24, "within": WITHIN},
     }})  # fmt: skip
     notes = policy_annotations(parse_settings(raw))
