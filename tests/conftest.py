@@ -290,3 +290,15 @@ def _plans_reuse_program_runs():
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(plan_module, "run_program", reused)
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _simulator_answers_kept_by_their_inputs():
+    """`advise` run in process asks aisimulate only for configs no test asked for before
+    (tests/simulator_cache.py says by what they are kept and why that is sound)."""
+    from hyperpod_dpd.advise import engine
+    from tests.simulator_cache import cached
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(engine, "simulate", cached(engine.simulate))
+        yield
