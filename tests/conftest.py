@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from settings.yaml_files import safe_load
+from tests.quiet_output import pytest_runtest_makereport  # noqa: F401 (a hook: noise fails a test)
 
 ROOT = Path(__file__).resolve().parents[1]
 # The suite keeps a large, long-lived heap (the SDKs' classes, program runs kept for reuse):

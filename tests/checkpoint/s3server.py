@@ -198,6 +198,17 @@ def _read_body(environ) -> bytes:
     return stream.read() if environ.get("wsgi.input_terminated") else b""
 
 
+class QuietRequestHandler(MotoRequestHandler):
+    """moto's handler without werkzeug's access log: a line per request ("PUT /bucket/key
+    HTTP/1.1" 200), hundreds per test, on stderr once werkzeug has added its own handler (it does
+    when it first logs where no handler listens, e.g. between tests) and in every failing test's
+    report. The Recorder keeps every request for the tests that count them; errors are still
+    logged."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass
+
+
 class RecordingMotoServer(ThreadedMotoServer):
     """ThreadedMotoServer whose app is wrapped by a Recorder (moto is pinned: 5.2.5)."""
 
@@ -207,7 +218,7 @@ class RecordingMotoServer(ThreadedMotoServer):
 
     def _server_entry(self) -> None:
         self._server = make_server(
-            self._ip_address, self._port, self.recorder, True, request_handler=MotoRequestHandler
+            self._ip_address, self._port, self.recorder, True, request_handler=QuietRequestHandler
         )
         self._server_ready_event.set()
         self._server.serve_forever(poll_interval=0.05)  # a quick stop()

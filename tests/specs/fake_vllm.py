@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from core.vllm.pod_names import ALPHANUMS, GENERATED_BASE_MAX, worker_deployment
 from core.vllm.vllm_metrics import VllmMetric, vllm_metrics
+from tests.quiet_http import QuietHTTPServer
 
 ENGINES = ("0", "1")  # two engines per pod (data parallel): two series per pod and metric
 MODEL = "llama-3.3-70b"  # one model name for all: selectors must not lean on it
@@ -130,7 +131,7 @@ def serve(fleet: Fleet) -> None:
             def log_message(self, *args):  # quiet
                 pass
 
-        pod.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        pod.server = QuietHTTPServer(("127.0.0.1", 0), Handler)
         pod.port = pod.server.server_address[1]
         threading.Thread(target=pod.server.serve_forever, daemon=True).start()
 
