@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import re
 import threading
 from dataclasses import dataclass
 from urllib.parse import parse_qs, unquote
@@ -38,6 +39,7 @@ class Request:
     key: str
     status: int
     part: int | None = None  # UploadPart's partNumber
+    app: str = ""  # the sender's app id in its User-Agent (AWS_SDK_UA_APP_ID: "app/<id>")
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,9 @@ def operation(method: str, key: str, query: dict, headers: dict) -> str:
     return f"{method} {'object' if key else 'bucket'}"
 
 
+_APP = re.compile(r"(?:^| )app/(\S+)")
+
+
 class Recorder:
     """WSGI middleware in front of moto."""
 
@@ -141,11 +146,14 @@ class Recorder:
                 fault.times -= 1
             seq = len(self.requests)
             part = int(query["partNumber"][0]) if op == "UploadPart" else None
-            self.requests.append(Request(seq, op, bucket, key, 0, part))
+            app = _APP.search(environ.get("HTTP_USER_AGENT", ""))
+            app = app[1] if app else ""
+            self.requests.append(Request(seq, op, bucket, key, 0, part, app))
 
         def record(status: str, headers, exc_info=None):
             with self._lock:
-                self.requests[seq] = Request(seq, op, bucket, key, int(status.split()[0]), part)
+                code = int(status.split()[0])
+                self.requests[seq] = Request(seq, op, bucket, key, code, part, app)
             return start_response(status, headers, exc_info)
 
         if (
