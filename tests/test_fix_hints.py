@@ -30,7 +30,7 @@ from hyperpod_dpd.plan.planner import make_plan
 from policies.gate import judge
 from settings import ConfigError, StackSettings, parse_settings
 from specs.desired import desired_state
-from tests.conftest import ROOT, edit, stack_raw, write_project
+from tests.conftest import ROOT, edit, shared_runs_env, stack_raw, write_project
 from tests.fix_hints.edits import apply, cli_value, parse_key, suggestions
 
 NS = "hyperpod-dpd"
@@ -187,8 +187,10 @@ def judged(raw: dict[str, Any], secret_keys: tuple[str, ...] = ()) -> list[Probl
 
 
 def _recorded_stacks(out: Path) -> tuple[tuple[str, bytes], ...]:
-    """Run RECORDED with the recorder on: every stack given to parse_settings, once each."""
-    env = {**os.environ, "HINT_RECORD": str(out)}
+    """Run RECORDED with the recorder on: every stack given to parse_settings, once each. The
+    program runs of those tests are this session's (shared_runs_env): the same configs run once
+    for both."""
+    env = {**os.environ, "HINT_RECORD": str(out), **shared_runs_env()}
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "tests.fix_hints.recorder", "-n", "0", "-q",
          "-p", "no:cacheprovider", "-x", "-k", NOT_RECORDED, *RECORDED],
