@@ -88,11 +88,15 @@ def test_a_hostile_value_never_reaches_a_traceback(
     path, action, data, tmp_path_factory, capsys, monkeypatch
 ):
     tmp = tmp_path_factory.mktemp("hostile")
+    # Files no command writes, the same for every example: the providers' SDKs read these
+    # variables, so a plan's program run is reused only under the same ones (tests/conftest.py
+    # provider_environment), and a path of each example's own made every example run it again.
+    nowhere = tmp_path_factory.getbasetemp() / "nowhere"
     if path[0] in ("preflight", "checkpoint"):  # they ask AWS: no profile, no network
         monkeypatch.setenv("AWS_PROFILE", "hyperpod-dpd-no-such-profile")
-        monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp / "no-aws-config"))
-        monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp / "no-aws-credentials"))
-    monkeypatch.setenv("KUBECONFIG", str(tmp / "no-kubeconfig"))
+        monkeypatch.setenv("AWS_CONFIG_FILE", str(nowhere / "no-aws-config"))
+        monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(nowhere / "no-aws-credentials"))
+    monkeypatch.setenv("KUBECONFIG", str(nowhere / "no-kubeconfig"))
     # Every path a command may write lands in this example's own directory: relative ones
     # (`../../etc/passwd` included) resolve below it, and drawn text never starts with "/". As
     # root (CI), a shared path such as /nonexistent/x would be made, then raced for by the other
