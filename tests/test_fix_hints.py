@@ -175,7 +175,18 @@ def _finding(message: str) -> str:
 
 
 def judged(raw: dict[str, Any], secret_keys: tuple[str, ...] = ()) -> list[Problem]:
-    """What the plan refuses or warns about, before anything is created."""
+    """What the plan refuses or warns about, before anything is created (judged once per
+    stack: a quarter of the stacks the audit judges are the same stack reached twice)."""
+    key = json.dumps([raw, secret_keys], sort_keys=True, default=repr)
+    if key not in _JUDGED:
+        _JUDGED[key] = tuple(_judge(raw, secret_keys))
+    return list(_JUDGED[key])
+
+
+_JUDGED: dict[str, tuple[Problem, ...]] = {}
+
+
+def _judge(raw: dict[str, Any], secret_keys: tuple[str, ...]) -> list[Problem]:
     try:
         s = parse_settings(raw, secret_keys)
     except ConfigError as error:
