@@ -5,7 +5,6 @@ of endpoints none does."""
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 
@@ -163,26 +162,8 @@ def test_the_candidate_s_alerts_say_how_to_roll_it_back():
     assert baseline and not any("traffic" in r["annotations"]["action"] for r in baseline)
 
 
-HEALTHY = "a healthy pair"
-
-
-def _named(test: dict, name: str) -> dict:
-    """`test` (a promql_expr_test) whose expression carries its group's name, in a matcher that
-    every series meets (none has a `scenario` label): promtool 2.42 names the group of a failed
-    alert_rule_test but prints only the expression of a failed promql_expr_test."""
-    expr = test["expr"]
-    brace = expr.index("{")
-    closing = expr.index("}", brace)
-    inner = expr[brace + 1 : closing]
-    matcher = f'scenario!="{name}"'
-    expr = f"{expr[: brace + 1]}{inner + ',' if inner else ''}{matcher}{expr[closing:]}"
-    return {**test, "expr": expr}
-
-
-def _scenario_tests() -> list[dict]:
-    """promtool's test groups: one per alert's scenario and the healthy pair, each by name."""
-    healthy = {
-        "name": HEALTHY,
+def test_a_healthy_pair_raises_no_alert(tmp_path):
+    run = _run(tmp_path, [{
         "interval": "1m",
         "input_series": input_series(_pods(), MINUTES),
         # The records the alerts read exist: a silent alert on missing data proves nothing.
@@ -191,47 +172,18 @@ def _scenario_tests() -> list[dict]:
              "eval_time": EVAL, "exp_samples": [{"labels": "{}", "value": 1}]},
             {"expr": 'count(hyperpod_dpd:long_prompts:rate5m{endpoint="candidate"} > 4)',
              "eval_time": EVAL, "exp_samples": [{"labels": "{}", "value": 1}]},
-            {"expr": "ALERTS{}", "eval_time": EVAL, "exp_samples": []},
+            {"expr": "ALERTS", "eval_time": EVAL, "exp_samples": []},
         ],
-    }  # fmt: skip
-    healthy["promql_expr_test"] = [_named(t, HEALTHY) for t in healthy["promql_expr_test"]]
-    groups = [healthy]
-    for alert, (pods, (endpoint, role), quiet) in sorted(SCENARIOS.items()):
-        groups.append({
-            "name": alert,
-            "interval": "1m",
-            "input_series": input_series(pods, MINUTES),
-            "promql_expr_test": [_named(t, alert)
-                                 for t in (_firing(alert, endpoint, role), *map(_quiet, quiet))],
-        })  # fmt: skip
-    return groups
-
-
-@pytest.fixture(scope="module")
-def replayed(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict[str, str]]:
-    """`promtool test rules` over every scenario at once (each group replays its own series,
-    alone: promtool evaluates the groups one by one), and what it reported failing, by group
-    name. One promtool for all: its start and the rule file's load cost more than a scenario."""
-    run = _run(tmp_path_factory.mktemp("promtool"), _scenario_tests())
-    failed: dict[str, str] = {}
-    for block in (run.stdout + run.stderr).split("FAILED:")[1:]:
-        match = re.search(r'scenario!=\\"([^"\\]*)\\"', block)  # the expression as printed
-        if match:
-            failed[match[1]] = failed.get(match[1], "") + "FAILED:" + block
-    return run, failed
-
-
-def _passed(replayed, name: str) -> None:
-    run, failed = replayed
-    assert name not in failed, failed[name]
-    # A run that failed otherwise (the rule file, a group it could not read) names no group.
-    assert run.returncode == 0 or failed, run.stdout + run.stderr
-
-
-def test_a_healthy_pair_raises_no_alert(replayed):
-    _passed(replayed, HEALTHY)
+    }])  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
 
 
 @pytest.mark.parametrize("alert", sorted(SCENARIOS))
-def test_each_alert_fires_in_its_scenario(replayed, alert):
-    _passed(replayed, alert)
+def test_each_alert_fires_in_its_scenario(tmp_path, alert):
+    pods, (endpoint, role), quiet = SCENARIOS[alert]
+    run = _run(tmp_path, [{
+        "interval": "1m",
+        "input_series": input_series(pods, MINUTES),
+        "promql_expr_test": [_firing(alert, endpoint, role), *map(_quiet, quiet)],
+    }])  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
