@@ -40,6 +40,7 @@ class Request:
     status: int
     part: int | None = None  # UploadPart's partNumber
     app: str = ""  # the sender's app id in its User-Agent (AWS_SDK_UA_APP_ID: "app/<id>")
+    upload: str = ""  # the uploadId a multipart request names (its first 8 characters)
 
 
 @dataclass(frozen=True)
@@ -148,12 +149,13 @@ class Recorder:
             part = int(query["partNumber"][0]) if op == "UploadPart" else None
             app = _APP.search(environ.get("HTTP_USER_AGENT", ""))
             app = app[1] if app else ""
-            self.requests.append(Request(seq, op, bucket, key, 0, part, app))
+            upload = query.get("uploadId", [""])[0][:8]
+            self.requests.append(Request(seq, op, bucket, key, 0, part, app, upload))
 
         def record(status: str, headers, exc_info=None):
             with self._lock:
                 code = int(status.split()[0])
-                self.requests[seq] = Request(seq, op, bucket, key, code, part, app)
+                self.requests[seq] = Request(seq, op, bucket, key, code, part, app, upload)
             return start_response(status, headers, exc_info)
 
         if (

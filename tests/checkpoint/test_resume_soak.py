@@ -45,6 +45,7 @@ class Kill:
     complete: set[str]
     parts: dict[str, set[int]] = field(default_factory=dict)
     app: str = ""  # the killed process's app id (its requests' User-Agent)
+    listed: dict[str, list] = field(default_factory=dict)  # what the listing said, for a failure
 
 
 def snapshot(s3, s3_client, bucket: str, prefix: str) -> Kill:
@@ -54,6 +55,7 @@ def snapshot(s3, s3_client, bucket: str, prefix: str) -> Kill:
     listed = s3_client.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])
     complete = {o["Key"] for o in listed}
     parts: dict[str, set[int]] = {}
+    shown: dict[str, list] = {}
     uploads = s3_client.list_multipart_uploads(Bucket=bucket, Prefix=prefix).get("Uploads", [])
     for upload in uploads:
         try:
@@ -63,7 +65,11 @@ def snapshot(s3, s3_client, bucket: str, prefix: str) -> Kill:
         except s3_client.exceptions.NoSuchUpload:
             continue  # completed or aborted meanwhile
         parts.setdefault(upload["Key"], set()).update(p["PartNumber"] for p in listed_parts)
-    return Kill(s3.recorder.mark(), complete, parts)
+        shown.setdefault(upload["Key"], []).append(
+            (upload["UploadId"][:8], upload["Initiated"].isoformat(),
+             [(p["PartNumber"], p["Size"], p.get("ChecksumCRC64NVME")) for p in listed_parts])
+        )  # fmt: skip
+    return Kill(s3.recorder.mark(), complete, parts, listed=shown)
 
 
 def start(cmd, env, log, app: str):
@@ -120,6 +126,7 @@ def test_uploads_killed_at_random_points_always_resume(s3, s3_client, bucket, tm
 
         code, _, err = run_cli(*upload_args(src, dest, s3, *FLAGS))
         assert code == 0, f"round {rounds} (seed {SEED}): resume failed:\n{err}\n{log.read_text()}"
+        resumed = err
         code, _, err = run_cli("verify", "--dest", dest, "--endpoint-url", s3.endpoint)
         assert code == 0, f"round {rounds} (seed {SEED}): verify failed:\n{err}"
         for kill in snaps:
@@ -130,7 +137,17 @@ def test_uploads_killed_at_random_points_always_resume(s3, s3_client, bucket, tm
                 and (w.key in kill.complete or w.part in kill.parts.get(w.key, ()))
             ]
             assert again == [], (
-                f"round {rounds} (seed {SEED}): sent again after a kill of {kill.app}: {again}"
+                f"round {rounds} (seed {SEED}): sent again after a kill of {kill.app}: {again}; "
+                f"listed at the kill: {kill.listed}; every request for those keys (seq, op, "
+                f"upload, part, status, app, mark {kill.mark}): "
+                + str(
+                    [
+                        (r.seq, r.op, r.upload, r.part, r.status, r.app or "the resume")
+                        for r in s3.recorder.since(0, bucket)
+                        if r.key in {a[1] for a in again}
+                    ]
+                )
+                + f"; the resume said: {resumed}; the uploaders said: {log.read_text()[-2000:]}"
             )
         left = s3_client.list_multipart_uploads(Bucket=bucket, Prefix=f"{prefix}/")
         assert left.get("Uploads", []) == [], f"round {rounds}: incomplete uploads left"
