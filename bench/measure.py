@@ -1,5 +1,5 @@
 """Measurement: one tool's run as a child process (wall time, its CPU and the server's meanwhile,
-what ours reports in --json), and the interleaved rounds of upload plus no-op resync per tool."""
+what ours reports in --format json), and the interleaved rounds of upload plus no-op resync per tool."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class Sample:
     server_cpu: float  # this process: the moto server's threads while the tool ran
     writes: int = 0
     complete_cpu: float = 0.0  # the server's CPU in this tool's CompleteMultipartUpload calls
-    client: str | None = None  # ours: the transfer client it used (--json transferClient)
+    client: str | None = None  # ours: the transfer client it used (--format json: transferClient)
     cache_hits: int | None = None  # ours: files whose checksum came from the cache
     bytes_hashed: int | None = None  # ours: bytes of local files read to hash them
 
@@ -44,7 +44,7 @@ def run(argv: list[str], env: dict[str, str]) -> Sample:
     )
     if proc.returncode != 0:
         raise SystemExit(f"{argv[0]} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    if "--json" in argv:
+    if "--format" in argv and argv[argv.index("--format") + 1] == "json":
         out = json.loads(proc.stdout)
         sample.client = out.get("transferClient")
         cache = out.get("checksumCache") or {}

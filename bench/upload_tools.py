@@ -52,7 +52,7 @@ class Tool:
     upload: Callable[[str], list[str]]  # s3 URI -> argv
     resync: Callable[[str], list[str]]
     env: dict[str, str] = field(default_factory=dict)
-    ours: bool = False  # prints --json: the client it used, its checksum cache's counters
+    ours: bool = False  # prints --format json: the client it used, its checksum cache's counters
 
 
 def tools(
@@ -83,7 +83,8 @@ def tools(
             client,
             "--progress",
             "none",
-            "--json",
+            "--format",
+            "json",
         ]
 
     aws_config = workdir / "aws-config"

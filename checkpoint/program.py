@@ -9,7 +9,6 @@ Job's `python -m checkpoint ...`.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from checkpoint.errors import CheckpointError
 from checkpoint.progress import MODES
 from checkpoint.upload.options import CACHE_ENV, TRANSFER_CLIENTS, UploadOptions
 from core import cli_inputs as inputs
+from core.cli_help import described
 from core.exits import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -24,6 +24,7 @@ from core.exits import (
     tolerant_streams,
     unhandled,
 )
+from core.json_output import dumps
 from core.units import parse_byte_size
 
 
@@ -61,6 +62,16 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         description="Copy a model checkpoint to s3://BUCKET/PREFIX. Reruns transfer only what "
         "is missing or wrong; the manifest object is written last and means 'complete'.",
     )
+    described(
+        up,
+        ["hyperpod-dpd checkpoint upload --source hf://meta-llama/Llama-3.3-70B-Instruct "
+         "--revision 6f6073b423013f6a7d4d9f39144961bfbfbc386b --dest s3://my-bucket/models/llama",
+         "hyperpod-dpd checkpoint upload --source ./llama --dest s3://my-bucket/models/llama "
+         "--dry-run --format json"],
+        {0: "staged (or, --dry-run, told)",
+         1: "a transfer failed: rerun the same command to resume",
+         2: "bad input: a flag, a source or destination out of reach, named"},
+    )  # fmt: skip
     up.add_argument(
         "--source",
         required=True,
@@ -126,9 +137,17 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     ver = subparsers.add_parser(
         "verify",
         help="check a staged checkpoint against its manifest",
-        description="Exit 0 when every object of the manifest is there with its size and "
-        "checksum, 1 naming the objects that are not (or when there is no manifest).",
+        description="Check a staged checkpoint against its manifest: every object there with "
+        "its size (--deep: its checksum, downloaded again).",
     )
+    described(
+        ver,
+        ["hyperpod-dpd checkpoint verify --dest s3://my-bucket/models/llama",
+         "hyperpod-dpd checkpoint verify --dest s3://my-bucket/models/llama --deep --format json"],
+        {0: "every object of the manifest is there, as recorded",
+         1: "an object is missing or differs, or there is no manifest (named)",
+         2: "bad input, named"},
+    )  # fmt: skip
     _s3_location(
         ver,
         "s3://BUCKET/PREFIX of the checkpoint",
@@ -137,8 +156,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     ver.add_argument(
         "--deep", action="store_true", help="also download every object and recompute checksums"
     )
-    ver.add_argument("--concurrency", type=_positive_int, default=16)
-    ver.add_argument("--json", action="store_true", help="print the report as JSON")
+    ver.add_argument(
+        "--concurrency", type=_positive_int, default=16, help="parallel S3 requests (default 16)"
+    )
+    _format(ver)
     ver.set_defaults(handler=run_verify, project_dir=None)
 
 
@@ -155,10 +176,28 @@ def _common_output(p: argparse.ArgumentParser) -> None:
         default=15.0,
         help="seconds between plain progress lines (default 15)",
     )
-    p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    _format(p)
+
+
+def _format(p: argparse.ArgumentParser) -> None:
+    """--format text|json, as every hyperpod-dpd command takes it; --json, its older spelling,
+    still works (a note on stderr says so) but is no longer listed."""
+    p.add_argument(
+        "--format", choices=["text", "json"], default="text", help="output format (stdout)"
+    )
+    p.add_argument("--json", dest="format", action="store_const", const="json-deprecated",
+                   help=argparse.SUPPRESS)  # fmt: skip
+
+
+def _json_output(args: argparse.Namespace) -> bool:
+    if args.format == "json-deprecated":
+        print("note: --json is deprecated: use --format json", file=sys.stderr)
+        args.format = "json"
+    return args.format == "json"
 
 
 def run_upload(args: argparse.Namespace, project_dir: Path | None = None) -> int:
+    as_json = _json_output(args)
     options = UploadOptions(
         region=args.region,
         endpoint_url=args.endpoint_url,
@@ -190,9 +229,9 @@ def run_upload(args: argparse.Namespace, project_dir: Path | None = None) -> int
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
-    if args.json:
+    if as_json:
         print(
-            json.dumps(
+            dumps(
                 {
                     "source": result.source,
                     "revision": result.revision,
@@ -221,6 +260,7 @@ def run_upload(args: argparse.Namespace, project_dir: Path | None = None) -> int
 
 
 def run_verify(args: argparse.Namespace, project_dir: Path | None = None) -> int:
+    as_json = _json_output(args)
     try:
         from checkpoint.verify import verify_checkpoint
 
@@ -237,9 +277,9 @@ def run_verify(args: argparse.Namespace, project_dir: Path | None = None) -> int
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    if args.json:
+    if as_json:
         print(
-            json.dumps(
+            dumps(
                 {
                     "dest": report.dest,
                     "ok": report.ok,

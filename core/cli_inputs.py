@@ -171,3 +171,38 @@ def image_reference(value: str) -> str:
         fix = f"give {exc.suggestion}" if exc.suggestion else "give repo:tag or repo:tag@sha256:..."
         raise _bad(value, str(exc), fix) from None
     return value
+
+
+# A Prometheus duration of one unit (its `[0-9]+(ms|s|m|h|d|w|y)` grammar, narrowed to what a
+# window or a pause needs): what `--window` and `--interval` take.
+DURATION = re.compile(r"^[1-9][0-9]{0,5}[smhd]$")
+DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration(value: str) -> str:
+    """A Prometheus duration such as 30m, 2h or 1d (kept as text: PromQL takes it as is)."""
+    if not DURATION.match(value):
+        raise _bad(value, "a duration such as 90s, 30m, 2h or 1d", "e.g. 30m")
+    return value
+
+
+def duration_seconds(value: str) -> int:
+    """The seconds of a duration `duration` accepted."""
+    return int(value[:-1]) * DURATION_SECONDS[value[-1]]
+
+
+def weight_steps(value: str) -> tuple[int, ...]:
+    """A candidate's weight steps, in percent: increasing whole numbers ending at 100."""
+    allowed = "whole percentages from 1 to 100, comma-separated, increasing, the last 100"
+    try:
+        steps = tuple(int(part) for part in value.split(","))
+    except ValueError:
+        steps = ()
+    if (
+        not steps
+        or any(not 0 < s <= 100 for s in steps)
+        or list(steps) != sorted(set(steps))
+        or steps[-1] != 100
+    ):
+        raise _bad(value, allowed, "e.g. 5,25,50,100")
+    return steps

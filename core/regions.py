@@ -55,3 +55,12 @@ def partition_of(region: str) -> str:
     if region.startswith("cn-"):
         return "aws-cn"
     return "aws"
+
+
+def region_environment(region: str) -> dict[str, str]:
+    """The container environment that names the Region to the AWS SDKs, which a pod kept from
+    the instance metadata service (specs/isolation/instance_metadata.py) cannot ask it for.
+    Both names: boto3 reads AWS_DEFAULT_REGION (botocore configprovider.py, `'region':
+    ('region', 'AWS_DEFAULT_REGION', ...)`), most other SDKs AWS_REGION
+    (https://docs.aws.amazon.com/sdkref/latest/guide/feature-region.html)."""
+    return {"AWS_REGION": region, "AWS_DEFAULT_REGION": region}

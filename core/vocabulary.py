@@ -75,6 +75,11 @@ ENDPOINT_POD_LABEL = "app"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
+# The NetworkPolicy of each namespace the stack runs pods in that keeps its pods from the
+# instance metadata service (specs/isolation/instance_metadata.py; `verify` judges it live).
+INSTANCE_METADATA_POLICY = "no-instance-metadata"
+
+
 def network_policy_name(endpoint: str) -> str:
     """The NetworkPolicy the stack gives endpoint `endpoint`'s workers, in its namespace
     (specs/isolation/network_policies.py; `verify` reads it back)."""
@@ -91,7 +96,21 @@ IEC_KIND = "InferenceEndpointConfig"
 # --- Namespaces and the router --------------------------------------------------------------
 OPERATOR_NAMESPACE = "hyperpod-inference-system"  # the operator and every endpoint's router
 STAGING_NAMESPACE = "hyperpod-dpd-system"  # this stack's (the checkpoint staging Job)
+# This stack's too: the benchmark runs' Jobs and their service account, apart from the endpoints'
+# namespaces, where only the operator's pods run (specs/isolation/admission.py).
+BENCHMARK_NAMESPACE = "hyperpod-dpd-benchmark"
+# The operator's controller's service account, as the EKS add-on names it (the Helm chart:
+# `hyperpod-inference-operator-controller-manager`; infra/operator.py trusts it for IRSA). The AWS
+# setup guide's execution role trust names it: `system:serviceaccount:hyperpod-inference-system:
+# hyperpod-inference-controller-manager` (sagemaker-hyperpod-model-deployment-setup.html).
+OPERATOR_SERVICE_ACCOUNT = "hyperpod-inference-controller-manager"
+# The Kubernetes group of the cluster admins' access entries (eks.adminRoleArns and the deploying
+# role, infra/eks.py): who besides the operator may run pods in the endpoints' namespaces.
+ADMINS_GROUP = "hyperpod-dpd-admins"
 OBSERVABILITY_NAMESPACE = "hyperpod-observability"  # the observability add-on's collector
+# How often that collector scrapes the workers (the add-on's scrapeInterval, infra/observability.py):
+# a rate over the workers' counters spans several of its scrapes (core/vllm/scaling_signals.py).
+SCRAPE_INTERVAL_SECONDS = 30
 # kube-system: the HyperPod dependencies chart's release and the add-ons the operator needs (the
 # S3 and FSx CSI drivers, metrics-server: their service accounts, infra/operator.py).
 SYSTEM_NAMESPACE = "kube-system"
@@ -106,6 +125,7 @@ CERT_MANAGER_NAMESPACE = "cert-manager"
 STACK_NAMESPACES: dict[str, str] = {
     "the inference operator add-on (its KEDA, every endpoint's router)": OPERATOR_NAMESPACE,
     "the checkpoint staging Job": STAGING_NAMESPACE,
+    "the benchmark runs": BENCHMARK_NAMESPACE,
     "the observability add-on": OBSERVABILITY_NAMESPACE,
     "the HyperPod dependencies chart and the CSI and metrics-server add-ons": SYSTEM_NAMESPACE,
     "the dependencies chart's health checks": HYPERPOD_NAMESPACE,
@@ -207,6 +227,10 @@ CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 NAMESPACE_TYPE = "kubernetes:core/v1:Namespace"
 NETWORK_POLICY_TYPE = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
+ADMISSION_POLICY_TYPE = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+ADMISSION_BINDING_TYPE = (
+    "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
+)
 
 # --- Component type tokens (public contract: renaming one needs an alias) --------------------
 NETWORK = "hyperpod-dpd:infra:Network"
@@ -223,6 +247,7 @@ INFERENCE_ENDPOINT = "hyperpod-dpd:workloads:InferenceEndpoint"
 CHECKPOINT_STAGING = "hyperpod-dpd:workloads:CheckpointStaging"
 BENCHMARK_ACCESS = "hyperpod-dpd:workloads:BenchmarkAccess"
 ENDPOINT_NAMESPACES = "hyperpod-dpd:workloads:EndpointNamespaces"  # of several endpoints
+ENDPOINT_ADMISSION = "hyperpod-dpd:workloads:EndpointAdmission"  # who may run pods there
 TRAFFIC_SPLIT = "hyperpod-dpd:workloads:TrafficSplit"  # one URL, a weighted split
 CI_RUNNER = "hyperpod-dpd:infra:CiRunner"  # the deploy jobs' runner inside the VPC
 
@@ -245,12 +270,14 @@ RULE_NAMES: tuple[str, ...] = (
     "hyperpod-dpd-model-size",
     "hyperpod-dpd-shm-volume",
     "hyperpod-dpd-s3-buckets",
+    "hyperpod-dpd-boot-scripts",
     "hyperpod-dpd-sns-topics",
     "hyperpod-dpd-iam-wildcards",
     "hyperpod-dpd-public-ingress",
     "hyperpod-dpd-eks-endpoint",
     "hyperpod-dpd-hf-token",
     "hyperpod-dpd-cold-start",
+    "hyperpod-dpd-autoscaling-capacity",
     "hyperpod-dpd-traffic-tls",
     "hyperpod-dpd-pod-ingress",
     "hyperpod-dpd-images-by-digest",

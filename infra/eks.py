@@ -16,7 +16,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from core.versions import EKS_ADDON_VERSIONS
-from core.vocabulary import EKS
+from core.vocabulary import ADMINS_GROUP, EKS
 from infra.iam import role_with_policies, service_trust
 from program.outputs import Outputs
 from settings.cluster.groups import access_entry_key
@@ -150,6 +150,10 @@ class Eks(pulumi.ComponentResource):
             cluster_name=self.cluster.name,
             principal_arn=principal_arn,
             type="STANDARD",
+            # Admins' requests carry this group, which the endpoints' admission policies let
+            # run pods there (specs/isolation/admission.py); bound to no RBAC role, it grants
+            # nothing itself (the access policy does).
+            kubernetes_groups=[ADMINS_GROUP] if policy == ADMIN_POLICY else None,
             opts=self._opts(),
         )
         return aws.eks.AccessPolicyAssociation(

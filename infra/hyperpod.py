@@ -12,7 +12,7 @@ import pulumi_aws as aws
 import pulumi_aws_native as aws_native
 
 from core.vocabulary import HYPERPOD_CLUSTER
-from infra.iam import inline_policy, role_with_policies, sagemaker_source_arn, service_trust
+from infra.iam import inline_policy, role_with_policies, service_trust
 from program.outputs import Outputs
 from specs.hyperpod import EXECUTION_ROLE_POLICIES, HyperPodSpec
 from specs.iam import managed_policy
@@ -44,22 +44,16 @@ class HyperPodCluster(pulumi.ComponentResource):
         spec, out = args.spec, args.outputs
         execution = role_with_policies(
             f"{name}-execution-role",
-            # Only for HyperPod clusters of this account (SageMaker's confused deputy
-            # prevention: aws:SourceAccount and aws:SourceArn in the role's trust,
+            # Only on behalf of this account (aws:SourceAccount: SageMaker's confused deputy
+            # prevention, "Limit Permissions With Global Condition Keys",
             # https://docs.aws.amazon.com/sagemaker/latest/dg/security-confused-deputy-prevention.html).
-            # The cluster's own ARN is not known before the role it needs: any cluster of the
-            # account in the Region.
-            service_trust(
-                "sagemaker.amazonaws.com",
-                source_account=args.account_id,
-                source_arn=(
-                    None
-                    if args.account_id is None
-                    else sagemaker_source_arn(
-                        args.partition, args.region, args.account_id, "cluster/*"
-                    )
-                ),
-            ),
+            # No aws:SourceArn: that page's per-feature examples (training, processing, inference
+            # ...) name no HyperPod ARN, and HyperPod's own pages and templates trust
+            # sagemaker.amazonaws.com with no condition at all (aws/sagemaker-hyperpod-cluster-setup
+            # eks/cloudformation/sagemaker-iam-role-template.yaml at 225929764f92). Were HyperPod
+            # to send no cluster ARN, an ArnLike on it would never match and the cluster could not
+            # assume its role: its nodes would never join.
+            service_trust("sagemaker.amazonaws.com", source_account=args.account_id),
             {
                 f"{name}-execution-{policy.lower().replace('_', '-')}": managed_policy(
                     args.partition, policy

@@ -15,7 +15,7 @@ import pulumi_aws as aws
 
 from program.outputs import Outputs
 from specs.base import Desired
-from specs.iam import Statement, service_statement
+from specs.iam import Statement, service_statement, source_scoped
 
 
 @dataclass(frozen=True)
@@ -68,21 +68,6 @@ def service_trust(
     resources (IAM: the cross-service confused deputy problem,
     https://docs.aws.amazon.com/IAM/latest/UserGuide/confused-deputy.html)."""
     return document(source_scoped(service_statement(*services), source_account, source_arn))
-
-
-def source_scoped(
-    statement: Statement,
-    source_account: pulumi.Input[str] | None,
-    source_arn: pulumi.Input[str] | None = None,
-) -> Statement:
-    """`statement` with the aws:SourceAccount / aws:SourceArn conditions a service sets when it
-    assumes a role on behalf of one of its resources."""
-    condition: dict = {}
-    if source_account is not None:
-        condition["StringEquals"] = {"aws:SourceAccount": source_account}
-    if source_arn is not None:
-        condition["ArnLike"] = {"aws:SourceArn": source_arn}
-    return {**statement, "Condition": condition} if condition else statement
 
 
 def sagemaker_source_arn(

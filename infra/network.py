@@ -14,9 +14,11 @@ import pulumi
 import pulumi_aws as aws
 
 from core.vocabulary import NETWORK
-from infra.iam import inline_policy
+from infra.iam import inline_policy, service_trust
 from program.outputs import Outputs
 from specs.base import Desired
+from specs.desired import ACCOUNT_ID
+from specs.log_keys import log_group_key
 from specs.network import SubnetSpec
 
 
@@ -197,50 +199,17 @@ class Network(pulumi.ComponentResource):
         https://docs.aws.amazon.com/vpc/latest/userguide/flow-logs-iam-role.html)."""
         a, name = self._args, self._name
         account, part, region = a.account_id, a.partition, a.region
-        group_arn = pulumi.Output.concat(
-            f"arn:{part}:logs:{region}:", account, f":log-group:{a.log_group_name}"
-        )
-        key_policy = pulumi.Output.json_dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Sid": "AccountAdministers",
-                        "Effect": "Allow",
-                        "Principal": {
-                            "AWS": pulumi.Output.concat(f"arn:{part}:iam::", account, ":root")
-                        },
-                        "Action": "kms:*",
-                        "Resource": "*",
-                    },
-                    {
-                        "Sid": "CloudWatchLogsEncryptsThisGroup",
-                        "Effect": "Allow",
-                        "Principal": {"Service": f"logs.{region}.amazonaws.com"},
-                        "Action": [
-                            "kms:Encrypt*",
-                            "kms:Decrypt*",
-                            "kms:ReEncrypt*",
-                            "kms:GenerateDataKey*",
-                            "kms:Describe*",
-                        ],
-                        "Resource": "*",
-                        "Condition": {
-                            "ArnEquals": {"kms:EncryptionContext:aws:logs:arn": group_arn}
-                        },
-                    },
-                ],
-            }
-        )
-        key = aws.kms.Key(
+        key_spec = log_group_key(
             f"{name}-flow-logs-key",
+            (NETWORK,),
+            f"arn:{part}:logs:{region}:{ACCOUNT_ID}:log-group:{a.log_group_name}",
+            account_id=ACCOUNT_ID,
+            partition=part,
+            region=region,
             description=f"VPC flow logs of {name} ({a.log_group_name})",
-            enable_key_rotation=True,
-            deletion_window_in_days=30,
-            policy=key_policy,
             tags=self._tags("flow-logs-key"),
-            opts=self._opts(),
         )
+        key = aws.kms.Key(key_spec.name, **a.outputs.resolve(key_spec.kwargs()), opts=self._opts())
         group = aws.cloudwatch.LogGroup(
             f"{name}-flow-logs",
             name=a.log_group_name,
@@ -249,25 +218,12 @@ class Network(pulumi.ComponentResource):
             tags=self._tags("flow-logs"),
             opts=self._opts(),
         )
-        trust = pulumi.Output.json_dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"Service": "vpc-flow-logs.amazonaws.com"},
-                        "Action": "sts:AssumeRole",
-                        "Condition": {
-                            "StringEquals": {"aws:SourceAccount": account},
-                            "ArnLike": {
-                                "aws:SourceArn": pulumi.Output.concat(
-                                    f"arn:{part}:ec2:{region}:", account, ":vpc-flow-log/*"
-                                )
-                            },
-                        },
-                    }
-                ],
-            }
+        trust = service_trust(
+            "vpc-flow-logs.amazonaws.com",
+            source_account=account,
+            source_arn=pulumi.Output.concat(
+                f"arn:{part}:ec2:{region}:", account, ":vpc-flow-log/*"
+            ),
         )
         role = aws.iam.Role(
             f"{name}-flow-logs-role", assume_role_policy=trust, tags=self._args.tags,

@@ -12,7 +12,7 @@ import pulumi
 import pulumi_aws as aws
 
 from core.versions import OBSERVABILITY_ADDON_VERSION
-from core.vocabulary import OBSERVABILITY, OBSERVABILITY_NAMESPACE
+from core.vocabulary import OBSERVABILITY, OBSERVABILITY_NAMESPACE, SCRAPE_INTERVAL_SECONDS
 from infra.iam import inline_policy, pod_identity_trust, role_with_policies, service_trust
 from program.outputs import Outputs
 from specs.base import Desired
@@ -33,7 +33,6 @@ METRIC_LEVELS = {
     "acceleratedComputeMetrics": "BASIC",
     "networkMetrics": "BASIC",
 }
-SCRAPE_INTERVAL_SECONDS = 30
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,12 @@ import pulumi
 import pulumi_aws as aws
 
 from core.versions import OPERATOR_DEPENDENCY_ADDONS
-from core.vocabulary import INFERENCE_OPERATOR, OPERATOR_NAMESPACE, SYSTEM_NAMESPACE
+from core.vocabulary import (
+    INFERENCE_OPERATOR,
+    OPERATOR_NAMESPACE,
+    OPERATOR_SERVICE_ACCOUNT,
+    SYSTEM_NAMESPACE,
+)
 from infra.bucket import SecureBucket, SecureBucketArgs
 from infra.iam import (
     document,
@@ -33,7 +38,7 @@ from specs.operator import OperatorSpec
 
 ADDON_NAME = "amazon-sagemaker-hyperpod-inference"
 NAMESPACE = OPERATOR_NAMESPACE
-OPERATOR_SA = "hyperpod-inference-controller-manager"  # add-on install (Helm: ...-operator-...)
+OPERATOR_SA = OPERATOR_SERVICE_ACCOUNT  # add-on install (Helm: ...-operator-...)
 ALB_SA = "aws-load-balancer-controller"
 KEDA_SA = "keda-operator"
 S3_CSI_SA = (SYSTEM_NAMESPACE, "s3-csi-driver-sa")

@@ -10,11 +10,13 @@ before it runs the program, and hands its judgement over (HANDED_JUDGEMENT).
 
 from __future__ import annotations
 
+import dataclasses
 from contextvars import ContextVar
 from dataclasses import dataclass
 
 import pulumi
 
+from core.pulumi_commands import naming_stack
 from core.refs import fill, refs_in
 from policies.rules import Limits, ResourceView, Violation, evaluate
 from settings import StackSettings
@@ -89,7 +91,9 @@ def judgement(
     if handed is not None and handed.desired.settings is settings:
         return handed
     desired = desired_state(settings, project, stack, has_hf_token=has_hf_token)
-    return Judgement(desired, judge(desired))
+    # The fixes name the stack in each Pulumi command they print (core/pulumi_commands.py).
+    found = [dataclasses.replace(v, message=naming_stack(v.message, stack)) for v in judge(desired)]
+    return Judgement(desired, found)
 
 
 # How an advisory finding starts in the program's log (the offline plan lists them itself and

@@ -62,26 +62,36 @@ def load_stack_config() -> StackConfig:
     return StackConfig(settings, hf_token, pulumi.get_project(), pulumi.get_stack())
 
 
-def deployer_arn(s: StackSettings) -> str | None:
-    """The IAM role (or user) that deploys the stack, when eks.deployerAdmin makes it a cluster
-    admin: hyperpod-dpd:ci.deployRoleArn when the stack names its deploy role (the same entry
-    whoever runs the program: a pull request's read-only preview plans no change of it), else
-    the issuer of the session running `pulumi up`, so an assumed role's ARN with its path, as
-    terraform-aws-eks does (aws_iam_session_context). None when eks.deployerAdmin is false.
+def deploying_principal(s: StackSettings) -> str:
+    """The IAM role (or user) that deploys the stack: hyperpod-dpd:ci.deployRoleArn when the
+    stack names its deploy role (the same whoever runs the program: a pull request's read-only
+    preview plans no change of what names it), else the issuer of the session running
+    `pulumi up`, so an assumed role's ARN with its path, as terraform-aws-eks does
+    (aws_iam_session_context). It is what IAM evaluates as aws:PrincipalArn for that role's
+    sessions: the lifecycle bucket's policy lets it write the boot scripts (specs/buckets.py
+    only_writers), and with eks.deployerAdmin it gets the cluster-admin entry.
 
     The session is asked of AWS before anything is registered (both are read-only invokes; the
-    session context is parsed from the ARN by the provider): a deployer that is also listed in
-    eks.adminRoleArns or eks.viewRoleArns would need a second access entry for one principal,
-    which EKS refuses, so the program stops here with the key, not halfway through `pulumi up`.
-    (A named deploy role is checked with the settings: settings/ci.py.)
-    """
-    if not s.eks.deployer_admin:
-        return None
+    session context is parsed from the ARN by the provider)."""
     if s.ci.deploy_role_arn is not None:
         return s.ci.deploy_role_arn
     caller = aws.get_caller_identity()
-    arn = aws.iam.get_session_context(arn=caller.arn).issuer_arn
-    if arn in {*s.eks.admin_role_arns, *s.view_role_arns()}:
+    return aws.iam.get_session_context(arn=caller.arn).issuer_arn
+
+
+def deployer_arn(s: StackSettings, principal: str) -> str | None:
+    """The principal that deploys the stack (`deploying_principal()`), when eks.deployerAdmin
+    makes it a cluster admin; None when eks.deployerAdmin is false.
+
+    A deployer that is also listed in eks.adminRoleArns or the view roles would need a second
+    access entry for one principal, which EKS refuses, so the program stops here with the key,
+    not halfway through `pulumi up`. (A named deploy role is checked with the settings:
+    settings/ci.py.)
+    """
+    if not s.eks.deployer_admin:
+        return None
+    arn = principal
+    if s.ci.deploy_role_arn is None and arn in {*s.eks.admin_role_arns, *s.view_role_arns()}:
         problem = ConfigProblem(
             key=f"{PROJECT}:eks.deployerAdmin",
             value=True,

@@ -44,6 +44,8 @@ def _pulumi_type(field: FieldInfo) -> str:
     annotation = field.annotation
     if get_origin(annotation) is dict or _model_of(annotation):
         return "object"
+    if get_origin(annotation) is list:  # of strings: the CLI wants the items' type declared
+        return "array"
     return {bool: "boolean", int: "integer"}.get(annotation, "string")
 
 
@@ -56,6 +58,8 @@ def project_config_block() -> dict[str, Any]:
             "type": _pulumi_type(field),
             "description": field.description,
         }
+        if entry["type"] == "array":
+            entry["items"] = {"type": "string"}
         if not field.is_required():
             default = field.get_default(call_default_factory=True)
             if isinstance(default, BaseModel):
@@ -82,12 +86,22 @@ def config_reference() -> str:
     """docs/configuration.md's table: every key and sub-key, its default and meaning."""
     rows = ["| key | default | meaning |", "|---|---|---|"]
     rows.append("| `aws:region` | (required) | Region of the cluster and the model bucket. |")
-    rows += _rows("", StackSettings)
+    rows += _rows("", StackSettings, {})
     rows += [f"| `{key}` | (none) | {text} |" for key, text in SECRET_KEYS_HELP.items()]
     return "\n".join(rows) + "\n"
 
 
-def _rows(prefix: str, model: type[BaseModel]) -> list[str]:
+def _rows(prefix: str, model: type[BaseModel], listed: dict[type, str]) -> list[str]:
+    """The rows of `model`'s keys under `prefix`. A model listed already (`listed`: model -> the
+    key it was listed under) is not listed again key by key: `endpoints.<name>` takes every key
+    of `endpoint`, said in one row that points there."""
+    if model in listed:
+        return [
+            f"| `{prefix}*` | as `{listed[model]}.*` | Every key of `{listed[model]}` above, with "
+            "its meaning and default. |"
+        ]
+    if prefix:
+        listed[model] = prefix.rstrip(".")
     rows = []
     for name, f in model.model_fields.items():
         if name == "region" and not prefix:
@@ -95,17 +109,17 @@ def _rows(prefix: str, model: type[BaseModel]) -> list[str]:
         key = f"{prefix}{f.alias or name}"
         annotation = f.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            rows += _rows(f"{key}.", annotation)
+            rows += _rows(f"{key}.", annotation, listed)
             continue
         if (optional := _model_of(annotation)) is not None:
             rows.append(f"| `{key}` | (none) | {f.description} |")
-            rows += _rows(f"{key}.", optional)
+            rows += _rows(f"{key}.", optional, listed)
             continue
         if get_origin(annotation) is dict:
             value_type = get_args(annotation)[1]
             if isinstance(value_type, type) and issubclass(value_type, BaseModel):
                 rows.append(f"| `{key}` | (required) | {f.description} |")
-                rows += _rows(f"{key}.<name>.", value_type)
+                rows += _rows(f"{key}.<name>.", value_type, listed)
                 continue
         if f.is_required():
             default = "(required)"

@@ -7,8 +7,11 @@ decodes with the same rules (`decode_config_value`) and validates alike."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import difflib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -16,7 +19,8 @@ from pydantic import ValidationError
 
 from core.problems import ConfigError, ConfigProblem
 from core.vocabulary import PROJECT
-from settings.config.errors import problems_from_validation, set_fix
+from settings.cluster.capacity import largest_count_that_fits
+from settings.config.errors import problems_from_validation, rename_fix, set_fix
 from settings.stack import BOOL_KEYS, OBJECT_KEYS, SECRET_KEYS, StackSettings, check_settings
 
 _FIELD_KEYS = frozenset(f.alias for f in StackSettings.model_fields.values()) - {"region"}
@@ -57,17 +61,62 @@ def parse_settings(raw: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> S
             continue
         if name not in _FIELD_KEYS:
             shown = "[secret]" if key in set(secret_keys) else value
-            problems.append(_unknown_key(key, name, shown))
+            problems.append(_unknown_key(key, name, shown, raw))
             continue
         values[name] = value
     try:
         settings = StackSettings.model_validate(values)
     except ValidationError as exc:
-        raise ConfigError(problems + problems_from_validation(exc, StackSettings)) from None
+        found = problems + problems_from_validation(exc, StackSettings, values)
+        raise ConfigError(_counts_that_fit(found, values)) from None
     problems += check_settings(settings)
     if problems:
         raise ConfigError(problems)
     return settings
+
+
+_COUNT = re.compile(rf"^{PROJECT}:instanceGroups\.([^.\[\]]+)\.instanceCount$")
+
+
+def _counts_that_fit(problems: list[ConfigProblem], values: dict[str, Any]) -> list[ConfigProblem]:
+    """An instanceCount above the API's limit gets, as its fix, the largest count the VPC's
+    subnets also hold beside the other groups (the limit itself would fail on addresses next):
+    the stack judged again with those counts at the limit, when the rest of it is valid."""
+    over = {m[1]: p for p in problems if (m := _COUNT.match(p.key)) and p.allowed.startswith("<=")}
+    if not over:
+        return problems
+    limit = int(next(iter(over.values())).allowed.removeprefix("<=").strip())
+    at_limit = copy.deepcopy(values)
+    try:
+        for name in over:
+            at_limit["instanceGroups"][name]["instanceCount"] = limit
+        settings = StackSettings.model_validate(at_limit)
+    except (KeyError, TypeError, ValidationError):
+        return problems  # more is wrong: the API's limit is the fix to give for now
+    fixed = []
+    for p in problems:
+        name = next((n for n, q in over.items() if q is p), None)
+        if name is None:
+            fixed.append(p)
+            continue
+        fits = largest_count_that_fits(
+            settings.network, settings.availability_zone_id, settings.instance_groups, name
+        )
+        if fits >= limit:
+            fixed.append(p)
+        elif fits == 0:
+            fixed.append(dataclasses.replace(p, fix=(
+                f"the VPC's subnets hold no node of this group beside the others: lower the other "
+                f"groups' instanceCount, or widen {PROJECT}:network.vpcCidr"
+            )))  # fmt: skip
+        else:
+            fixed.append(dataclasses.replace(
+                p,
+                allowed=f"{p.allowed}, and at most {fits} that the VPC's subnets hold beside the "
+                "other groups",
+                fix=set_fix(p.key, fits),
+            ))  # fmt: skip
+    return fixed
 
 
 def _near_miss(key: str, value: Any) -> list[ConfigProblem]:
@@ -88,16 +137,17 @@ def _near_miss(key: str, value: Any) -> list[ConfigProblem]:
     ]
 
 
-def _unknown_key(key: str, name: str, value: Any) -> ConfigProblem:
+def _unknown_key(key: str, name: str, value: Any, raw: dict[str, Any]) -> ConfigProblem:
     known = sorted(_FIELD_KEYS | SECRET_KEYS)
     close = difflib.get_close_matches(name, known, n=1)
-    hint = f"did you mean '{PROJECT}:{close[0]}'? " if close else ""
-    return ConfigProblem(
-        key,
-        value,
-        "keys " + ", ".join(f"{PROJECT}:{k}" for k in known),
-        f"{hint}Remove it: pulumi config rm {key}",
-    )
+    if close and close[0] not in SECRET_KEYS:
+        new = f"{PROJECT}:{close[0]}"
+        # A secret's value is not shown: renamed in the file, where it is stored encrypted.
+        fix = rename_fix(key, new, None if value == "[secret]" else value, new in raw)
+    else:
+        hint = f"did you mean '{PROJECT}:{close[0]}'? " if close else ""
+        fix = f"{hint}Remove it: pulumi config rm {key}"
+    return ConfigProblem(key, value, "keys " + ", ".join(f"{PROJECT}:{k}" for k in known), fix)
 
 
 def decode_config_value(key: str, text: Any) -> Any:

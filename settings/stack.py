@@ -40,8 +40,16 @@ from settings.cluster.groups import (
 from settings.cluster.network import NetworkConfig, check_flow_logs, check_vpc, check_zones
 from settings.cluster.pod_network import NetworkPolicyConfig, check_network_policy
 from settings.config.errors import full_key, set_fix
-from settings.config.fields import AzId, DnsLabel, GroupName, SettingsModel, matching
+from settings.config.fields import (
+    AzId,
+    DnsLabel,
+    GroupName,
+    PrincipalArn,
+    SettingsModel,
+    matching,
+)
 from settings.cost import CostConfig
+from settings.deployers import check_deployers
 from settings.endpoint.checkpoints import (
     check_endpoint_checkpoints,
     check_model_matches_checkpoint,
@@ -90,12 +98,21 @@ class StackSettings(SettingsModel):
         default_factory=EksConfig,
         description="EKS control plane: kubernetesVersion, publicAccessCidrs, adminRoleArns.",
     )
+    deployer_arns: list[PrincipalArn] = Field(
+        default_factory=list,
+        description="IAM role (or user) ARNs that may deploy this stack besides its deploy role "
+        "(ci.deployRoleArn; without one, the identity running `pulumi up`): the admins. With "
+        "that role, the only principals that may write or delete the nodes' boot scripts (the "
+        "lifecycle bucket denies every other; the scripts run as root on every new or "
+        "recovered node). Role ARNs with their path, not assumed-role session ARNs.",
+    )
     instance_groups: dict[GroupName, InstanceGroupConfig] = Field(
         description="HyperPod instance groups keyed by name (stable addresses)."
     )
     network_policy: NetworkPolicyConfig = Field(
         default_factory=NetworkPolicyConfig,
-        description="Pod ingress to the endpoints' workers: enabled, allowNamespaces.",
+        description="Pod ingress to the endpoints' workers, pod egress to the instance "
+        "metadata service: enabled, allowNamespaces.",
     )
     inference_operator: InferenceOperatorConfig = Field(
         default_factory=InferenceOperatorConfig,
@@ -163,8 +180,9 @@ class StackSettings(SettingsModel):
     traffic_listener: TrafficListenerConfig = Field(
         default_factory=TrafficListenerConfig,
         description="The split's listener: certificateArn (HTTPS on 443), sslPolicy, "
-        "allowedCidrs and allowedSecurityGroupIds (who may connect besides the HyperPod "
-        "nodes), accessLogs and accessLogDays.",
+        "domainName and hostedZoneId (the name clients call), apiKeyNames (the keys it "
+        "checks), allowedCidrs and allowedSecurityGroupIds (who may connect besides the "
+        "HyperPod nodes), accessLogs and accessLogDays.",
     )
 
     @model_validator(mode="after")
@@ -217,15 +235,16 @@ class StackSettings(SettingsModel):
 
 
 def _is_object(annotation: Any) -> bool:
-    """A map or a model, or an optional one (`SloConfig | None`)."""
+    """A map, a list or a model, or an optional one (`SloConfig | None`)."""
     if get_origin(annotation) in (UnionType, Union):
         return any(_is_object(a) for a in get_args(annotation) if a is not type(None))
-    return get_origin(annotation) is dict or (
+    return get_origin(annotation) in (dict, list) or (
         isinstance(annotation, type) and issubclass(annotation, BaseModel)
     )
 
 
-# Top-level keys whose values are YAML objects (Pulumi hands them to the program as JSON text).
+# Top-level keys whose values are YAML objects or lists (Pulumi hands them to the program as
+# JSON text).
 OBJECT_KEYS = frozenset(
     f.alias for f in StackSettings.model_fields.values() if _is_object(f.annotation)
 )
@@ -254,6 +273,7 @@ def check_settings(s: StackSettings) -> list[ConfigProblem]:
         *check_subnet_addresses(s.network, s.availability_zone_id, groups),
         *check_kubernetes(s.eks),
         *check_access_entries(s.eks),
+        *check_deployers(s.deployer_arns, s.region),
         *check_groups(groups, mode),
         *check_checkpoint(s.checkpoint),
         *check_policy_names(s.policy),

@@ -10,7 +10,7 @@ program's own `parse_settings`.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,18 @@ def read_stack(project_dir: Path, stack: str) -> Stack:
         raise ConfigError(for_stack([*named, *exc.problems], stack), exc.source) from None
     if named:
         raise ConfigError(named, source="stack selection")
+    return Stack(file, settings)
+
+
+def with_value(read: Stack, key: str, value: Any) -> Stack:
+    """The stack `read` as it would be read with `key` (a full key) set to `value`, as after a
+    `pulumi config set` of it: validated as read_stack validates; the file is not written."""
+    config = {**read.file.config, key: as_config_text(value)}
+    file = replace(read.file, config=config)
+    try:
+        settings = parse_settings(config, file.secret_keys)
+    except ConfigError as exc:
+        raise ConfigError(for_stack(exc.problems, file.stack), exc.source) from None
     return Stack(file, settings)
 
 

@@ -1,12 +1,17 @@
 """What an in-cluster benchmark run may do, created by `pulumi up` so a run needs no AWS admin.
 
-`hyperpod-dpd benchmark run --stack S` (without --target) starts a Kubernetes Job beside the
-endpoint (hyperpod_dpd/benchmark/job.py renders it). The Job runs as the service account
-declared here, whose IRSA role can read the tokenizer files of each checkpoint copy the stack
-stages (an endpoint with its own `checkpoint` loads another model or revision, and a run reads
-the tokenizer of the endpoint it loads), by exact key, and write under the bucket's
-`benchmarks/` prefix; nothing else. The service account lives in
-the endpoint's namespace, so the run sits next to what it measures.
+`hyperpod-dpd benchmark run --stack S` (without --target) starts a Kubernetes Job in the
+stack's benchmark namespace (hyperpod_dpd/benchmark/job.py renders it). The Job runs as the
+service account declared here, whose IRSA role can read the tokenizer files of each checkpoint
+copy the stack stages (an endpoint with its own `checkpoint` loads another model or revision,
+and a run reads the tokenizer of the endpoint it loads), by exact key, and write under the
+bucket's `benchmarks/` prefix; nothing else.
+
+The namespace is the stack's own (core/vocabulary.py BENCHMARK_NAMESPACE), not an endpoint's:
+only the operator's pods run there (specs/isolation/admission.py), and a run reaches an endpoint
+through its router's Service like any client. It enforces Pod Security `restricted`, which the
+run's pod meets (core/job_pods.py), and its pods cannot reach the instance metadata service
+(specs/isolation/instance_metadata.py).
 """
 
 from __future__ import annotations
@@ -14,11 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.refs import ref
-from core.vocabulary import BENCHMARK_ACCESS
+from core.vocabulary import BENCHMARK_ACCESS, BENCHMARK_NAMESPACE
 from settings.stack import StackSettings
 from specs.base import Desired
 from specs.iam import allow, role_policy
+from specs.isolation.instance_metadata import guarded_namespace
+from specs.isolation.pod_security import namespace_desired
 
+NAMESPACE = BENCHMARK_NAMESPACE
 SERVICE_ACCOUNT = "benchmark-runner"
 RESULTS_PREFIX = "benchmarks"  # s3://<model bucket>/benchmarks/<run id>/
 # What a Hugging Face tokenizer loads from a model's directory (transformers' AutoTokenizer:
@@ -37,13 +45,13 @@ TOKENIZER_FILES = (
 @dataclass(frozen=True)
 class BenchmarkAccessSpec:
     name: str
-    namespace: str  # the endpoint's: where the service account and the runs' Jobs live
+    namespace: str  # where the service account and the runs' Jobs live
     service_account: str
     tokenizer_prefix: str  # the first endpoint's staged copy: where a run of it reads the tokenizer
     policy: Desired  # the runner role's inline policy
-    # The other endpoints' namespaces: a run loads one endpoint from beside it, so the account
-    # is in each (one role for all).
-    more_namespaces: tuple[str, ...] = ()
+    namespace_resource: Desired  # the Namespace, `restricted`
+    # Keeps the runs' pods from the instance metadata service; None: networkPolicy.enabled false.
+    metadata_policy: Desired | None = None
 
 
 def results_prefix(run_id: str) -> str:
@@ -74,8 +82,9 @@ def benchmark_access(name: str, s: StackSettings, model_bucket_arn: str) -> Benc
             "WriteResults",
         ),
     )
-    # In every endpoint's namespace; the first endpoint's keeps the names it always had.
-    namespaces = list(dict.fromkeys(x.config.namespace for x in s.entries()))
-    return BenchmarkAccessSpec(
-        name, namespaces[0], SERVICE_ACCOUNT, prefix, policy, tuple(namespaces[1:])
+    parents = (BENCHMARK_ACCESS,)
+    namespace = namespace_desired(
+        f"{name}-namespace", parents, NAMESPACE, "restricted", s.eks.kubernetes_version
     )
+    egress = guarded_namespace(s, f"{name}-metadata-egress", parents, NAMESPACE)
+    return BenchmarkAccessSpec(name, NAMESPACE, SERVICE_ACCOUNT, prefix, policy, namespace, egress)

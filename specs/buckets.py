@@ -20,7 +20,7 @@ from core.vocabulary import (
     SECURE_BUCKET,
 )
 from specs.base import Desired
-from specs.iam import document_text
+from specs.iam import Statement, document_text
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,51 @@ class BucketSpec:
     @property
     def arn(self) -> str:
         return ref(self.bucket.name, "arn")
+
+
+# What changes the objects of a bucket or their history: writing or copying an object (multipart
+# uploads and CopyObject need s3:PutObject), deleting an object or one of its versions,
+# replication writing into it, and the bucket settings that keep the history (versioning, and
+# lifecycle rules that could expire the versions). Its policy may still be replaced: a stack that
+# names no deploy role writes the one running `pulumi up` into it (so a first deployer is never
+# locked out); IAM principals that may put bucket policies hold more than write access anyway.
+CHANGES_OBJECTS = (
+    "s3:PutObject",
+    "s3:DeleteObject",
+    "s3:DeleteObjectVersion",
+    "s3:ReplicateObject",
+    "s3:ReplicateDelete",
+    "s3:PutBucketVersioning",
+    "s3:PutLifecycleConfiguration",
+)
+
+
+def only_writers(bucket_arn: str, writers: tuple[str, ...], deployer: str) -> Statement:
+    """A bucket policy statement denying CHANGES_OBJECTS to every principal but `writers` (IAM
+    role or user ARNs) and `deployer` (a placeholder for the stack's deploy role: ci.deployRoleArn,
+    else the issuer of the session running `pulumi up`, program/stack_config.py). Reads are
+    untouched.
+
+    aws:PrincipalArn is the role's ARN (with its path) for every session of the role, never
+    the assumed-role session's ARN ("aws:PrincipalArn", AWS global condition context keys,
+    https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html#condition-keys-principalarn),
+    so a Deny unless the principal is listed holds for each session of a listed role. Two
+    operators of one condition must both hold (AND): not a listed writer, and not the deployer,
+    which may also be listed. A request without the key (an AWS service principal's) matches
+    the negated operators and is denied: no service writes here.
+    """
+    condition: dict = {}
+    if writers:
+        condition["ArnNotEquals"] = {"aws:PrincipalArn": list(writers)}
+    condition["ArnNotLike"] = {"aws:PrincipalArn": deployer}
+    return {
+        "Sid": "DenyChangesButByDeployers",
+        "Effect": "Deny",
+        "Principal": "*",
+        "Action": list(CHANGES_OBJECTS),
+        "Resource": [bucket_arn, f"{bucket_arn}/*"],
+        "Condition": condition,
+    }
 
 
 def secure_bucket(

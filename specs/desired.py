@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from core.refs import ref
 from core.regions import partition_of
-from core.vocabulary import ENDPOINT_NAMESPACES, TRAFFIC_SPLIT_NAME
+from core.vocabulary import ENDPOINT_ADMISSION, ENDPOINT_NAMESPACES, TRAFFIC_SPLIT_NAME
 from core.vocabulary import cluster_name as stack_cluster_name
 from settings.stack import StackSettings
 from specs.base import Desired
@@ -22,6 +22,8 @@ from specs.ci.runner import CiRunnerSpec, ci_runner
 from specs.eks import eks_cluster
 from specs.endpoint import ClusterFacts, EndpointSpec, endpoint, namespace_desired
 from specs.hyperpod import HyperPodRefs, HyperPodSpec, hyperpod_cluster
+from specs.isolation.admission import AdmissionSpec, endpoint_admission
+from specs.isolation.instance_metadata import guarded_namespace
 from specs.lifecycle import ON_CREATE, scripts_bucket, source_s3_uri
 from specs.network import SubnetSpec, flow_logs_policy, subnet_specs
 from specs.nodes import NodeSecurityGroupSpec, node_security_group
@@ -43,9 +45,13 @@ OBSERVABILITY, OPERATOR, CHECKPOINT, ENDPOINT = (
 BENCHMARK = "benchmark"
 CI_RUNNER = "ci-runner"  # hyperpod-dpd:ci.runner codebuild
 NAMESPACES = "endpoint-namespaces"  # several endpoints: their namespaces, one resource each
+ADMISSION = "endpoint-admission"  # who may run pods in the endpoints' namespaces
 TRAFFIC = TRAFFIC_SPLIT_NAME  # the weighted split in front of them (core/vocabulary.py)
 # Outputs that are not a child resource's: an invoke's, a component's, the config's.
 ACCOUNT_ID = ref("aws", "accountId")
+# Who deploys: ci.deployRoleArn, else the issuer of the session running `pulumi up`
+# (program/stack_config.py deploying_principal).
+DEPLOYER_ARN = ref("aws", "deployerArn")
 HF_TOKEN = ref("config", "hfToken")
 PRIVATE_SUBNET_IDS = ref(NETWORK, "privateSubnetIds")
 AZ_NAME = ref(PLACEMENT, "azName")
@@ -76,9 +82,13 @@ class DesiredState:
     staging: StagingSpec | None  # checkpoint.staging: job
     endpoints: tuple[EndpointSpec, ...]  # by key; the single endpoint: one, named "endpoint"
     namespaces: tuple[Desired, ...]  # several endpoints: the namespaces they share
+    admission: AdmissionSpec  # only the operator's pods in the endpoints' namespaces
     traffic: TrafficSpec | None  # hyperpod-dpd:traffic
     benchmark: BenchmarkAccessSpec
     flow_logs_policy: Desired | None = None  # network.flowLogs: the delivery role's policy
+    # Several endpoints: each shared namespace's pods kept from the instance metadata service
+    # (the single endpoint's is its own: EndpointSpec.metadata_policy).
+    namespace_policies: tuple[Desired, ...] = ()
     ci_runner: CiRunnerSpec | None = None  # ci.runner: codebuild
 
     @property
@@ -104,16 +114,20 @@ class DesiredState:
         if self.staging:
             st = self.staging
             out += [st.policy, st.code, *([st.token] if st.token else []), *st.jobs]
-        out += self.namespaces
+            out += [st.metadata_policy] if st.metadata_policy else []
+        out += [*self.namespaces, *self.namespace_policies, *self.admission.resources()]
         for spec in self.endpoints:
             if spec.namespace:
                 out.append(spec.namespace)
             out.append(spec.iec)
-            if spec.network_policy:
-                out.append(spec.network_policy)
+            for policy in (spec.network_policy, spec.metadata_policy):
+                if policy:
+                    out.append(policy)
+        bench = self.benchmark
+        out += [bench.namespace_resource, bench.policy]
+        out += [bench.metadata_policy] if bench.metadata_policy else []
         if self.traffic:
             out += self.traffic.resources()
-        out.append(self.benchmark.policy)
         if self.ci_runner:
             out += self.ci_runner.resources()
         return out
@@ -142,7 +156,7 @@ def desired_state(
         list(s.eks.public_access_cidrs),
         tags,
     )
-    lifecycle = scripts_bucket(LIFECYCLE, tags)
+    lifecycle = scripts_bucket(LIFECYCLE, tags, tuple(s.deployer_arns), DEPLOYER_ARN)
     models = secure_bucket(
         MODELS,
         tags,
@@ -190,7 +204,8 @@ def desired_state(
     placement_group = ref(f"{PLACEMENT}-cluster-pg", "name") if s.network.placement_group else None
     workspace = ref(f"{OBSERVABILITY}-amp", "id") if observed else None
     facts = ClusterFacts(models.bucket_name, AZ_NAME, placement_group, workspace)
-    iecs, namespaces = _endpoints(s, facts, tags)
+    iecs, namespaces, namespace_policies = _endpoints(s, facts, tags)
+    cache_paths = {x.config.model_cache.host_path for x in iecs if x.config.model_cache.weights}
     return DesiredState(
         project=project,
         stack=stack,
@@ -206,10 +221,13 @@ def desired_state(
         hyperpod=hyperpod,
         operator=op,
         collector_policy=collector,
-        alerting=alerting(OBSERVABILITY, s, ACCOUNT_ID, partition, tags),
+        alerting=alerting(OBSERVABILITY, s, stack, ACCOUNT_ID, partition, tags),
         staging=staged,
         endpoints=iecs,
         namespaces=namespaces,
+        admission=endpoint_admission(
+            ADMISSION, (ENDPOINT_ADMISSION,), s, tuple(sorted(cache_paths))
+        ),
         traffic=traffic_split(
             TRAFFIC,
             s,
@@ -226,6 +244,7 @@ def desired_state(
             if s.network.flow_logs
             else None
         ),
+        namespace_policies=namespace_policies,
         ci_runner=_ci_runner(s, stack, subnets, partition, tags),
     )
 
@@ -262,19 +281,23 @@ def _ci_runner(
 
 def _endpoints(
     s: StackSettings, facts: ClusterFacts, tags: dict[str, str]
-) -> tuple[tuple[EndpointSpec, ...], tuple[Desired, ...]]:
+) -> tuple[tuple[EndpointSpec, ...], tuple[Desired, ...], tuple[Desired, ...]]:
     """One spec per endpoint. The single `endpoint` owns its namespace, as it always has;
     several endpoints share theirs, each one resource of its own (removing an endpoint never
-    deletes the namespace another runs in)."""
+    deletes the namespace another runs in), and so is each shared namespace's metadata egress
+    policy ("default"'s too, when endpoints run there)."""
     listed = s.entries()
     if len(listed) == 1 and listed[0].key is None:
-        return (endpoint(ENDPOINT, s, facts, tags, listed[0]),), ()
+        return (endpoint(ENDPOINT, s, facts, tags, listed[0]),), (), ()
     specs = tuple(endpoint(x.resource_name, s, facts, tags, x, own_namespace=False) for x in listed)
-    shared = sorted({x.config.namespace for x in listed} - {"default"})
+    used = sorted({x.config.namespace for x in listed})
+    parents = (ENDPOINT_NAMESPACES,)
     namespaces = tuple(
-        namespace_desired(
-            f"{NAMESPACES}-{ns}", (ENDPOINT_NAMESPACES,), ns, s.eks.kubernetes_version
-        )
-        for ns in shared
+        namespace_desired(f"{NAMESPACES}-{ns}", parents, ns, s.eks.kubernetes_version)
+        for ns in used
+        if ns != "default"
     )
-    return specs, namespaces
+    policies = (
+        guarded_namespace(s, f"{NAMESPACES}-{ns}-metadata-egress", parents, ns) for ns in used
+    )
+    return specs, namespaces, tuple(p for p in policies if p is not None)

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from core.regions import region_environment
 from core.sizing.gpu_types import pool_amounts
 from core.vllm.vllm_args import merge_args
 from core.vocabulary import (
@@ -17,7 +18,6 @@ from core.vocabulary import (
     IEC_TYPE,
     INFERENCE_ENDPOINT,
     MODE_LABEL,
-    NAMESPACE_TYPE,
     router_url,
 )
 from settings.endpoint.entries import EndpointEntry
@@ -37,10 +37,11 @@ from specs.iec import (
     TopologySpec,
     Worker,
 )
+from specs.isolation.instance_metadata import guarded_namespace
 from specs.isolation.network_policies import network_policy
-from specs.isolation.pod_security import pod_security_labels
+from specs.isolation.pod_security import namespace_desired as security_namespace
 from specs.placement import EndpointPlacement, placement_of
-from specs.scaling import pool_autoscaling, server_address
+from specs.scaling import capacity_annotations, pool_autoscaling, server_address
 from specs.schema import spec_has_field
 
 PORT = 8000
@@ -65,13 +66,16 @@ def default_environment(pd_buffer_bytes: int) -> dict[str, str]:
     }
 
 
-def worker_environment(entry: EndpointEntry) -> dict[str, str]:
-    """The DPD defaults with the user's environmentVariables over them (null removes one).
-    PD_BUFFER_SIZE is the endpoint's effective number, in bytes: pdBufferSize, or the variable
-    given here, which the settings parse as pdBufferSize (settings/endpoint/numbers.py)."""
+def worker_environment(entry: EndpointEntry, region: str) -> dict[str, str]:
+    """The DPD defaults and the Region with the user's environmentVariables over them (null
+    removes one). PD_BUFFER_SIZE is the endpoint's effective number, in bytes: pdBufferSize, or
+    the variable given here, which the settings parse as pdBufferSize
+    (settings/endpoint/numbers.py). The Region is given, not looked up: the workers cannot reach
+    the instance metadata service (specs/isolation/instance_metadata.py)."""
     numbers = entry.numbers
     user = {k: v for k, v in entry.config.environment_variables.items() if k != "PD_BUFFER_SIZE"}
-    merged = {**default_environment(numbers.pd_buffer.value), **user}
+    defaults = {**default_environment(numbers.pd_buffer.value), **region_environment(region)}
+    merged = {**defaults, **user}
     return {k: v for k, v in merged.items() if v is not None}
 
 
@@ -145,7 +149,7 @@ def build_endpoint(
     checkpoint = s.checkpoint_of(entry)  # its own copy, else the stack's
     pd = e.mode == "dpd"
     where = placement_of(s, entry)
-    env = worker_environment(entry)
+    env = worker_environment(entry, s.region)
     worker_pool = "decode" if pd else "colocated"
     server = None
     if cluster.prometheus_workspace is not None:
@@ -224,6 +228,7 @@ def policy_annotations(s: StackSettings) -> dict[str, str]:
         notes["expected-prompt-tokens"] = str(e.expected_prompt_tokens)
     if e.expected_in_flight_transfers:
         notes["expected-in-flight-transfers"] = str(e.expected_in_flight_transfers)
+    notes |= capacity_annotations(e)
     return {ANNOTATION_PREFIX + k: v for k, v in notes.items()}
 
 
@@ -255,6 +260,9 @@ class EndpointSpec:
     namespace: Desired | None  # the endpoint's namespace, unless it is "default"
     # Who may reach its workers (specs/isolation/network_policies.py); None: networkPolicy off.
     network_policy: Desired | None = None
+    # Its namespace's pods kept from the instance metadata service, when no other endpoint
+    # shares the namespace (specs/isolation/instance_metadata.py); None: networkPolicy off.
+    metadata_policy: Desired | None = None
 
 
 def endpoint(
@@ -279,10 +287,12 @@ def endpoint(
     # The numbers the gate's rules judge: those the manifest's args and env carry, typed.
     facts = entry.numbers.facts()
     iec = Desired(IEC_TYPE, f"{name}-iec", parents, config.to_manifest(), facts=facts)
-    policy = None
+    policy = egress = None
     if s.network_policy.enabled:
         policy = network_policy(f"{name}-network-policy", parents, s, config.name, config.namespace)
-    return EndpointSpec(name, config, iec, namespace, policy)
+    if own_namespace:
+        egress = guarded_namespace(s, f"{name}-metadata-egress", parents, config.namespace)
+    return EndpointSpec(name, config, iec, namespace, policy, egress)
 
 
 def namespace_desired(
@@ -290,17 +300,7 @@ def namespace_desired(
 ) -> Desired:
     """An endpoint namespace, with the Pod Security labels its operator's pods meet
     (specs/isolation/pod_security.py says why `privileged` is enforced there)."""
-    labels = pod_security_labels("privileged", kubernetes_version)
-    return Desired(
-        NAMESPACE_TYPE,
-        name,
-        parents,
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": namespace, "labels": labels},
-        },
-    )
+    return security_namespace(name, parents, namespace, "privileged", kubernetes_version)
 
 
 def router_service(spec: InferenceEndpointConfig) -> str:

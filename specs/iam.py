@@ -28,6 +28,21 @@ def service_statement(*services: str) -> Statement:
     return {"Effect": "Allow", "Principal": {"Service": list(services)}, "Action": "sts:AssumeRole"}
 
 
+def source_scoped(
+    statement: Statement,
+    source_account: Any,
+    source_arn: Any = None,
+) -> Statement:
+    """`statement` with the aws:SourceAccount / aws:SourceArn conditions a service sets when it
+    assumes a role on behalf of one of its resources."""
+    condition: dict = {}
+    if source_account is not None:
+        condition["StringEquals"] = {"aws:SourceAccount": source_account}
+    if source_arn is not None:
+        condition["ArnLike"] = {"aws:SourceArn": source_arn}
+    return {**statement, "Condition": condition} if condition else statement
+
+
 def document_text(*statements: Statement) -> str:
     return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
 

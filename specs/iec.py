@@ -187,20 +187,31 @@ class PrometheusTrigger:
 
 @dataclass(frozen=True)
 class RoleAutoScaling:
-    """The operator's <AutoScaling>: an endpoint's (colocated) or one role's replica bounds."""
+    """The operator's <AutoScaling>: an endpoint's (colocated) or one role's replica bounds.
+
+    One trigger renders as `prometheusTrigger`; with more (a DPD pool held at its share of the
+    other pool's replicas: specs/scaling.py) all render as `prometheusTriggerList`, which the
+    operator takes over prometheusTrigger when both are given (its CRD, and its Python model in
+    aws/sagemaker-hyperpod-cli src/sagemaker/hyperpod/inference/config/hp_endpoint_config.py:
+    "Multiple Prometheus metric triggers ... Takes priority over PrometheusTrigger"); KEDA
+    turns each into a metric of one HPA, which scales to the largest replica count any of them
+    asks for (Kubernetes docs, "Horizontal Pod Autoscaling", "Scaling on multiple metrics")."""
 
     min_replica_count: int
     max_replica_count: int
     trigger: PrometheusTrigger | None = None
     cooldown_period: int | None = None
     scale_down_stabilization_time: int | None = None
+    more_triggers: tuple[PrometheusTrigger, ...] = ()
 
     def to_manifest(self) -> dict[str, Any]:
+        triggers = [t.to_manifest() for t in (self.trigger, *self.more_triggers) if t]
         return _drop_none(
             {
                 "minReplicaCount": self.min_replica_count,
                 "maxReplicaCount": self.max_replica_count,
-                "prometheusTrigger": self.trigger.to_manifest() if self.trigger else None,
+                "prometheusTrigger": triggers[0] if len(triggers) == 1 else None,
+                "prometheusTriggerList": triggers if len(triggers) > 1 else None,
                 "cooldownPeriod": self.cooldown_period,
                 "scaleDownStabilizationTime": self.scale_down_stabilization_time,
             }

@@ -56,18 +56,30 @@ def flow_log_group_name(stack: str) -> str:
 def flow_logs_policy(
     name: str, stack: str, account_id: str, region: str, partition: str
 ) -> Desired:
-    """What VPC Flow Logs' delivery role may do: write the stack's flow log group's streams
+    """What VPC Flow Logs' delivery role may do: each action the VPC user guide lists for it
     ("IAM role for publishing flow logs to CloudWatch Logs",
-    https://docs.aws.amazon.com/vpc/latest/userguide/flow-logs-iam-role.html, scoped to the one
-    group). `account_id` is a placeholder."""
+    https://docs.aws.amazon.com/vpc/latest/userguide/flow-logs-iam-role.html), on the stack's
+    flow log group and its streams; logs:DescribeLogGroups takes no resource but "*" (IAM's
+    Service Authorization Reference, CloudWatch Logs). `account_id` is a placeholder."""
     group = f"arn:{partition}:logs:{region}:{account_id}:log-group:{flow_log_group_name(stack)}"
     return role_policy(
         f"{name}-flow-logs-policy",
         (NETWORK,),
         ref(f"{name}-flow-logs-role", "id"),
         allow(
-            ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+            [*FLOW_LOGS_GROUP_ACTIONS],
             [group, f"{group}:*"],
             "DeliverFlowLogs",
         ),
+        allow(["logs:DescribeLogGroups"], ["*"], "FindFlowLogGroup"),
     )
+
+
+# The guide's list but logs:DescribeLogGroups, scoped to the group: it exists (the stack creates
+# it before the flow log), CreateLogGroup is listed all the same.
+FLOW_LOGS_GROUP_ACTIONS = (
+    "logs:CreateLogGroup",
+    "logs:CreateLogStream",
+    "logs:PutLogEvents",
+    "logs:DescribeLogStreams",
+)

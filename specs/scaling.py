@@ -10,14 +10,25 @@ Amazon Managed Prometheus workspace. KEDA authenticates to it as its own service
 The named metrics are vLLM's own Prometheus series (core/vllm/scaling_signals.py, from the pinned
 vLLM's source), summed or averaged over the pool's pods: those of the pool's Deployment alone
 (core/vllm/pod_names.py), never a sibling endpoint's whose name only starts like this one's.
+
+With `autoscaling.ratio` the follower pool (settings/endpoint/scaling_pair.py) has a second trigger,
+`<name>-<pool>-pair`: its share of the leader's reporting pods at an AverageValue target of 1.
+KEDA's prometheus scaler hands the query's value to the HPA as an external metric
+(kedacore/keda pkg/scalers/prometheus_scaler.go); for an AverageValue target the HPA asks for
+ceil(value / target) replicas (kubernetes/kubernetes pkg/controller/podautoscaler/
+replica_calculator.go, GetExternalPerPodMetricReplicas) unless value / (target x replicas) is
+within its tolerance of 1 (0.1 by default, --horizontal-pod-autoscaler-tolerance): a floor of 11 or
+more replicas may stay one short. Of the two triggers the HPA takes the larger count.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from core.vllm.pod_names import pod_name_pattern, worker_deployment
-from core.vllm.scaling_signals import SIGNALS, signal_query
+from core.vllm.scaling_signals import SIGNALS, pair_query, signal_query
+from core.vocabulary import DPD_ROLES
 from settings.endpoint.entries import scaling_of
 from settings.endpoint.model import EndpointConfig, ScalingConfig
 from specs.iec import PrometheusTrigger, RoleAutoScaling
@@ -44,6 +55,7 @@ def pool_autoscaling(e: EndpointConfig, pool: str, server: Any) -> RoleAutoScali
     if scaling is None or scaling.max_replicas is None or scaling.target is None:
         return None
     query, metric_type = query_of(e, pool, scaling)
+    pair = pair_trigger(e, pool, server)
     return RoleAutoScaling(
         min_replica_count=scaling.min_replicas,
         max_replica_count=scaling.max_replicas,
@@ -56,4 +68,39 @@ def pool_autoscaling(e: EndpointConfig, pool: str, server: Any) -> RoleAutoScali
         ),
         cooldown_period=scaling.cooldown_seconds,
         scale_down_stabilization_time=scaling.scale_down_stabilization_seconds,
+        more_triggers=() if pair is None else (pair,),
     )
+
+
+def pair_trigger(e: EndpointConfig, pool: str, server: Any) -> PrometheusTrigger | None:
+    """The trigger holding `pool` at its share of the other pool's replicas: only the follower
+    of a DPD endpoint's `autoscaling.ratio` has one."""
+    ratio = None if e.autoscaling is None else e.autoscaling.ratio
+    if e.mode != "dpd" or ratio is None or ratio.follower != pool:
+        return None
+    leader = pod_name_pattern(worker_deployment(e.name, ratio.leader))
+    return PrometheusTrigger(
+        name=f"{e.name}-{pool}-pair",
+        server_address=server,
+        query=pair_query(e.namespace, leader, ratio.share(pool), ratio.share(ratio.leader)),
+        target_value=1,
+        metric_type="Average",
+    )
+
+
+CAPACITY_ANNOTATION = "slo-capacity-{pool}"
+
+
+def capacity_annotations(e: EndpointConfig) -> dict[str, str]:
+    """What `advise` recorded each autoscaled pool's replica holds within the SLO (annotation
+    name without the prefix -> JSON {metric, perReplica, within}): the autoscaling-capacity rule
+    reads it from the manifest beside the pool's target, in the plan and the pack alike."""
+    out = {}
+    for pool in DPD_ROLES if e.mode == "dpd" else ("colocated",):
+        scaling = scaling_of(e, pool)
+        if scaling is None or scaling.capacity is None:
+            continue
+        c = scaling.capacity
+        record = {"metric": c.metric, "perReplica": c.per_replica, "within": c.within}
+        out[CAPACITY_ANNOTATION.format(pool=pool)] = json.dumps(record, sort_keys=True)
+    return out

@@ -30,14 +30,13 @@ from core.job_pods import (
     pod_security_context,
 )
 from core.refs import ref
-from core.regions import partition_of
+from core.regions import partition_of, region_environment
 from core.versions import JOB_BOTO3
 from core.vocabulary import (
     CHECKPOINT_LABEL,
     CHECKPOINT_STAGING,
     CONFIG_MAP_TYPE,
     JOB_TYPE,
-    NAMESPACE_TYPE,
     SECRET_TYPE,
     STAGING_NAMESPACE,
     role_node_selector,
@@ -46,7 +45,8 @@ from settings.checkpoint import CheckpointConfig
 from settings.stack import StackSettings
 from specs.base import Desired
 from specs.iam import allow, role_policy
-from specs.isolation.pod_security import pod_security_labels
+from specs.isolation.instance_metadata import guarded_namespace
+from specs.isolation.pod_security import namespace_desired
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = STAGING_NAMESPACE
@@ -78,9 +78,11 @@ SCRATCH_LIMIT = "50Gi"  # one Hub file at a time is staged here (shards are ~5 G
 # What the staging program imports besides its own package (a test runs it from these alone).
 CODE_FILES = (
     "core/__init__.py",
+    "core/cli_help.py",
     "core/cli_inputs.py",
     "core/collector.py",
     "core/exits.py",
+    "core/json_output.py",
     "core/regions.py",
     "core/units.py",
 )
@@ -138,6 +140,9 @@ class StagingSpec:
     token: Desired | None  # Secret with the Hugging Face token (a Pulumi secret)
     jobs: tuple[Desired, ...]  # one per staged copy: the stack's checkpoint's first
     prefixes: tuple[str, ...]  # where each of `jobs` stages its copy, in the same order
+    # Keeps the Job's pod from the instance metadata service (specs/isolation/instance_metadata.py);
+    # None: networkPolicy.enabled false.
+    metadata_policy: Desired | None = None
 
     @property
     def job(self) -> Desired:
@@ -181,19 +186,9 @@ def staging(
     prefix = copies[0].effective_prefix
     prefixes = [c.effective_prefix for c in copies]
     parents = (CHECKPOINT_STAGING,)
-    namespace = Desired(
-        NAMESPACE_TYPE,
-        f"{name}-namespace",
-        parents,
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {
-                "name": NAMESPACE,
-                # The Job's pod meets `restricted` (specs/isolation/pod_security.py).
-                "labels": pod_security_labels("restricted", s.eks.kubernetes_version),
-            },
-        },
+    # The Job's pod meets `restricted` (specs/isolation/pod_security.py).
+    namespace = namespace_desired(
+        f"{name}-namespace", parents, NAMESPACE, "restricted", s.eks.kubernetes_version
     )
     objects = [f"{model_bucket_arn}/{p}/*" for p in prefixes]
     sources = list(dict.fromkeys(c.source for c in copies))
@@ -274,7 +269,8 @@ def staging(
         )
         for i, c in enumerate(copies)
     )
-    return StagingSpec(name, prefix, policy, code, namespace, token, jobs, tuple(prefixes))
+    egress = guarded_namespace(s, f"{name}-metadata-egress", parents, NAMESPACE)
+    return StagingSpec(name, prefix, policy, code, namespace, token, jobs, tuple(prefixes), egress)
 
 
 def _identity(c: CheckpointConfig) -> str:
@@ -302,7 +298,7 @@ def _job(
         _quote(p) for p in command
     )
     env = [
-        {"name": "AWS_REGION", "value": s.region},
+        *({"name": k, "value": v} for k, v in region_environment(s.region).items()),
         {"name": "HOME", "value": HOME_DIR},
         {"name": "TMPDIR", "value": WORK_DIR},
         {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},

@@ -1,30 +1,59 @@
 """One stable URL in front of several endpoints, split by weight (`hyperpod-dpd:traffic`).
 
-An internal Application Load Balancer (private subnets) whose one listener forwards to one target
-group per endpoint, by weight. It is reached by the clients `hyperpod-dpd:trafficListener` names
+An internal Application Load Balancer (private subnets) whose one listener forwards, by its one
+rule, to one target group per endpoint, by weight. It is reached by the clients `hyperpod-dpd:trafficListener` names
 (CIDRs, security groups) and the HyperPod nodes (in-cluster clients), nothing else; over HTTPS
 (443, a TLS 1.2+ policy) when a certificate is given, else plain HTTP on 80 and the plan says so
-(hyperpod-dpd-traffic-tls). Its access logs go to a bucket of its own (SSE-S3, the only
+(hyperpod-dpd-traffic-tls). With a certificate, clients call it by a name of the user's
+(`trafficListener.domainName`, an alias record in their private hosted zone), the name the
+certificate covers. Its access logs go to a bucket of its own (SSE-S3, the only
 encryption ALB log delivery takes). Each target group is bound to the
 endpoint's router Service by a TargetGroupBinding of the AWS Load Balancer Controller the
 operator add-on installs (its CRD `elbv2.k8s.aws/v1beta1`), which registers the router pods as
 targets. An Ingress could not do this: its weighted forward names Services of its own namespace
 only (controller docs, ingress annotations), and endpoints live in their own.
 
+Only requests that carry one of the stack's API keys (`Authorization: Bearer <key>`,
+core/api_key.py) are forwarded: a listener rule matches the header, and the listener's default
+answers everything else with 401, the pattern AWS documents for letting only CloudFront through
+to an ALB (CloudFront Developer Guide, "Restrict access to Application Load Balancers",
+https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/restrict-access-to-load-balancer.html).
+The load balancer checks the key, not vLLM (`--api-key`, which vLLM 0.19.0 checks on /v1 paths
+only: vllm/entrypoints/openai/server_utils.py AuthenticationMiddleware): the router in between
+does not pass the client's header on. Its upstream, the vLLM production-stack router, sends its
+own `Authorization: Bearer $OPENAI_API_KEY` to the prefiller and the decoder on the
+disaggregated path (src/vllm_router/services/request_service/request.py,
+send_request_to_prefiller and send_request_to_decode, on main and in the conditional-routing
+change whose log lines the HyperPod router prints, vllm-project/production-stack#890), and lists
+each pod's models with its own `VLLM_API_KEY` (service_discovery.py, _get_model_names; an
+engine that wants a key the router lacks is "Model not found": vllm-project/production-stack#150).
+The operator sets neither on its router, so workers that checked a key would refuse it. Each key
+is generated (random.RandomPassword, a Pulumi secret) and held by the rule; up to three at once,
+so a rotation adds the new key, moves the clients, then drops the old one, with no pod restarted.
+The newest is stored as a Kubernetes Secret for the clients the stack runs in the cluster
+(`verify`'s prompt pods, the benchmark Job), in the namespace they run in, the stack's benchmark
+namespace (core/vocabulary.py BENCHMARK_NAMESPACE): not in the endpoints', whose pods never
+present it and where only the operator's pods run (specs/isolation/admission.py).
+
 The Service is the router the operator creates for every endpoint with intelligent routing
 (core/vocabulary.py RouterService, where its sources are cited; `hyperpod-dpd verify` checks it
-exists before any weight moves). Moving weights changes the listener only: shifting and rolling
-back never touch an InferenceEndpointConfig, so no pod restarts.
+exists before any weight moves). Moving weights changes the listener rule only: shifting and
+rolling back never touch an InferenceEndpointConfig, so no pod restarts.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
+from core import api_key
+from core.aws.elb_accounts import ELB_LOG_ACCOUNTS
 from core.refs import ref
 from core.vocabulary import (
+    BENCHMARK_NAMESPACE,
     CHAT_COMPLETIONS_PATH,
     ROUTER_HEALTH_PATH,
+    SECRET_TYPE,
     SECURITY_GROUP_TYPE,
     SG_EGRESS_TYPE,
     SG_INGRESS_TYPE,
@@ -32,6 +61,7 @@ from core.vocabulary import (
     RouterService,
     target_group_name,
 )
+from settings.endpoint.traffic import TrafficListenerConfig
 from settings.stack import StackSettings
 from specs.base import Desired
 from specs.buckets import BucketSpec, secure_bucket
@@ -39,16 +69,41 @@ from specs.buckets import BucketSpec, secure_bucket
 LOAD_BALANCER_TYPE = "aws:lb/loadBalancer:LoadBalancer"
 TARGET_GROUP_TYPE = "aws:lb/targetGroup:TargetGroup"
 LISTENER_TYPE = "aws:lb/listener:Listener"
+LISTENER_RULE_TYPE = "aws:lb/listenerRule:ListenerRule"
+RANDOM_PASSWORD_TYPE = "random:index/randomPassword:RandomPassword"
+RECORD_TYPE = "aws:route53/record:Record"
+ZONE_ASSOCIATION_TYPE = "aws:route53/zoneAssociation:ZoneAssociation"
 TARGET_GROUP_BINDING_TYPE = "kubernetes:elbv2.k8s.aws/v1beta1:TargetGroupBinding"
 HTTP_PORT, HTTPS_PORT = 80, 443
 LISTENER_PORT = HTTP_PORT  # without a certificate
 CHAT_PATH = CHAT_COMPLETIONS_PATH
 ACCESS_LOG_PREFIX = "traffic"
 # ALB access logs: "The only server-side encryption option that's supported is Amazon S3-managed
-# keys (SSE-S3)", and the bucket policy lets ELB's log delivery service write under
-# <prefix>/AWSLogs/<account>/ (Elastic Load Balancing, "Enable access logs for your Application
-# Load Balancer", https://docs.aws.amazon.com/elasticloadbalancing/latest/application/enable-access-logging.html).
+# keys (SSE-S3)", and the bucket policy lets ELB write under <prefix>/AWSLogs/<account>/ (Elastic
+# Load Balancing, "Enable access logs for your Application Load Balancer",
+# https://docs.aws.amazon.com/elasticloadbalancing/latest/application/enable-access-logging.html):
+# in a Region launched before August 2022 as the Region's ELB account (core/aws/elb_accounts.py),
+# in a newer one as the log delivery service principal.
 LOG_DELIVERY = "logdelivery.elasticloadbalancing.amazonaws.com"
+# What the listener answers a request without a key: 401 as vLLM's own check would, with an
+# OpenAI-style error body saying what is missing (an ALB fixed response body: at most 1024 bytes).
+UNAUTHORIZED = {
+    "type": "fixed-response",
+    "fixedResponse": {
+        "contentType": "application/json",
+        "statusCode": "401",
+        "messageBody": json.dumps(
+            {
+                "error": {
+                    "message": f"missing or unknown API key: send {api_key.HEADER}: "
+                    f"{api_key.SCHEME} <key> (stack output {api_key.OUTPUT})",
+                    "type": "authentication_error",
+                    "code": 401,
+                }
+            }
+        ),
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -59,24 +114,46 @@ class TrafficSpec:
     load_balancer: Desired
     target_groups: dict[str, Desired]  # endpoint key -> its target group
     bindings: dict[str, Desired]  # endpoint key -> TargetGroupBinding of its router Service
-    listener: Desired
+    listener: Desired  # answers 401 to what no rule forwards
+    forward: Desired  # the listener rule: the weighted forward, for requests with a key
+    api_keys: tuple[Desired, ...]  # one generated key per name, the newest last
+    key_secrets: tuple[Desired, ...]  # the newest key, per namespace of the split's endpoints
     logs: BucketSpec | None = None  # the access logs' bucket (trafficListener.accessLogs)
+    dns: DnsSpec | None = None  # trafficListener.domainName: its record and zone association
 
     @property
     def https(self) -> bool:
         return self.listener.props["protocol"] == "HTTPS"
 
+    @property
+    def newest_key(self) -> Desired:
+        return self.api_keys[-1]
+
     def resources(self) -> list[Desired]:
         logs = [self.logs.bucket, *self.logs.guards] if self.logs else []
+        dns = [self.dns.association, self.dns.record] if self.dns else []
         return [
             self.security_group,
             *self.rules,
             *logs,
             self.load_balancer,
+            *dns,
             *self.target_groups.values(),
             *self.bindings.values(),
+            *self.api_keys,
+            *self.key_secrets,
             self.listener,
+            self.forward,
         ]
+
+
+@dataclass(frozen=True)
+class DnsSpec:
+    """The name clients call (trafficListener.domainName) in the user's private hosted zone."""
+
+    domain_name: str
+    association: Desired  # the zone and the stack's VPC: in-cluster clients resolve it too
+    record: Desired  # an alias A record to the load balancer
 
 
 def _rule_suffix(source: str) -> str:
@@ -165,7 +242,9 @@ def traffic_split(
         "tags": tags,
     }
     if listener_cfg.access_logs:
-        logs = _log_bucket(name, tags, account_id, partition, listener_cfg.access_log_days)
+        logs = _log_bucket(
+            name, tags, account_id, partition, s.region, listener_cfg.access_log_days
+        )
         alb_props["accessLogs"] = {
             "bucket": logs.bucket_name,
             "prefix": ACCESS_LOG_PREFIX,
@@ -223,7 +302,35 @@ def traffic_split(
             "port": port,
             "protocol": "HTTPS" if https else "HTTP",
             **tls,
-            "defaultActions": [
+            "defaultActions": [UNAUTHORIZED],
+            "tags": tags,
+        },
+    )
+    keys = tuple(
+        Desired(
+            RANDOM_PASSWORD_TYPE,
+            f"{name}-api-key-{key_name}",
+            parents,
+            {"length": api_key.LENGTH, "special": False, "upper": False},
+        )
+        for key_name in listener_cfg.api_key_names
+    )
+    forward = Desired(
+        LISTENER_RULE_TYPE,
+        f"{name}-forward",
+        parents,
+        {
+            "listenerArn": ref(listener.name, "arn"),
+            "priority": 1,
+            "conditions": [
+                {
+                    "httpHeader": {
+                        "httpHeaderName": api_key.HEADER,
+                        "values": [api_key.bearer(ref(k.name, "result")) for k in keys],
+                    }
+                }
+            ],
+            "actions": [
                 {
                     "type": "forward",
                     "forward": {
@@ -237,29 +344,113 @@ def traffic_split(
             "tags": tags,
         },
     )
-    return TrafficSpec(name, group, tuple(rules), alb, groups, bindings, listener, logs)
+    secrets = (_key_secret(name, BENCHMARK_NAMESPACE, keys[-1]),)
+    dns = _dns(name, listener_cfg, vpc_id, alb) if listener_cfg.domain_name else None
+    return TrafficSpec(
+        name, group, tuple(rules), alb, groups, bindings, listener, forward, keys, secrets,
+        logs, dns,
+    )  # fmt: skip
+
+
+def _key_secret(name: str, namespace: str, key: Desired) -> Desired:
+    """The newest key as a Kubernetes Secret in `namespace`, for the clients the stack runs
+    there (core/api_key.py); a Pulumi secret, so encrypted in the stack's state."""
+    return Desired(
+        SECRET_TYPE,
+        f"{name}-key-secret-{namespace}",
+        (TRAFFIC_SPLIT,),
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": api_key.SECRET_NAME, "namespace": namespace},
+            "type": "Opaque",
+            "stringData": {api_key.SECRET_KEY: ref(key.name, "result")},
+        },
+    )
+
+
+def _dns(name: str, listener_cfg: TrafficListenerConfig, vpc_id: str, alb: Desired) -> DnsSpec:
+    """An alias A record of the name to the load balancer in the user's private zone, and the
+    zone associated with the stack's VPC: a private zone answers only in the VPCs associated
+    with it (Route 53 Developer Guide, "Working with private hosted zones"), and the stack's
+    VPC is new."""
+    zone, domain = listener_cfg.hosted_zone_id, listener_cfg.domain_name
+    parents = (TRAFFIC_SPLIT,)
+    association = Desired(
+        ZONE_ASSOCIATION_TYPE, f"{name}-zone-vpc", parents, {"zoneId": zone, "vpcId": vpc_id}
+    )
+    record = Desired(
+        RECORD_TYPE,
+        f"{name}-dns",
+        parents,
+        {
+            "zoneId": zone,
+            "name": domain,
+            "type": "A",
+            "aliases": [
+                {
+                    "name": ref(alb.name, "dnsName"),
+                    "zoneId": ref(alb.name, "zoneId"),
+                    "evaluateTargetHealth": False,
+                }
+            ],
+        },
+    )
+    return DnsSpec(domain, association, record)
 
 
 def _log_bucket(
-    name: str, tags: dict[str, str], account_id: str, partition: str, days: int
+    name: str, tags: dict[str, str], account_id: str, partition: str, region: str, days: int
 ) -> BucketSpec:
     """The access logs' bucket: the stack's secure bucket (private, TLS-only, versioned), SSE-S3,
-    its objects expiring after `days`; ELB's log delivery may put objects under its prefix, for
-    this account's load balancers only."""
-    arn = ref(f"{name}-logs-bucket", "arn")  # secure_bucket names it so
-    delivery = {
-        "Sid": "ElbLogDelivery",
-        "Effect": "Allow",
-        "Principal": {"Service": LOG_DELIVERY},
-        "Action": "s3:PutObject",
-        "Resource": f"{arn}/{ACCESS_LOG_PREFIX}/AWSLogs/{account_id}/*",
-        "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
-    }
+    its objects expiring after `days`; ELB may put objects under its prefix, for this account's
+    load balancers only (the key names the balancer's account)."""
     return secure_bucket(
         f"{name}-logs",
         tags,
         within=(TRAFFIC_SPLIT,),
         force_destroy=True,
-        policy_statements=(delivery,),
+        policy_statements=elb_log_delivery(
+            ref(f"{name}-logs-bucket", "arn"),
+            account_id,
+            partition,
+            region,  # as secure_bucket names it
+        ),
         expire_days=days,
     )
+
+
+def elb_log_delivery(
+    bucket_arn: str, account_id: str, partition: str, region: str
+) -> tuple[dict, ...]:
+    """Who writes an ALB's access logs into `bucket_arn` in `region`, as the ELB user guide
+    grants it (the page cited at LOG_DELIVERY). ELB writes a test object
+    (<prefix>/AWSLogs/<account>/ELBAccessLogTestFile) when logging is enabled, so a write it is
+    refused fails the load balancer's creation.
+
+    - A Region launched before August 2022: the Region's ELB account (its root, as the guide
+      writes it). Its request is an account's, not a service principal's: it carries no
+      aws:SourceAccount, so that statement has no condition; the object key, which names the
+      balancer's account, keeps it to this account's load balancers.
+    - Every Region: the log delivery service principal, the guide's policy for the newer
+      Regions, for this account only (aws:SourceAccount).
+    """
+    objects = f"{bucket_arn}/{ACCESS_LOG_PREFIX}/AWSLogs/{account_id}/*"
+    statements: list[dict] = []
+    if region in ELB_LOG_ACCOUNTS:
+        statements.append({
+            "Sid": "ElbAccountLogDelivery",
+            "Effect": "Allow",
+            "Principal": {"AWS": f"arn:{partition}:iam::{ELB_LOG_ACCOUNTS[region]}:root"},
+            "Action": "s3:PutObject",
+            "Resource": objects,
+        })  # fmt: skip
+    statements.append({
+        "Sid": "ElbLogDelivery",
+        "Effect": "Allow",
+        "Principal": {"Service": LOG_DELIVERY},
+        "Action": "s3:PutObject",
+        "Resource": objects,
+        "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
+    })  # fmt: skip
+    return tuple(statements)

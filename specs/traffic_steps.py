@@ -7,6 +7,7 @@ most users, which a candidate is compared with and whose weight a step takes fro
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 
 from core.vocabulary import PROJECT
@@ -23,9 +24,10 @@ def candidates_of(traffic: Mapping[str, int]) -> list[str]:
     return sorted(k for k in traffic if k != baseline)
 
 
-def next_weight(current: int) -> int | None:
-    """The next step after `current` percent (None: the candidate already takes everything)."""
-    return next((step for step in STEPS if step > current), None)
+def next_weight(current: int, steps: tuple[int, ...] = STEPS) -> int | None:
+    """The next of `steps` after `current` percent (None: the candidate already takes
+    everything)."""
+    return next((step for step in steps if step > current), None)
 
 
 def reweighted(traffic: Mapping[str, int], candidate: str, weight: int) -> dict[str, int]:
@@ -43,21 +45,25 @@ def reweighted(traffic: Mapping[str, int], candidate: str, weight: int) -> dict[
     return out
 
 
-def set_commands(before: Mapping[str, int], after: Mapping[str, int]) -> str:
-    """The `pulumi config set` lines from `before` to `after`, then `pulumi up`."""
+def set_commands(before: Mapping[str, int], after: Mapping[str, int], stack: str) -> str:
+    """The `pulumi config set` lines from `before` to `after`, then `pulumi up`, each naming
+    `stack` (without it they act on whichever stack is selected)."""
+    named = f"--stack {shlex.quote(stack)}"
     lines = [
-        f"pulumi config set --path '{PROJECT}:traffic.{key}' {after[key]}"
+        f"pulumi config set {named} --path '{PROJECT}:traffic.{key}' {after[key]}"
         for key in sorted(after)
         if after[key] != before.get(key)
     ]
-    return " && ".join([*lines, "pulumi up"])
+    return " && ".join([*lines, f"pulumi up {named}"])
 
 
-def rollback_command(traffic: Mapping[str, int], candidate: str) -> str:
-    return set_commands(traffic, reweighted(traffic, candidate, 0))
+def rollback_command(traffic: Mapping[str, int], candidate: str, stack: str) -> str:
+    return set_commands(traffic, reweighted(traffic, candidate, 0), stack)
 
 
-def promote_command(traffic: Mapping[str, int], candidate: str) -> str | None:
+def promote_command(traffic: Mapping[str, int], candidate: str, stack: str) -> str | None:
     """The next step's command (None: nothing left to shift)."""
     weight = next_weight(traffic[candidate])
-    return None if weight is None else set_commands(traffic, reweighted(traffic, candidate, weight))
+    if weight is None:
+        return None
+    return set_commands(traffic, reweighted(traffic, candidate, weight), stack)

@@ -126,8 +126,11 @@ USER_CHOICES = {
     f"{NS}:hfToken": "their token",
     f"{NS}:eks.adminRoleArns": "their roles",
     f"{NS}:eks.viewRoleArns": "their roles",
+    f"{NS}:deployerArns": "their deploying roles",
     f"{NS}:eks.publicAccessCidrs": "their networks",
     f"{NS}:trafficListener.certificateArn": "their certificate",
+    f"{NS}:trafficListener.domainName": "the name their clients call",
+    f"{NS}:trafficListener.hostedZoneId": "their private hosted zone",
     f"{NS}:trafficListener.allowedCidrs": "their clients' networks",
     f"{NS}:trafficListener.allowedSecurityGroupIds": "their clients' groups",
     f"{NS}:instanceGroups.{{}}.trainingPlanArn": "the plan they bought",
@@ -243,11 +246,12 @@ class Audit:
     followed: list[str]
     broken: list[str]
     valueless: list[str]
+    deleting: list[str]  # a misspelled key's fix that drops its value instead of renaming it
 
 
 @pytest.fixture(scope="module")
 def audit(tmp_path_factory) -> Audit:
-    result = Audit([], [], [])
+    result = Audit([], [], [], [])
     stacks = tmp_path_factory.mktemp("fix-hints") / "stacks.pickle"
     for name, raw, secret_keys in _cases(stacks):
         for problem in judged(raw, secret_keys):
@@ -257,6 +261,10 @@ def audit(tmp_path_factory) -> Audit:
                 if not _without_value_allowed(problem):
                     result.valueless.append(where)
                 continue
+            misspelled = re.search(r"did you mean '[^']+'\?", problem.hint)
+            renamed = any(e.op == "rename" for e in alternatives[0])
+            if misspelled and "set already" not in problem.hint and not renamed:
+                result.deleting.append(where)
             for edits in alternatives:
                 after = judged(apply(raw, edits), secret_keys)
                 if any(problem.same(p) for p in after):
@@ -281,6 +289,13 @@ def test_every_followed_hint_makes_its_problem_go_away(audit):
 @pytest.mark.xdist_group("fix-hints")
 def test_every_hint_names_a_value_unless_only_the_user_knows_it(audit):
     assert not audit.valueless, "\n".join(audit.valueless)
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("fix-hints")
+def test_a_misspelled_key_is_renamed_not_deleted(audit):
+    """'did you mean X?' is followed by renaming the key to X, its value kept."""
+    assert not audit.deleting, "\n".join(audit.deleting)
 
 
 # --- following a hint as printed: the reader the audit relies on -----------------------------
@@ -350,3 +365,64 @@ def test_a_followed_fix_plans_in_full(name, tmp_path):
     plan = make_plan(write_project(tmp_path / "project", fixed), "dev", tmp_path / "plan")
     assert not plan.stopped and plan.run.resources
     assert not any(problem.same(p) for p in judged(fixed))
+
+
+# --- the hints commands print besides the stack's own checks ----------------------------------
+
+
+def _followed_line(raw: dict[str, Any], line: str) -> dict[str, Any]:
+    """`raw` after each `pulumi config set` of a `cmd && cmd && ...` line, as the CLI runs them."""
+    for command in line.split(" && "):
+        if command.startswith("pulumi config"):
+            [edits, *_] = suggestions(command)
+            raw = apply(raw, edits)
+    return raw
+
+
+def _plans_without_a_stop(raw: dict[str, Any], stack: str) -> list[str]:
+    """What would stop `make plan` of `raw` (exit 1 or 2): config problems, mandatory findings."""
+    try:
+        s = parse_settings(raw)
+    except ConfigError as error:
+        return [p.render() for p in error.problems]
+    desired = desired_state(s, NS, stack)
+    return [v.message for v in judge(desired) if v.enforcement == "mandatory"]
+
+
+def test_every_canary_next_line_followed_plans():
+    """The canary's `next:` (promote to the next step, or roll back), at every step of the
+    split, followed as printed on the canary stack: it plans (exit 0), and moves the weights."""
+    from specs.traffic_steps import promote_command, rollback_command
+
+    raw = stack_raw("canary")
+    seen = 0
+    while True:
+        traffic = raw[f"{NS}:traffic"]
+        back = rollback_command(traffic, "candidate", "canary")
+        assert "--stack canary" in back
+        rolled = _followed_line(raw, back)
+        assert _plans_without_a_stop(rolled, "canary") == [], back
+        assert rolled[f"{NS}:traffic"]["candidate"] == 0
+        step = promote_command(traffic, "candidate", "canary")
+        if step is None:
+            break
+        raw = _followed_line(raw, step)
+        assert _plans_without_a_stop(raw, "canary") == [], step
+        seen += 1
+    assert seen == 3 and raw[f"{NS}:traffic"]["candidate"] == 100  # 5 -> 25 -> 50 -> 100
+
+
+def test_the_alerts_rollback_lines_followed_plan():
+    """A candidate's alert says how to roll it back: followed, the stack plans."""
+    from specs.slo.rules import rule_file
+
+    raw = stack_raw("canary")
+    actions = {
+        r["annotations"]["action"]
+        for g in rule_file(parse_settings(raw), "canary")["groups"]
+        for r in g["rules"]
+        if "alert" in r and r["labels"]["endpoint"] == "candidate"
+    }
+    lines = {a.split("Roll the candidate back: ", 1)[1].split("; then", 1)[0] for a in actions}
+    assert len(lines) == 1
+    assert _plans_without_a_stop(_followed_line(raw, lines.pop()), "canary") == []

@@ -35,6 +35,9 @@ class InferenceEndpoint(pulumi.ComponentResource):
     resource: k8s.apiextensions.CustomResource
     namespace: k8s.core.v1.Namespace | None  # None: the endpoint's namespace is not ours
     network_policy: k8s.networking.v1.NetworkPolicy | None  # None: networkPolicy.enabled false
+    # Its namespace's pods kept from the instance metadata service; None: networkPolicy.enabled
+    # false, or the namespace is shared (EndpointNamespaces has it).
+    metadata_policy: k8s.networking.v1.NetworkPolicy | None
 
     def __init__(self, name: str, args: EndpointArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(INFERENCE_ENDPOINT, name, None, opts)
@@ -49,9 +52,12 @@ class InferenceEndpoint(pulumi.ComponentResource):
             ns = args.spec.namespace
             self.namespace = k8s.core.v1.Namespace(ns.name, **out.resolve(ns.kwargs()), opts=child)
             depends_on.append(self.namespace)
-        self.network_policy = self._create_network_policy(args, child)
-        if self.network_policy is not None:
-            depends_on.append(self.network_policy)
+        namespace = self.namespace or args.shared_namespace
+        self.network_policy = self._create_policy(args.spec.network_policy, args, child, namespace)
+        self.metadata_policy = self._create_policy(
+            args.spec.metadata_policy, args, child, namespace
+        )
+        depends_on += [p for p in (self.network_policy, self.metadata_policy) if p is not None]
         iec = args.spec.iec
         self.resource = k8s.apiextensions.CustomResource(
             iec.name,
@@ -74,15 +80,17 @@ class InferenceEndpoint(pulumi.ComponentResource):
             }
         )
 
-    def _create_network_policy(
-        self, args: EndpointArgs, child: pulumi.ResourceOptions
+    def _create_policy(
+        self,
+        policy: Desired | None,
+        args: EndpointArgs,
+        child: pulumi.ResourceOptions,
+        namespace: pulumi.Resource | None,
     ) -> k8s.networking.v1.NetworkPolicy | None:
-        """The workers' NetworkPolicy, in their namespace before the IEC starts any pod: no
+        """A NetworkPolicy of the workers, in their namespace before the IEC starts any pod: no
         worker runs unguarded. It needs only the namespace (the pods it names come later)."""
-        policy = args.spec.network_policy
         if policy is None:
             return None
-        namespace = self.namespace or args.shared_namespace
         return k8s.networking.v1.NetworkPolicy(
             policy.name,
             **args.outputs.resolve(policy.kwargs()),
@@ -97,11 +105,14 @@ class NamespacesArgs:
     namespaces: list[Desired]  # specs/desired.py: one per namespace the endpoints share
     outputs: Outputs
     provider: k8s.Provider
+    # Each shared namespace's metadata egress policy ("default"'s too), specs/desired.py.
+    policies: list[Desired] = field(default_factory=list)
 
 
 class EndpointNamespaces(pulumi.ComponentResource):
     """The namespaces of several endpoints, one resource each, owned by no endpoint: removing
-    an endpoint never deletes the namespace another runs in."""
+    an endpoint never deletes the namespace another runs in. With each, the NetworkPolicy that
+    keeps its pods from the instance metadata service."""
 
     def __init__(self, name: str, args: NamespacesArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(ENDPOINT_NAMESPACES, name, None, opts)
@@ -112,4 +123,14 @@ class EndpointNamespaces(pulumi.ComponentResource):
             )
             for ns in args.namespaces
         }
+        # By namespace: the endpoints there start after theirs.
+        self.policy_of: dict[str, pulumi.Resource] = {}
+        for policy in args.policies:
+            namespace = policy.props["metadata"]["namespace"]
+            after = [self.by_name[namespace]] if namespace in self.by_name else []
+            self.policy_of[namespace] = k8s.networking.v1.NetworkPolicy(
+                policy.name,
+                **args.outputs.resolve(policy.kwargs()),
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=after)),
+            )
         self.register_outputs({"namespaces": sorted(self.by_name)})

@@ -31,8 +31,6 @@ class AwsServiceAccount:
     name: str
     policy: Desired  # the role's inline policy; its `role` placeholder is `{name}-role`'s id
     tags: dict[str, str] = field(default_factory=dict)
-    # The same account in these namespaces too, assuming the same role.
-    more_namespaces: tuple[str, ...] = ()
 
 
 def aws_service_account(
@@ -43,33 +41,28 @@ def aws_service_account(
     parent: pulumi.Resource,
     depends_on: list[pulumi.Resource],
 ) -> tuple[k8s.core.v1.ServiceAccount, aws.iam.RolePolicy]:
-    """`{name}-role`, its inline policy and `{name}-service-account` (children of `parent`);
-    for each of `more_namespaces`, `{name}-{namespace}-service-account` too, assuming the same
-    role. The accounts exist only once the role may act, so a pod using one never starts
-    without its permissions."""
-    namespaces = (account.namespace, *account.more_namespaces)
+    """`{name}-role`, its inline policy and `{name}-service-account` (children of `parent`).
+    The account exists only once the role may act, so a pod using it never starts without its
+    permissions."""
     role = aws.iam.Role(
         f"{name}-role",
         assume_role_policy=irsa_trust(
-            cluster.oidc_provider_arn, cluster.oidc_issuer_url, namespaces, account.name
+            cluster.oidc_provider_arn, cluster.oidc_issuer_url, account.namespace, account.name
         ),
         tags=account.tags,
         opts=pulumi.ResourceOptions(parent=parent),
     )
     outputs.publish(f"{name}-role", id=role.id)
     policy = inline_policy(account.policy, outputs, parent)
-    accounts = [
-        k8s.core.v1.ServiceAccount(
-            f"{name}-service-account" if i == 0 else f"{name}-{namespace}-service-account",
-            metadata={
-                "name": account.name,
-                "namespace": namespace,
-                "annotations": {"eks.amazonaws.com/role-arn": role.arn},
-            },
-            opts=pulumi.ResourceOptions(
-                parent=parent, provider=cluster.provider, depends_on=[*depends_on, policy]
-            ),
-        )
-        for i, namespace in enumerate(namespaces)
-    ]
-    return accounts[0], policy
+    service_account = k8s.core.v1.ServiceAccount(
+        f"{name}-service-account",
+        metadata={
+            "name": account.name,
+            "namespace": account.namespace,
+            "annotations": {"eks.amazonaws.com/role-arn": role.arn},
+        },
+        opts=pulumi.ResourceOptions(
+            parent=parent, provider=cluster.provider, depends_on=[*depends_on, policy]
+        ),
+    )
+    return service_account, policy

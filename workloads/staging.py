@@ -54,6 +54,14 @@ class CheckpointStaging(pulumi.ComponentResource):
             spec.code.name, **out.resolve(spec.code.kwargs()), opts=after(namespace)
         )
         needs = [account, code]
+        if spec.metadata_policy is not None:  # the pod never runs before it is in place
+            needs.append(
+                k8s.networking.v1.NetworkPolicy(
+                    spec.metadata_policy.name,
+                    **out.resolve(spec.metadata_policy.kwargs()),
+                    opts=after(namespace),
+                )
+            )
         if spec.token is not None:
             needs.append(
                 k8s.core.v1.Secret(

@@ -41,6 +41,14 @@ ALB_FORWARD_TARGET_GROUPS_MAX = 5
 ALB_QUOTAS_URL = (
     "https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html"
 )
+# A listener rule's conditions: "You can specify up to three match evaluations per condition",
+# and an HTTP header condition's "maximum size of each string is 128 characters" (ELB User Guide,
+# "Condition types for listener rules").
+ALB_CONDITION_VALUES_MAX = 3
+ALB_CONDITION_VALUE_LENGTH_MAX = 128
+ALB_CONDITIONS_URL = (
+    "https://docs.aws.amazon.com/elasticloadbalancing/latest/application/rule-condition-types.html"
+)
 # TargetGroupTuple.Weight: "The weight. The range is 0 to 999."
 # https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_TargetGroupTuple.html
 ALB_WEIGHT_MIN, ALB_WEIGHT_MAX = 0, 999

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from core.sizing.catalog import GIB, ModelSpec, SizingError
+from core.units import format_bytes
 
 # LMCache's default chunk_size: the unit it stores, sends and allocates the PD buffer in.
 CHUNK_TOKENS = 256
@@ -55,6 +56,19 @@ def transfer_bytes(tokens: int, kv_per_token: int) -> int:
 def buffer_chunks(buffer_bytes: int, kv_per_token: int) -> int:
     """Whole chunks the buffer holds: LMCache >= PR #2694 rounds the buffer down (8 GiB -> 819)."""
     return buffer_bytes // chunk_bytes(kv_per_token)
+
+
+def buffer_in_chunks(buffer_bytes: int, kv_per_token: int) -> str:
+    """How LMCache takes a PD buffer, said once for `size` and the plan alike: its whole chunks,
+    and what it leaves idle when the size is not a whole number of them. Not a problem with the
+    images the stack runs: both carry LMCache 0.4.3 (core/versions.py), released 2026-04-06 after
+    LMCache PR #2694 (merged 2026-03-05), which rounds the buffer down to whole chunks instead of
+    refusing it; what is left idle is less than one chunk (2 MiB of the docs' 8 GiB)."""
+    chunks = buffer_chunks(buffer_bytes, kv_per_token)
+    idle = buffer_bytes - chunks * chunk_bytes(kv_per_token)
+    if not idle:
+        return f"{chunks} chunks"
+    return f"{chunks} chunks (LMCache rounds down: {format_bytes(idle)} idle)"
 
 
 def is_chunk_multiple(buffer_bytes: int, kv_per_token: int) -> bool:

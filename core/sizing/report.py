@@ -28,7 +28,6 @@ from core.sizing.kv_cache import (
     transfers_that_fit,
     transfers_unchunked,
 )
-from core.units import format_bytes
 from core.vocabulary import DPD_ROLES
 
 
@@ -229,9 +228,8 @@ def _check_inputs(
 
 def _warnings(r: SizingReport, model: ModelSpec) -> list[str]:
     """Field problems the numbers predict: a full PD buffer (LMCache/LMCache#1030, #1337, #1990,
-    #2365; docs/troubleshooting.md#pd-buffer-full), a buffer not in whole chunks
-    (LMCache/LMCache#1909, LMCache/LMCache#2104, LMCache/LMCache#2694), and GPU memory the buffer
-    and vLLM's share overrun."""
+    #2365; docs/troubleshooting.md#pd-buffer-full) and GPU memory the buffer and vLLM's share
+    overrun. A buffer not in whole chunks is none (core/sizing/kv_cache.py buffer_in_chunks)."""
     out = []
     if r.pd_buffer_chunks < r.max_model_len_chunks:
         out.append(
@@ -251,15 +249,6 @@ def _warnings(r: SizingReport, model: ModelSpec) -> list[str]:
             f"the recommended {r.recommended_pd_buffer_bytes // GIB} GiB PD buffer does not fit "
             f"beside vLLM's share ({room / GIB:.2f} GiB left per GPU): lower the decoder's "
             "--gpu-memory-utilization or add decode replicas."
-        )
-    if not r.pd_buffer_is_chunk_multiple:
-        whole = r.pd_buffer_chunks * r.chunk_bytes
-        out.append(
-            f"PD_BUFFER_SIZE {format_bytes(r.pd_buffer_bytes)} is not a whole number of "
-            f"{format_bytes(r.chunk_bytes)} chunks: LMCache uses {r.pd_buffer_chunks} chunks "
-            f"({format_bytes(whole)}) and leaves the rest idle (releases before LMCache/LMCache#2694 "
-            f"refused to start). To run what you set, set pdBufferSize: {format_bytes(whole, '')} "
-            f"(size: --pd-buffer {format_bytes(whole, '')})."
         )
     for b in (r.prefill, r.decode):
         if b.kv_cache_bytes <= 0:

@@ -26,6 +26,7 @@ pool is selected by this pattern).
 
 from __future__ import annotations
 
+import random
 import re
 
 from core.vocabulary import DPD_ROLES
@@ -48,6 +49,16 @@ def worker_deployment(name: str, pool: str) -> str:
     if pool == "colocated":
         return name
     raise ValueError(f"not a worker pool: {pool!r}")
+
+
+def pod_name(deployment: str, rng: random.Random) -> str:
+    """A name Kubernetes could give a pod of `deployment`: `<deployment>-<pod-template-hash>-
+    <suffix>` as the Deployment controller and the API server make it (above), drawn from
+    `rng` (synthetic series and fake clusters name their pods so)."""
+    digits = str(rng.randrange(2**32))
+    pod_hash = "".join(ALPHANUMS[int(d) % len(ALPHANUMS)] for d in digits)
+    base = f"{deployment}-{pod_hash}-"[:GENERATED_BASE_MAX]
+    return base + "".join(rng.choice(ALPHANUMS) for _ in range(SUFFIX))
 
 
 def endpoint_pod_label_values(name: str) -> tuple[str, ...]:

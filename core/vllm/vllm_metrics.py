@@ -51,13 +51,25 @@ def vllm_metrics() -> dict[str, VllmMetric]:
     }
 
 
-def exported_gauge(name: str) -> VllmMetric:
-    """The gauge `name`, which the pinned vLLM always exports; KeyError naming the pin otherwise
-    (a vLLM bump that renames or drops it fails here, at import of whatever builds on it)."""
+def exported(name: str, kind: str) -> VllmMetric:
+    """The metric `name` of type `kind` (gauge, counter, histogram), which the pinned vLLM always
+    exports; KeyError naming the pin otherwise (a vLLM bump that renames or drops it fails here,
+    at import of whatever builds on it)."""
     metric = vllm_metrics().get(name)
-    if metric is None or metric.type != "gauge" or metric.when:
+    if metric is None or metric.type != kind or metric.when:
         raise KeyError(
-            f"{name}: not a gauge vLLM {vllm_metrics_version()} always exports "
+            f"{name}: not a {kind} vLLM {vllm_metrics_version()} always exports "
             f"(core/vllm/vllm_metrics.json: {metric})"
         )
     return metric
+
+
+def exported_gauge(name: str) -> VllmMetric:
+    """The gauge `name`, which the pinned vLLM always exports (see `exported`)."""
+    return exported(name, "gauge")
+
+
+def counter_series(metric: VllmMetric) -> str:
+    """The series a counter is exposed as: its name with `_total` (prometheus_client)."""
+    (series,) = [s for s in metric.samples if s == metric.name + "_total"]
+    return series

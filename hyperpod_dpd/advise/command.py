@@ -1,6 +1,9 @@
-"""`hyperpod-dpd advise`: read the target and the workload, simulate every layout within the node
-budget at every load level (one subprocess, aisimulate in its venv), recommend, print (text or
-the JSON contract), draw the frontier chart, and with --write patch the stack file."""
+"""`hyperpod-dpd advise`: read the target and the workload (hyperpod_dpd/advise/setting.py),
+simulate every layout within the node budget at every load level (one simulator process for the
+whole command, aisimulate in its venv), recommend, derive the recommended layout's autoscaling
+from the SLO (and, for a stack's endpoint of the other mode, its own mode's best layout's:
+`--write` keeps the endpoint's mode), print (text or the JSON contract), draw the frontier chart,
+and with --write patch the stack file."""
 
 from __future__ import annotations
 
@@ -12,135 +15,101 @@ from pathlib import Path
 from typing import Any
 
 from core.exits import EXIT_FAILED, EXIT_OK, UsageProblem
-from core.sizing.kv_cache import (
-    DOCS_GPU_MEMORY_UTILIZATION,
-    DOCS_MAX_MODEL_LEN,
-    DOCS_PD_BUFFER_BYTES,
-)
 from hyperpod_dpd.advise import chart, engine, measured, patch, render
-from hyperpod_dpd.advise.recommend import recommend
+from hyperpod_dpd.advise.capacity import Probe, Runs, capacities
+from hyperpod_dpd.advise.recommend import cheapest_meeting, recommend
+from hyperpod_dpd.advise.scaling import Scaling, Start, comment, scaling
 from hyperpod_dpd.advise.search import (
-    Memory,
+    Layout,
     candidate,
     layouts,
     prediction_config,
     traffic,
     write_trace,
 )
-from hyperpod_dpd.advise.targets import Target, target
+from hyperpod_dpd.advise.setting import Setting, setting
 from hyperpod_dpd.advise.workload import Workload, workload
-
-DEFAULT_MODEL, DEFAULT_INSTANCE = "llama-3.3-70b", "ml.p5.48xlarge"
-
-
-@dataclass(frozen=True)
-class Setting:
-    """What advise takes from a stack (or the flags and the docs' defaults)."""
-
-    target: Target
-    memory: Memory
-    hourly: float | None
-    groups: dict[str, dict[str, Any]] | None
-    endpoint_key: str | None
-    context: int
-    context_key: str
-    stack_path: Path | None
-
-
-def _from_stack(args: argparse.Namespace, project_dir: Path) -> Setting:
-    from hyperpod_dpd.shared.cost import price_table
-    from settings.stack_file import read_stack
-
-    stack = read_stack(project_dir, args.stack)
-    s = stack.settings
-    listed = s.entries()
-    if args.endpoint is None and len(listed) > 1:
-        raise UsageProblem(f"--endpoint: stack {args.stack} has several endpoints "
-                           f"({', '.join(e.label for e in listed)}); name one with --endpoint.")  # fmt: skip
-    chosen = [e for e in listed if args.endpoint in (None, e.key, e.label)]
-    if not chosen:
-        raise UsageProblem(f"--endpoint {args.endpoint}: not an endpoint of stack {args.stack} "
-                           f"(it has {', '.join(e.label for e in listed)}). Name one of them.")  # fmt: skip
-    entry = chosen[0]
-    e = entry.config
-    # The numbers the endpoint runs with (settings/endpoint/numbers.py): the decoder's hold the PD
-    # buffer; the shortest context of its pools bounds a request.
-    decoder = entry.numbers.of_role("decode")
-    context = min((p.max_model_len for p in entry.numbers.pools.values()), key=lambda g: g.value)
-    gpu = s.gpu_groups
-    instance_type = args.instance_type or (next(iter(gpu.values())).instance_type if gpu else "")
-    source = "stack" if args.instance_type is None else "flag"
-    t = target(instance_type, args.model or e.model, source if args.model is None else "flag")
-    price = price_table(s).get(instance_type) or {}
-    return Setting(
-        target=t,
-        memory=Memory(
-            decoder.gpu_memory_utilization.value,
-            decoder.max_model_len.value,
-            entry.numbers.pd_buffer.value,
-        ),
-        hourly=price.get("hourly"),
-        groups={
-            n: {"role": g.role, "instanceType": g.instance_type}
-            for n, g in s.instance_groups.items()
-        },
-        endpoint_key=entry.key,
-        context=context.value,
-        context_key=context.where,
-        stack_path=stack.file.path,
-    )
-
-
-def setting(args: argparse.Namespace, project_dir: Path) -> Setting:
-    if args.stack is not None:
-        return _from_stack(args, project_dir)
-    if args.write:
-        raise UsageProblem(
-            "--write without --stack: there is no stack file to patch. Add --stack S."
-        )
-    from hyperpod_dpd.shared.cost import load_prices
-
-    t = target(args.instance_type or DEFAULT_INSTANCE, args.model or DEFAULT_MODEL)
-    price = load_prices().get(t.instance_type) or {}
-    return Setting(
-        target=t,
-        memory=Memory(DOCS_GPU_MEMORY_UTILIZATION, DOCS_MAX_MODEL_LEN, DOCS_PD_BUFFER_BYTES),
-        hourly=price.get("hourly"),
-        groups=None,
-        endpoint_key=None,
-        context=t.model.context_length,
-        context_key=f"the context of {t.model.name}",
-        stack_path=None,
-    )
 
 
 def compare(args: argparse.Namespace, project_dir: Path) -> int:
-    """--measured RUN: the run's layout and workload predicted, beside what it measured."""
+    """--measured RUN: the run's layout and workload predicted, beside what it measured; with an
+    SLO (--ttft-ms, --tpot-ms), each pool's predicted target beside what the run held."""
     data = measured.read_run(args.measured)
     layout = measured.run_layout(data, args.measured)
     isl, osl = measured.run_lengths(data, args.measured)
     where = setting(args, project_dir)
     levels = sorted(int(level) for level in data["levels"])
-    load = workload(isl, osl, None, levels, None, None, None, where.context, where.context_key)
+    load = workload(isl, osl, None, levels, None, args.ttft_ms, args.tpot_ms, where.context,
+                    where.context_key)  # fmt: skip
     configs = [{"id": f"0@{li}", "label": f"{layout.label} at concurrency {level}",
                 "config": prediction_config(where.target, layout, traffic(load, level, None))}
                for li, level in enumerate(load.levels)]  # fmt: skip
-    answer = engine.simulate(configs)
-    predicted = {}
-    for result in answer["results"]:
-        if "error" in result:
-            raise UsageProblem(f"--measured {args.measured}: aisimulate cannot simulate "
-                               f"{layout.label}: {result['error'][:200]}")  # fmt: skip
-        li = int(result["id"].split("@")[1])
-        c = candidate(layout, load.levels[li], result["summary"], where.target, load, where.hourly)
-        predicted[float(load.levels[li])] = c.as_json(load)
+    with engine.Session() as simulator:
+        answer = simulator.simulate(configs)
+        predicted = {}
+        for result in answer["results"]:
+            if "error" in result:
+                raise UsageProblem(f"--measured {args.measured}: aisimulate cannot simulate "
+                                   f"{layout.label}: {result['error'][:200]}")  # fmt: skip
+            li = int(result["id"].split("@")[1])
+            c = candidate(layout, load.levels[li], result["summary"], where.target, load,
+                          where.hourly)  # fmt: skip
+            predicted[float(load.levels[li])] = c.as_json(load)
+        found = capacities(Probe(where.target, load, where.sequences), layout,
+                           Runs(simulator.simulate))  # fmt: skip
     rows = measured.beside(data, predicted)
+    slo = {"ttft": args.ttft_ms, "tpot": args.tpot_ms}
+    targets = measured.targets_beside(data, layout, found, slo, where.endpoint_key, args.stack)
     if args.format == "json":
         print(render.as_json({"engine": answer["engine"], "run": data.get("label"),
-                              "layout": layout.label, "levels": rows}))  # fmt: skip
+                              "layout": layout.label, "levels": rows, "targets": targets}))  # fmt: skip
     else:
         print(measured.text(str(data.get("label")), layout, rows))
+        if targets:
+            print(measured.targets_text(targets))
     return EXIT_OK
+
+
+@dataclass(frozen=True)
+class Advice:
+    """A layout to deploy: its autoscaling from the SLO and the patch that deploys both."""
+
+    layout: Layout
+    scaling: Scaling | None
+    config: dict[str, Any]
+
+    def as_json(self, load: Workload, meets: bool) -> dict[str, Any]:
+        return {
+            "mode": self.layout.mode,
+            "layout": self.layout.label,
+            "meetsSlo": meets,
+            "config": self.config,
+            "autoscaling": None if self.scaling is None else self.scaling.as_json(load),
+        }
+
+
+def _advice(layout: Layout, where: Setting, load: Workload, runs: Runs) -> Advice:
+    probe = Probe(where.target, load, where.sequences)
+    before = runs.count
+    found = capacities(probe, layout, runs)
+    if found:
+        print(f"advise: {layout.label}'s autoscaling targets from {runs.count - before} more "
+              "predictions", file=sys.stderr)  # fmt: skip
+    within = (
+        f"{load.shape()} ({runs.engine['name']} {runs.engine['version']})"
+        if runs.engine
+        else load.shape()
+    )
+    start = Start(where.target.model.name, where.target.instance_type, *where.caches)
+    derived = scaling(layout, found, where.room, within, start)
+    keys = None if derived is None else derived.config_keys()
+    config = patch.changes(
+        patch.config_patch(
+            layout, where.target.instance_type, where.groups, where.endpoint_key, keys
+        ),
+        _config_block(where.stack_path),
+    )
+    return Advice(layout, derived, config)
 
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
@@ -160,7 +129,7 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
         )
     print(f"advise: {len(found)} layouts x {len(load.levels)} levels on "
           f"{where.target.instance_type} ({where.target.system})", file=sys.stderr)  # fmt: skip
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, engine.Session() as simulator:
         configs = []
         for li, level in enumerate(load.levels):
             trace = None
@@ -171,25 +140,26 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
             configs += [{"id": f"{i}@{li}", "label": f"{lay.label} at {load.load} {level:g}",
                          "config": prediction_config(where.target, lay, shape)}
                         for i, lay in enumerate(found)]  # fmt: skip
-        answer = engine.simulate(configs)
-    candidates, refused = [], []
-    for result in answer["results"]:
-        i, li = (int(x) for x in result["id"].split("@"))
-        if "error" in result:
-            refused.append(f"{found[i].label}: {result['error'][:120]}")
-            continue
-        candidates.append(candidate(found[i], load.levels[li], result["summary"], where.target,
-                                    load, where.hourly))  # fmt: skip
-    rec = recommend(candidates, load)
-    config = None
-    if rec is not None and rec.meets:  # a layout that misses the SLOs gets no patch
-        config = patch.changes(
-            patch.config_patch(
-                rec.layout, where.target.instance_type, where.groups, where.endpoint_key
-            ),
-            _config_block(where.stack_path),
-        )
-    document = render.contract(answer["engine"], load, candidates, rec, config)
+        answer = simulator.simulate(configs)
+        candidates, refused = [], []
+        for result in answer["results"]:
+            i, li = (int(x) for x in result["id"].split("@"))
+            if "error" in result:
+                refused.append(f"{found[i].label}: {result['error'][:120]}")
+                continue
+            candidates.append(candidate(found[i], load.levels[li], result["summary"],
+                                        where.target, load, where.hourly))  # fmt: skip
+        rec = recommend(candidates, load)
+        runs = Runs(simulator.simulate)
+        advice = kept = None
+        if rec is not None and rec.meets:  # a layout that misses the SLOs gets no patch
+            advice = _advice(rec.layout, where, load, runs)
+            # --write keeps the endpoint's mode: its own mode's best layout, when the overall
+            # recommendation is the other.
+            if where.mode is not None and rec.layout.mode != where.mode:
+                own = cheapest_meeting(candidates, where.mode)
+                kept = None if own is None else _advice(own, where, load, runs)
+    document = render.contract(answer["engine"], load, candidates, rec, advice, kept, where.mode)
     chart_path = None
     if args.chart is not None and candidates:
         title = (
@@ -198,17 +168,32 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
         )
         data = chart.chart_data(title, load, candidates, rec.layout.label if rec else None)
         chart_path = str(chart.draw(data, args.chart))
-    if args.write and rec is not None and config is not None and where.stack_path is not None:
-        patch.write(where.stack_path, config)
-        print(f"advise: wrote the patch into {where.stack_path}", file=sys.stderr)
     if args.format == "json":
         print(render.as_json(document))
     else:
-        print(render.text(document, load, candidates, refused, chart_path))
+        print(render.text(document, load, candidates, refused, chart_path, args.all))
+    sys.stdout.flush()  # the report, then what --write did: its confirmation comes last
     if rec is None or not rec.meets:
         if args.write:
             print("advise: wrote nothing: no layout meets the SLOs", file=sys.stderr)
         return EXIT_FAILED
+    if args.write and where.stack_path is not None:
+        written = advice if rec.layout.mode == where.mode else kept
+        if written is None:
+            print(f"advise: wrote nothing: --write keeps the endpoint's mode {where.mode}, and no "
+                  f"{where.mode} layout within the node budget meets the SLOs; the recommendation "
+                  f"is {rec.layout.mode} {rec.layout.label}: set its patch above by hand to switch",
+                  file=sys.stderr)  # fmt: skip
+            return EXIT_FAILED
+        note = None
+        if written.scaling is not None:
+            path = patch.endpoint_path(where.endpoint_key)
+            note = (path, comment(load, answer["engine"], written.layout))
+        patch.write(where.stack_path, written.config, note)
+        scaled = "" if written.scaling is None else " and its autoscaling"
+        print(f"advise: wrote {written.layout.mode} {written.layout.label}{scaled} into "
+              f"{where.stack_path}; `hyperpod-dpd plan --stack {args.stack}` shows the change",
+              file=sys.stderr)  # fmt: skip
     return EXIT_OK
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.exits import UsageProblem
+from hyperpod_dpd.advise.capacity import SATURATION, round_down
 from hyperpod_dpd.advise.search import Layout
 
 SCHEMA = "hyperpod-dpd/benchmark-results/v1"
@@ -108,3 +109,102 @@ def text(label: str, layout: Layout, levels: list[dict[str, Any]]) -> str:
         lines.append(f"\n{metric}: the simulator or the deployment is off; look at "
                      f"{WHERE_TO_LOOK.get(metric, 'the error count and the concurrency reached')}.")  # fmt: skip
     return "\n".join(lines)
+
+
+# --- autoscaling targets: predicted beside what the run held ------------------------------
+
+POOL_SLO = {"prefill": ("ttft", "TTFT"), "decode": ("tpot", "TPOT")}
+
+
+def _per_replica(level: dict[str, Any], concurrency: int, pool: str, layout: Layout) -> float:
+    """What one replica of `pool` carried at a level, in its target's unit: prompt tokens/s per
+    prefill worker; requests running per decode worker (those in flight times the share of a
+    request's time past its first token: Little's law over aiperf's closed loop); per colocated
+    worker, every request in flight."""
+    if pool == "prefill":
+        return level["requestsPerSecond"] * level["inputTokens"] / layout.replicas
+    if pool == "colocated":
+        return concurrency / layout.replicas
+    e2e, ttft = level["e2e"]["mean"], level["ttft"]["mean"]
+    share = (e2e - ttft) / e2e if e2e > 0 else 1.0
+    return concurrency * share / layout.decode_replicas
+
+
+def held(
+    run: dict[str, Any], layout: Layout, pool: str, slo: dict[str, float | None]
+) -> dict[str, Any]:
+    """How far the run's levels held the pool's SLO (p50s; `slo`: {"ttft": ms, "tpot": ms}),
+    in the pool's target unit: the most one replica carried at the levels that held it (every
+    level below included), and the least at the first level that missed it."""
+    checks = [POOL_SLO[pool]] if pool in POOL_SLO else list(POOL_SLO.values())
+    checks = [(key, name) for key, name in checks if slo.get(key)]
+    out: dict[str, Any] = {"heldUpTo": None, "atConcurrency": None, "missedAt": None,
+                           "missedAtConcurrency": None}  # fmt: skip
+    for level_key, level in sorted(run["levels"].items(), key=lambda kv: int(kv[0])):
+        c = int(level_key)
+        load = round(_per_replica(level, c, pool, layout), 2)
+        misses = [f"{name} {level[key]['p50']:.1f} ms" for key, name in checks
+                  if level[key]["p50"] > slo[key]]  # fmt: skip
+        if misses:
+            out |= {"missedAt": load, "missedAtConcurrency": c, "missed": ", ".join(misses)}
+            break
+        out |= {"heldUpTo": load, "atConcurrency": c}
+    return out
+
+
+def suggestion(predicted: float | None, measured: dict[str, Any], cap: float | None) -> tuple:
+    """(the target to set, or None, and why) from the predicted target and what the run held;
+    `cap`: the most a target may be (an overloaded replica's reading over SATURATION)."""
+    up_to, missed = measured["heldUpTo"], measured["missedAt"]
+    if up_to is None:
+        return None, ("the run's lowest level already missed the SLO: rerun the benchmark at "
+                      "lower concurrency to find what one replica holds")  # fmt: skip
+    if missed is None:
+        if predicted is not None and up_to >= predicted:
+            return predicted, "the run held the SLO beyond the predicted target: keep it"
+        return None, ("the run held the SLO at every level, below the predicted target: rerun "
+                      "at higher concurrency to see where it stops")  # fmt: skip
+    target = min(up_to, cap) if cap else up_to
+    if predicted is not None and target >= predicted:
+        return predicted, "the run held the SLO up to the predicted target: keep it"
+    return target, ("the run missed the SLO below the predicted target: set the target to "
+                    "what one replica held")  # fmt: skip
+
+
+def targets_text(rows: list[dict[str, Any]]) -> str:
+    lines = ["\nautoscaling targets, predicted beside what the run held (per replica):"]
+    for r in rows:
+        m = r["measured"]
+        ran = (f"held {r['limit']} up to {m['heldUpTo']:g} (concurrency {m['atConcurrency']})"
+               if m["heldUpTo"] is not None else f"never held {r['limit']}")  # fmt: skip
+        if m["missedAt"] is not None:
+            ran += f", missed it at {m['missedAt']:g} (concurrency {m['missedAtConcurrency']}: {m['missed']})"
+        predicted = "none" if r["predicted"] is None else f"{r['predicted']:g}"
+        lines.append(f"  {r['pool']} {r['metric']}: predicted {predicted}; the run {ran}")
+        lines.append(f"    {r['why']}" + (f": {r['fix']}" if r.get("fix") else ""))
+    return "\n".join(lines)
+
+
+def targets_beside(run: dict[str, Any], layout: Layout, found: dict[str, Any],
+                   slo: dict[str, float | None], endpoint_key: str | None,
+                   stack: str | None) -> list[dict[str, Any]]:  # fmt: skip
+    """Each pool's predicted target (`found`: hyperpod_dpd/advise/capacity.py's) beside what the
+    run held, and the target to set, with the commands that set it on `stack`'s endpoint."""
+    from settings.config.errors import full_key
+
+    rows = []
+    for pool, cap in found.items():
+        carried = held(run, layout, pool, slo)
+        ceiling = None if cap.saturation is None else cap.saturation / SATURATION
+        target, why = suggestion(cap.target, carried, ceiling)
+        row = {"pool": pool, "metric": cap.metric, "limit": cap.limit, "predicted": cap.target,
+               "measured": carried, "suggestedTarget": target, "why": why}  # fmt: skip
+        if target is not None and target != cap.target:
+            base = ("endpoints", endpoint_key) if endpoint_key else ("endpoint",)
+            scope = () if pool == "colocated" else (pool,)
+            keys = [full_key((*base, "autoscaling", *scope, *name))
+                    for name in (("target",), ("capacity", "perReplica"))]  # fmt: skip
+            row["fix"] = " && ".join(f"pulumi config set --path '{k}' {round_down(target):g} "
+                                     f"--stack {stack or '<stack>'}" for k in keys)  # fmt: skip
+        rows.append(row)
+    return rows

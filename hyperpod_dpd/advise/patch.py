@@ -12,10 +12,16 @@ merges into the mapping there, a value replaces, null removes the key.
   group; the rest removed).
 - A stack of several endpoints (`endpoints`): only that endpoint's keys; they share the groups,
   whose counts stay the user's to set (the message says how many nodes the layout needs).
+- With the SLO's targets (hyperpod_dpd/advise/scaling.py): the endpoint's `autoscaling`, each pool
+  with a target, the capacity advise recorded and the ratio; `write` puts a comment above it naming
+  the workload and the SLO, replacing the one an earlier `--write` put there. The endpoint's
+  `slo` is never touched.
 """
 
 from __future__ import annotations
 
+import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -85,15 +91,20 @@ def config_patch(
     instance_type: str,
     groups: dict[str, dict[str, Any]] | None,
     endpoint_key: str | None,
+    autoscaling: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The patch deploying `layout`. `groups`: the stack's instanceGroups (None: no stack, the
     patch then creates the GPU groups); `endpoint_key`: the endpoint's key in `endpoints`
-    (None: the single `endpoint`)."""
+    (None: the single `endpoint`); `autoscaling`: the endpoint's autoscaling keys (None: left
+    as they are)."""
+    keys = endpoint_keys(layout)
+    if autoscaling is not None:
+        keys["autoscaling"] = autoscaling
     if endpoint_key is not None:
-        return {f"{PROJECT}:endpoints": {endpoint_key: endpoint_keys(layout)}}
+        return {f"{PROJECT}:endpoints": {endpoint_key: keys}}
     return {
         f"{PROJECT}:instanceGroups": group_keys(layout, groups or {}, instance_type),
-        f"{PROJECT}:endpoint": endpoint_keys(layout),
+        f"{PROJECT}:endpoint": keys,
     }
 
 
@@ -101,16 +112,18 @@ def changes(patch: Any, current: Any) -> Any:
     """`patch` without what would not change `current` (the stack's config block): a key set to
     the value it has, a key removed that is not there, a mapping left with nothing to change.
     The patch then says only what the layout changes."""
-    if not isinstance(patch, dict) or not isinstance(current, dict):
+    if not isinstance(patch, dict):
         return patch
+    if not isinstance(current, dict):
+        current = {}  # nothing there: nothing to remove, every other key new
     out: dict[str, Any] = {}
     for key, value in patch.items():
         if value is None:
             if key in current:
                 out[key] = None
-        elif isinstance(value, dict) and isinstance(current.get(key), dict):
-            inner = changes(value, current[key])
-            if inner:
+        elif isinstance(value, dict):
+            inner = changes(value, current.get(key))
+            if inner or (key in current and not isinstance(current[key], dict)):
                 out[key] = inner
         elif key not in current or current[key] != value:
             out[key] = value
@@ -134,16 +147,48 @@ def merge(target: Any, patch: Any) -> Any:
     return target
 
 
-def write(path: Path, patch: dict[str, Any]) -> None:
+COMMENT_START = "Targets from `hyperpod-dpd advise`"
+# An earlier --write's comment: its lines, right above an `autoscaling:` key at their indent.
+_OLD_COMMENT = re.compile(
+    rf"^( *)# {re.escape(COMMENT_START)}.*\n(?:\1# .*\n)*(?=\1autoscaling:)", re.MULTILINE
+)
+
+
+def endpoint_path(endpoint_key: str | None) -> tuple[str, ...]:
+    """Where the endpoint's keys are in the `config:` block."""
+    if endpoint_key is None:
+        return (f"{PROJECT}:endpoint",)
+    return (f"{PROJECT}:endpoints", endpoint_key)
+
+
+def write(
+    path: Path, patch: dict[str, Any], comment: tuple[tuple[str, ...], str] | None = None
+) -> None:
     """Apply `patch` to the `config:` block of the stack file at `path`, keeping its comments,
-    key order and quoting."""
+    key order and quoting; `comment`: (the endpoint's path in `config:`, the text) to put above
+    its `autoscaling` key, in place of an earlier one."""
     from ruamel.yaml import YAML
 
     yaml = YAML()  # round-trip: comments, order and flow style survive
     yaml.preserve_quotes = True
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)  # the stack files' "  - item" under a key
-    document = yaml.load(path.read_text())
-    merge(document.setdefault("config", {}), patch)
+    text = path.read_text()
+    if comment is not None:
+        text = _OLD_COMMENT.sub("", text)
+    document = yaml.load(text)
+    config = document.setdefault("config", {})
+    merge(config, patch)
+    if comment is not None:
+        where, words = comment
+        endpoint = config
+        for key in where:
+            endpoint = endpoint[key]
+        if "autoscaling" in endpoint:
+            indent = 2 * (len(where) + 1)  # config: 0, its keys 2, the endpoint's keys 4...
+            lines = textwrap.wrap(f"{COMMENT_START} {words}", 100 - indent - 2)
+            endpoint.yaml_set_comment_before_after_key(
+                "autoscaling", before="\n".join(lines), indent=indent
+            )
     with path.open("w") as out:
         yaml.dump(document, out)

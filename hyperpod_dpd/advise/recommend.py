@@ -123,3 +123,30 @@ def recommend(candidates: list[Candidate], workload: Workload) -> Recommendation
                 f"{value:.1f} ms against {limit:g} ms at {_at(workload, row)})"
             )
     return Recommendation(best, True, why + ".")
+
+
+def cheapest_meeting(candidates: list[Candidate], mode: str) -> Layout | None:
+    """The cheapest layout of `mode` meeting the SLOs at every level (None: none does)."""
+    meeting = {
+        lay: rows
+        for lay, rows in by_layout(candidates).items()
+        if lay.mode == mode and all(r.meets_slo for r in rows)
+    }
+    if not meeting:
+        return None
+    return min(meeting.items(), key=lambda kv: _cost_key(kv[1]))[0]
+
+
+def ranked(candidates: list[Candidate], workload: Workload) -> list[Layout]:
+    """Every layout, best first as `recommend` weighs them: those meeting the SLOs at every
+    level by cost, then the others by their worst miss; without SLOs, by cost per token."""
+    grouped = by_layout(candidates)
+    if not (workload.ttft_ms or workload.tpot_ms):
+        return sorted(grouped, key=lambda lay: (_per_token(grouped[lay]), lay.nodes))
+
+    def key(lay: Layout) -> tuple:
+        rows = grouped[lay]
+        meets = all(r.meets_slo for r in rows)
+        return (not meets, _cost_key(rows) if meets else (_worst_miss(rows)[0], *_cost_key(rows)))
+
+    return sorted(grouped, key=key)

@@ -2,12 +2,18 @@
 
   build/advise-venv/bin/python hyperpod_dpd/advise/simulate.py < REQUEST.json > ANSWER.json
 
+  build/advise-venv/bin/python hyperpod_dpd/advise/simulate.py --serve
+
 REQUEST: `{"configs": [{"id": ..., "label": ..., "config": {aisimulate prediction config}}]}`.
 ANSWER: `{"engine": {"name", "version"}, "results": [{"id", "summary": {...}} or {"id",
 "error": "..."}]}`: one result per config, in order; a layout the engine refuses (e.g. no room
 for the KV cache) is an error of its own, not the end of the search. Progress goes to stderr,
 one line per config. Only aisimulate and the standard library: this file runs where the project
 is not installed.
+
+--serve: one REQUEST a line on stdin, each ANSWER a line on stdout as soon as it is ready, until
+stdin closes: a search that picks its next load from the last answer (hyperpod_dpd/advise/
+capacity.py) pays the start-up and the kernel tables' load once.
 """
 
 from __future__ import annotations
@@ -21,10 +27,13 @@ from importlib.metadata import version
 KEYS = (
     "median_ttft_ms",
     "p90_ttft_ms",
+    "mean_ttft_ms",
     "median_tpot_ms",
     "median_itl_ms",
     "median_e2e_latency_ms",
+    "mean_e2e_latency_ms",
     "output_throughput_tok_s",
+    "input_throughput_tok_s",
     "request_throughput_rps",
 )
 
@@ -35,13 +44,10 @@ def _summary(result) -> dict:
     return {k: get(k) for k in KEYS}
 
 
-def main() -> int:
-    request = json.load(sys.stdin)
-    from aisimulate import CorePredictionConfig, EngineReplayRunnerFactory
+def answer(configs: list, factory) -> dict:
+    from aisimulate import CorePredictionConfig
     from aisimulate.predict import run_prediction
 
-    factory = EngineReplayRunnerFactory()  # one for all: its per-GPU tables load once
-    configs = request["configs"]
     results = []
     for n, item in enumerate(configs, 1):
         started = time.monotonic()
@@ -56,13 +62,22 @@ def main() -> int:
             note = f"not simulated: {message[:80]}"
         print(f"advise: [{n}/{len(configs)}] {item.get('label', item['id'])}: {note}",
               file=sys.stderr, flush=True)  # fmt: skip
-    answer = {
-        "engine": {"name": "aisimulate", "version": version("aisimulate")},
-        "results": results,
-    }
-    json.dump(answer, sys.stdout)
+    return {"engine": {"name": "aisimulate", "version": version("aisimulate")}, "results": results}
+
+
+def main(argv: list[str]) -> int:
+    from aisimulate import EngineReplayRunnerFactory
+
+    factory = EngineReplayRunnerFactory()  # one for all: its per-GPU tables load once
+    if argv[:1] != ["--serve"]:
+        json.dump(answer(json.load(sys.stdin)["configs"], factory), sys.stdout)
+        return 0
+    for line in sys.stdin:
+        if line.strip():
+            sys.stdout.write(json.dumps(answer(json.loads(line)["configs"], factory)) + "\n")
+            sys.stdout.flush()
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

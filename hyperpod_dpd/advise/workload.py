@@ -67,7 +67,8 @@ class Workload:
         )
         return {**lengths, **load, "slo": {"ttftMs": self.ttft_ms, "tpotMs": self.tpot_ms}}
 
-    def describe(self) -> str:
+    def shape(self) -> str:
+        """The lengths and the load levels, without the SLO."""
         if self.trace is None:
             lengths = f"ISL {self.requests[0][0]} / OSL {self.requests[0][1]}"
         else:
@@ -75,10 +76,13 @@ class Workload:
                 f"trace {self.trace.name} ({len(self.requests)} requests, mean ISL "
                 f"{self.mean_input:.0f} / OSL {self.mean_output:.0f})"
             )
+        return f"{lengths}; {self.load} {', '.join(f'{v:g}' for v in self.levels)}"
+
+    def describe(self) -> str:
         slos = [f"TTFT <= {self.ttft_ms:g} ms" if self.ttft_ms else "",
                 f"TPOT <= {self.tpot_ms:g} ms" if self.tpot_ms else ""]  # fmt: skip
         slo = ", ".join(s for s in slos if s) or "no SLO given"
-        return f"{lengths}; {self.load} {', '.join(f'{v:g}' for v in self.levels)}; {slo}"
+        return f"{self.shape()}; {slo}"
 
 
 def _positive(flag: str, value: float | None, what: str) -> None:

@@ -12,6 +12,9 @@ tokens`; each further token comes `tpot-ms` after the last. Two shapes of a real
 - disaggregated (`--interference 1`, the default): decode never waits for a prefill, and the
   first token waits `--transfer-ms` more for the KV cache to cross from prefiller to decoder.
 
+With the environment variable HYPERPOD_DPD_API_KEY set, it refuses every /v1 request without
+`Authorization: Bearer <that key>` with 401, as the traffic split's listener does (specs/traffic.py).
+
 A prompt's tokens are counted as its whitespace-separated words (the tests' tokenizer is one
 token per word); each streamed token is one word. The server runs in the benchmark venv, which
 carries aiohttp for the load generator (`python -m hyperpod_dpd.benchmark.fake_server` with
@@ -22,11 +25,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hmac
 import json
+import os
+import sys
 import time
 
 from aiohttp import web
 
+from core import api_key
+from core.exits import EXIT_BAD_INPUT
 from hyperpod_dpd.benchmark.fake_timings import FLAGS, Timings, add_arguments
 
 MODEL = "fake-llm"
@@ -130,8 +138,24 @@ async def models(_request: web.Request) -> web.Response:
     return web.json_response({"object": "list", "data": [{"id": MODEL, "object": "model"}]})
 
 
-def app(timings: Timings) -> web.Application:
-    application = web.Application()
+def key_check(key: str):
+    """A middleware refusing /v1 requests that do not present `key` (401, OpenAI-style body)."""
+
+    @web.middleware
+    async def check(request: web.Request, handler):
+        given = request.headers.get(api_key.HEADER, "")
+        if request.path.startswith("/v1") and not hmac.compare_digest(
+            given.encode(), api_key.bearer(key).encode()
+        ):
+            error = {"message": "missing or unknown API key", "type": "authentication_error"}
+            return web.json_response({"error": {**error, "code": 401}}, status=401)
+        return await handler(request)
+
+    return check
+
+
+def app(timings: Timings, key: str | None = None) -> web.Application:
+    application = web.Application(middlewares=[key_check(key)] if key else [])
     application["engine"] = Engine(timings)
     application.router.add_post("/v1/chat/completions", chat)
     application.router.add_get("/v1/models", models)
@@ -144,7 +168,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     timings = Timings(**{field: getattr(args, field) for _, field in FLAGS})
     print(f"fake OpenAI-compatible server on http://{args.host}:{args.port}", flush=True)
-    web.run_app(app(timings), host=args.host, port=args.port, print=None)
+    key = os.environ.get(api_key.ENV) or None
+    if key:
+        print(f"requests must carry {api_key.HEADER}: {api_key.SCHEME} ${api_key.ENV}", flush=True)
+    try:
+        web.run_app(app(timings, key), host=args.host, port=args.port, print=None)
+    except OSError as exc:  # the address is taken (an earlier server still running), or refused
+        print(f"error: --port {args.port}: cannot listen on {args.host}:{args.port} "
+              f"({exc.strerror or exc}); give another --port, or stop what listens there",
+              file=sys.stderr)  # fmt: skip
+        raise SystemExit(EXIT_BAD_INPUT) from None
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core import api_key
 from core.job_pods import (
     JOB_CPU_REQUEST,
     JOB_MEMORY_LIMIT_GIB,
@@ -34,6 +35,7 @@ from core.job_pods import (
     pip_install_user,
     pod_security_context,
 )
+from core.regions import region_environment
 from core.versions import JOB_PYTHON_IMAGE
 from core.vocabulary import BENCHMARK_LABEL, role_node_selector
 
@@ -42,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # runs it from these alone).
 CODE_FILES = (
     "core/__init__.py",
+    "core/api_key.py",
     "core/cli_inputs.py",
     "core/exits.py",
     "core/job_pods.py",
@@ -49,6 +52,7 @@ CODE_FILES = (
     "core/regions.py",
     "hyperpod_dpd/__init__.py",
     "hyperpod_dpd/shared/__init__.py",
+    "hyperpod_dpd/shared/children.py",
     "hyperpod_dpd/shared/venvs.py",
     "hyperpod_dpd/benchmark/__init__.py",
     "hyperpod_dpd/benchmark/in_cluster.py",
@@ -192,11 +196,26 @@ def job(run: ClusterRun, files: dict[str, str]) -> dict[str, Any]:
                             # Not a read-only root: aiperf's IPC files go to the image's /tmp.
                             "securityContext": container_security_context(),
                             "env": [
-                                {"name": "AWS_REGION", "value": run.region},
+                                *(
+                                    {"name": k, "value": v}
+                                    for k, v in region_environment(run.region).items()
+                                ),
                                 {"name": "HOME", "value": HOME_DIR},
                                 {"name": "PYTHONUNBUFFERED", "value": "1"},  # progress now
                                 {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
                                 *index_environment(run.pip_index_url),
+                                # The traffic split's API key, where the stack keeps it for
+                                # in-cluster clients (specs/traffic.py); none without a split.
+                                {
+                                    "name": api_key.ENV,
+                                    "valueFrom": {
+                                        "secretKeyRef": {
+                                            "name": api_key.SECRET_NAME,
+                                            "key": api_key.SECRET_KEY,
+                                            "optional": True,
+                                        }
+                                    },
+                                },
                             ],
                             # aiperf's workers: about one core busy at low concurrency, a few
                             # at 32 streams (`benchmark run` checks a system node holds it).

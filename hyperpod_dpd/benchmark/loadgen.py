@@ -3,8 +3,14 @@
 aiperf (NVIDIA, PyPI `aiperf`) streams OpenAI-compatible chat completions at fixed concurrency
 and computes every latency metric and percentile itself; nothing here measures or does metric
 maths. Why aiperf and not genai-bench (the article's tool): both were run against the same local
-server (README, "Is DPD worth it for my traffic?"); aiperf reports inter-token latency per chunk,
+server (docs/benchmark.md#is-dpd-worth-it-for-my-traffic); aiperf reports inter-token latency per chunk,
 takes the duration in seconds and counts input tokens exactly with a local tokenizer.
+
+With an API key (the traffic split's, core/api_key.py), aiperf sends it as `Authorization: Bearer
+<key>` (its `--api-key`). The key never sits on a command line (which `ps` shows to anyone on the
+machine): aiperf is started as `python -c KEYED_START <flags>`, which takes the key from the
+environment and hands it to aiperf's own command line parser in memory; aiperf passes it to its
+workers through their environment and leaves it out of every file it writes.
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core import api_key
 from hyperpod_dpd.benchmark.scenario import Scenario, StopRule
+from hyperpod_dpd.shared import children
 from hyperpod_dpd.shared.venvs import foreign_env, venv_from
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,6 +47,7 @@ class LoadRun:
     levels: list[int]
     stop: StopRule
     artifacts: Path
+    key: str | None = field(default=None, repr=False)  # sent as Authorization: Bearer <key>
 
     def base_url(self) -> str:
         return base_url(self.target)
@@ -76,6 +85,25 @@ def aiperf_argv(run: LoadRun, venv: Path) -> list[str]:
     else:
         argv += ["--request-count", str(run.stop.requests)]
     return argv
+
+
+# aiperf's own console script, with the key from the environment appended to its flags in memory
+# (and taken out of the environment its workers inherit: aiperf hands them the key itself).
+KEYED_START = (
+    "import os, sys; from aiperf.cli import app; sys.argv[0] = 'aiperf'; "
+    f"sys.argv += ['--api-key', os.environ.pop({api_key.ENV!r})]; sys.exit(app())"
+)
+
+
+def command(run: LoadRun, venv: Path) -> tuple[list[str], dict[str, str]]:
+    """How to start aiperf for `run`: its command line and environment (the key, if any, in
+    the environment only)."""
+    argv, env = aiperf_argv(run, venv), foreign_env()
+    env.pop(api_key.ENV, None)
+    if run.key:
+        argv = [str(venv / "bin" / "python"), "-c", KEYED_START, *argv[1:]]
+        env[api_key.ENV] = run.key
+    return argv, env
 
 
 def export_of(artifacts: Path, level: int, levels: list[int]) -> Path:
@@ -126,16 +154,15 @@ class Progress:
 
 def run_aiperf(run: LoadRun, venv: Path, log: Path) -> subprocess.CompletedProcess:
     """Run aiperf; its console goes to `log`, and its progress (Progress) to our stderr."""
-    env = foreign_env()
+    argv, env = command(run, venv)
     # Not HF_HUB_OFFLINE: with it aiperf 0.13 looks a tokenizer up only in the hub's cache and
     # fails on a local directory (aiperf/common/tokenizer.py, _from_pretrained_local). Without
     # it, an absolute path is taken as local and never resolved against a hub (resolve_alias);
     # tokenizer_dir() always hands aiperf an absolute directory.
     with log.open("w") as out:
-        proc = subprocess.Popen(
-            aiperf_argv(run, venv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env=env,
-        )  # fmt: skip
+        proc = children.start(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        )
         assert proc.stdout is not None
         progress = Progress(run.levels)
         try:
@@ -144,7 +171,7 @@ def run_aiperf(run: LoadRun, venv: Path, log: Path) -> subprocess.CompletedProce
                 if shown := progress.line(line):
                     print(f"  aiperf: {shown}", file=sys.stderr)
         except BaseException:
-            proc.terminate()  # interrupted (Ctrl-C, SIGTERM): aiperf must not run on alone
-            proc.wait(timeout=30)
+            # Interrupted (Ctrl-C, SIGTERM): aiperf and its workers must not run on alone.
+            children.stop(proc, grace=30)
             raise
         return subprocess.CompletedProcess(proc.args, proc.wait())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import time
 import urllib.error
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core import api_key
 from core.exits import EXIT_FAILED, EXIT_OK
 from hyperpod_dpd.benchmark import results
 from hyperpod_dpd.benchmark.loadgen import (
@@ -71,12 +73,23 @@ def check_target(url: str) -> str:
     return url
 
 
-def served_model(base_url: str, timeout: float = 10.0) -> str:
-    """The first model the server lists at /v1/models."""
+def served_model(base_url: str, key: str | None = None, timeout: float = 10.0) -> str:
+    """The first model the server lists at /v1/models (asked with the API key, if any)."""
     url = f"{base_url}/v1/models"
+    request = urllib.request.Request(url, headers=api_key.headers(key))
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             listed = json.load(response).get("data") or []
+    except urllib.error.HTTPError as exc:
+        if exc.code != 401:
+            raise RunError(f"cannot list the served models at {url}: {exc}; is --target "
+                           "right? (or give --model)") from exc  # fmt: skip
+        said = "refused the API key in" if key else "wants an API key: none set in"
+        raise RunError(
+            f"{url} answered 401: it {said} {api_key.ENV}. The traffic split takes the stack's "
+            f"key: export {api_key.ENV}=$(pulumi stack output {api_key.OUTPUT} --show-secrets "
+            "--stack STACK) and run again"
+        ) from exc
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise RunError(f"cannot list the served models at {url}: {exc}; is --target right? "
                        "(or give --model)") from exc  # fmt: skip
@@ -230,10 +243,12 @@ def execute(plan: RunPlan, target: str, tokenizer: Path, endpoint: dict[str, Any
     out = plan.out
     out.mkdir(parents=True, exist_ok=True)
     venv = loadtest_venv()
-    model = plan.model or served_model(base_url(target))
+    # The traffic split's API key, when the caller has one (the Job's from the stack's Secret).
+    key = os.environ.get(api_key.ENV) or None
+    model = plan.model or served_model(base_url(target), key)
     load = LoadRun(
         target=target, tokenizer=tokenizer, model=model, scenario=plan.scenario,
-        levels=plan.levels, stop=plan.stop, artifacts=out / "aiperf",
+        levels=plan.levels, stop=plan.stop, artifacts=out / "aiperf", key=key,
     )  # fmt: skip
     levels, stop = plan.levels, plan.stop
     print(f"benchmark {plan.scenario.text} at concurrency {levels} against {target} ({model})")

@@ -16,7 +16,7 @@ share of traffic, not its design, sets them during a canary.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from settings.endpoint.slo import SloConfig
 from specs.traffic_steps import promote_command, rollback_command
@@ -53,14 +53,20 @@ class Measures:
         return self.hourly_cost_usd / (self.output_tokens_per_s * 3600) * 1e6
 
     def report(self) -> dict:
-        def r(x):
-            return None if x is None else round(x, 4)
-
+        """The side as `canary --format json` prints it (camelCase, as plan.json)."""
         return {
-            **asdict(self),
-            "errorRate": r(self.error_rate),
-            "outputTokensPerSecondPerGpu": r(self.tokens_per_s_per_gpu),
-            "usdPerMillionOutputTokens": r(self.usd_per_million_output_tokens),
+            "requests": self.requests,
+            "errors": self.errors,
+            "errorRate": self.error_rate,
+            "ttftP50Ms": self.ttft_p50_ms,
+            "ttftP99Ms": self.ttft_p99_ms,
+            "itlP50Ms": self.itl_p50_ms,
+            "itlP99Ms": self.itl_p99_ms,
+            "outputTokensPerSecond": self.output_tokens_per_s,
+            "outputTokensPerSecondPerGpu": self.tokens_per_s_per_gpu,
+            "gpus": self.gpus,
+            "hourlyCostUsd": self.hourly_cost_usd,
+            "usdPerMillionOutputTokens": self.usd_per_million_output_tokens,
         }
 
 
@@ -87,8 +93,14 @@ def _more_errors_than_budget(c: Measures, budget: float) -> float:
 
 
 def judge(
-    candidate: str, c: Measures, b: Measures, slo: SloConfig, traffic: Mapping[str, int]
+    candidate: str,
+    c: Measures,
+    b: Measures,
+    slo: SloConfig,
+    traffic: Mapping[str, int],
+    stack: str,
 ) -> Verdict:
+    """The verdict; its `next` names `stack` in every command it prints."""
     short = [
         f"{side} served {m.requests} requests in the window, {slo.min_requests - m.requests} "
         f"short of slo.minRequests {slo.min_requests}"
@@ -96,7 +108,10 @@ def judge(
         if m.requests < slo.min_requests
     ]
     if short:
-        again = "wait and run hyperpod-dpd canary again (or widen --window)"
+        again = (
+            f"wait and run hyperpod-dpd canary --stack {stack} --endpoint {candidate} again (or "
+            "widen --window)"
+        )
         return Verdict("hold", short, again)
     worse = []
     p = _more_errors_than_baseline(c, b)
@@ -127,8 +142,10 @@ def judge(
                 f"{what} {mine:.0f} ms is {mine / theirs - 1:.0%} above the baseline's "
                 f"{theirs:.0f} ms (slo.baselineMargin {slo.baseline_margin:.0%})"
             )
+    outside = f"nothing to shift: {candidate} takes no share of hyperpod-dpd:traffic"
     if worse:
-        return Verdict("rollback", worse, rollback_command(traffic, candidate))
+        back = rollback_command(traffic, candidate, stack) if candidate in traffic else outside
+        return Verdict("rollback", worse, back)
     fine = [
         f"error rate {c.error_rate:.2%} against the baseline's {b.error_rate:.2%} (no "
         f"significant difference at {ALPHA}) and the SLO's {slo.error_rate:.2%}",
@@ -136,9 +153,12 @@ def judge(
         f"{slo.ttft_p99_ms} ms; baseline p99 {_ms(b.ttft_p99_ms)}), ITL p99 "
         f"{_ms(c.itl_p99_ms)} (SLO {slo.itl_p99_ms} ms; baseline {_ms(b.itl_p99_ms)})",
     ]
-    step = promote_command(traffic, candidate) if candidate in traffic else None
-    if step is None:
-        step = "nothing left to shift: the candidate takes all the traffic"
+    if candidate not in traffic:
+        step = outside
+    else:
+        step = promote_command(traffic, candidate, stack) or (
+            "nothing left to shift: the candidate takes all the traffic"
+        )
     return Verdict("promote", fine, step)
 
 

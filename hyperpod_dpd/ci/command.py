@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from core.exits import EXIT_OK
+from core.json_output import dumps
 from core.problems import MISSING, ConfigError, ConfigProblem
 from hyperpod_dpd.ci.bootstrap import bootstrap_command, bootstrap_targets
 from hyperpod_dpd.ci.runner import runs_on
@@ -22,9 +23,14 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
     if args.bootstrap:
         print(_bootstrap(read, args.stack, project_dir))
         return EXIT_OK
+    if args.job == "deploy":
+        others = _other_stacks(project_dir, args.stack)
+        problems = shared_account_problems(args.stack, read.settings, others)
+        if problems:
+            raise ConfigError(problems, f"stack {args.stack}'s CI settings (deploy job)")
     facts = job_facts(read.settings, args.stack, args.job, *_run_of(args, read.settings))
-    if args.format == "json":
-        print(json.dumps(facts, indent=2))
+    if args.format == "json":  # camelCase as every JSON of ours; the github lines keep their names
+        print(dumps({_camel(key): value for key, value in facts.items()}))
     else:
         for key, value in facts.items():
             text = value if isinstance(value, str) and key != "runs-on" else json.dumps(value)
@@ -81,6 +87,52 @@ def job_facts(s: StackSettings, stack: str, job: str, run_id: str, attempt: str)
     }
 
 
+def shared_account_problems(
+    stack: str, s: StackSettings, others: dict[str, StackSettings]
+) -> list[ConfigProblem]:
+    """A protected stack (hyperpod-dpd:protect: prod) in an account another stack deploys to.
+    Every deploy role administers its whole account (ci/aws-github-oidc.yaml: the stack creates
+    IAM roles, a VPC, EKS), and the other stacks deploy without prod's reviewer (dev on every
+    merge, the canary's rollout on a schedule): sharing the account hands them prod."""
+    role = s.ci.deploy_role_arn
+    if not s.protect or role is None:
+        return []
+    account = role.split(":")[4]
+    sharing = sorted(
+        name
+        for name, other in others.items()
+        if other.ci.deploy_role_arn and other.ci.deploy_role_arn.split(":")[4] == account
+    )
+    if not sharing:
+        return []
+    key = full_key(("ci", "deployRoleArn"))
+    return [
+        ConfigProblem(
+            key,
+            role,
+            f"a role in an AWS account no other stack deploys to ({', '.join(sharing)} "
+            f"deploy{'s' * (len(sharing) == 1)} to {account} too, and every deploy role "
+            "administers its whole account)",
+            f"give {stack} an account of its own (AWS Organizations) and deploy "
+            "ci/aws-github-oidc.yaml there (docs/deploy.md, 'CI credentials')",
+        )
+    ]
+
+
+def _other_stacks(project_dir: Path, stack: str) -> dict[str, StackSettings]:
+    """The project's other stack files that read (a broken one is its own deploy's problem)."""
+    others = {}
+    for path in sorted(project_dir.glob("Pulumi.*.yaml")):
+        name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        if name == stack:
+            continue
+        try:
+            others[name] = read_stack(project_dir, name).settings
+        except ConfigError:
+            continue
+    return others
+
+
 def _run_of(args: argparse.Namespace, s: StackSettings) -> tuple[str, str]:
     """The workflow run's id and attempt: a CodeBuild runner's label names them."""
     run_id = args.run_id or os.environ.get("GITHUB_RUN_ID")
@@ -109,23 +161,18 @@ def _bootstrap(read: Stack, stack: str, project_dir: Path) -> str:
             f"# {stack}'s deploys do not run on a runner the stack creates "
             f"(hyperpod-dpd:ci.runner is {read.settings.ci.runner}): deploy it in one phase."
         )
-    from hyperpod_dpd.plan.engine import run_program
-    from policies.gate import HANDED_JUDGEMENT, judgement
-    from program.stack_config import HANDED_SETTINGS
+    from hyperpod_dpd.plan.planner import run_judged
 
-    file = read.file
-    verdict = judgement(read.settings, file.project, stack, has_hf_token=file.has_hf_token)
-    done = run_program(
-        project_dir / "__main__.py",
-        file.config,
-        file.secret_keys,
-        project=file.project,
-        stack=stack,
-        handed={HANDED_SETTINGS: read.settings, HANDED_JUDGEMENT: verdict},
-    )
+    done = run_judged(project_dir, read, stack)
     header = (
         f"# Phase 1 of {stack}'s first deploy, from a workstation with the deploy role: the "
         "CI runner\n# and what it needs (AWS resources only). Then run the deploy workflow for "
         "the rest\n# (docs/deploy.md, 'First deploy of a private stack').\n"
     )
     return header + bootstrap_command(stack, bootstrap_targets(done.resources))
+
+
+def _camel(name: str) -> str:
+    """'runs-on' -> 'runsOn': a GitHub output name as a JSON key."""
+    head, *rest = name.split("-")
+    return head + "".join(word.capitalize() for word in rest)

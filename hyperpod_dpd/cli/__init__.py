@@ -3,7 +3,8 @@
 This package parses arguments and dispatches, nothing else: one module per command, each with
 `register(subparsers)` (its parser; the parser's defaults set `handler`) and handlers
 `(args, project_dir) -> exit code` that call into the command's room (hyperpod_dpd/plan,
-diff, verify, benchmark, advise, preflight, fetch, size, policy, pulumi_yaml) or into checkpoint/.
+diff, verify, benchmark, advise, canary, rollout, demo, preflight, fetch, size, policy, pulumi_yaml)
+or into checkpoint/; `completion` prints the shell completion script of these parsers (shtab).
 A command module imports only the standard library at the top: what a handler needs (Pulumi
 SDKs, boto3, kubernetes, pydantic models) is imported when it runs, so `hyperpod-dpd --help`
 and every `<command> --help` start without loading them.
@@ -21,6 +22,8 @@ import os
 import sys
 from pathlib import Path
 
+from core.cli_help import epilog
+from core.colour import Palette
 from core.exits import (
     EXIT_BAD_INPUT,
     EXIT_BROKEN_PIPE,
@@ -29,12 +32,15 @@ from core.exits import (
     tolerant_streams,
     unhandled,
 )
+from core.pulumi_commands import naming_stack
 from hyperpod_dpd.cli import (
     advise,
     benchmark,
     canary,
     checkpoint,
     ci,
+    completion,
+    demo,
     diff,
     fetch,
     plan,
@@ -42,6 +48,7 @@ from hyperpod_dpd.cli import (
     policy_pack,
     preflight,
     pulumi_yaml,
+    rollout,
     size,
     verify,
 )
@@ -60,8 +67,11 @@ COMMANDS = (
     verify,
     benchmark,
     canary,
+    rollout,
     advise,
     pulumi_yaml,
+    demo,
+    completion,
 )
 
 
@@ -73,12 +83,54 @@ def find_project_dir(start: Path) -> Path:
     return Path(__file__).resolve().parents[2]  # the checkout this package runs from
 
 
+def version() -> str:
+    """The installed distribution's version (pyproject.toml), else the checkout's."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("hyperpod-dpd")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        import tomllib
+
+        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+        return tomllib.loads(pyproject.read_text())["project"]["version"]
+
+
+class _Version(argparse.Action):
+    """`--version`: read only when asked (the metadata lookup costs start-up time)."""
+
+    def __init__(
+        self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None
+    ):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"hyperpod-dpd {version()}")
+        parser.exit()
+
+
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="hyperpod-dpd", description=__doc__.split("\n")[0])
+    root = argparse.ArgumentParser(
+        prog="hyperpod-dpd",
+        description="Plan, check, deploy-verify, benchmark and canary DPD (disaggregated prefill "
+        "and decode) LLM serving on SageMaker HyperPod; `hyperpod-dpd <command> --help` for each.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=epilog(
+            ["hyperpod-dpd plan --stack dev", "hyperpod-dpd size --tp 4",
+             "hyperpod-dpd demo", "hyperpod-dpd completion bash"],
+            {0: "done", 1: "a check or a policy failed (the input was fine)",
+             2: "bad input: the message names the key or flag, what is allowed and the fix",
+             4: "canary: hold (too few requests yet)",
+             141: "the reader of the output went away (`| head`)"},
+        ),
+    )  # fmt: skip
+    root.add_argument("--version", action=_Version, help="print the version and exit")
     root.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = root.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.register(sub)
+    root.set_defaults(command_line=root)  # for `completion`, which prints all of it
     return root
 
 
@@ -117,7 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_left()
     except UsageProblem as exc:  # a stack file's ConfigError among them
-        print(f"error: {exc}", file=sys.stderr)
+        message = str(exc)
+        if isinstance(getattr(args, "stack", None), str):  # its Pulumi commands name the stack
+            message = naming_stack(message, args.stack)
+        print(f"{Palette(sys.stderr).red('error:')} {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:
         return unhandled(exc, args.debug)

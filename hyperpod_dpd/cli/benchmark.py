@@ -26,19 +26,46 @@ import sys
 from pathlib import Path
 
 from core import cli_inputs as inputs
+from core.cli_help import described
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "benchmark",
         help="DPD against colocated on your endpoint: run a load, compare runs, charts",
-        description=__doc__.split("\n")[0],
+        description="Is DPD worth it on your traffic: run a load against an endpoint (local, or "
+        "as a Job in the stack's cluster), compare runs, draw the charts.",
     )
+    described(
+        p,
+        ["hyperpod-dpd benchmark run --stack prod --scenario 'D(4096,256)' --concurrency 8,16,32 "
+         "--out results/dpd",
+         "hyperpod-dpd benchmark compare results/colocated results/dpd --out results/report",
+         "hyperpod-dpd benchmark fake-server --port 8101 --interference 3"],
+        {0: "done", 1: "the load generator or a request failed", 2: "bad input, named"},
+    )  # fmt: skip
     from hyperpod_dpd.benchmark.scenario import add_workload_flags
 
     sub = p.add_subparsers(dest="benchmark_command", required=True)
 
-    run = sub.add_parser("run", help="run aiperf against an endpoint; writes DIR/results.json")
+    run = sub.add_parser(
+        "run",
+        help="run aiperf against an endpoint; writes DIR/results.json",
+        description="Run aiperf (build/loadtest-venv) against an OpenAI-compatible endpoint at "
+        "each concurrency, streaming, and write DIR/results.json: TTFT, TPOT, ITL, E2E "
+        "percentiles, throughput, errors; with --stack, the endpoint's facts and cost. Without "
+        "--target, the same run as a Job in the stack's cluster.",
+    )
+    described(
+        run,
+        ["hyperpod-dpd benchmark run --target http://127.0.0.1:8101 --tokenizer "
+         "hyperpod_dpd/benchmark/word_tokenizer --scenario 'D(1024,32)' --concurrency 4,8 "
+         "--duration 10 --out build/demo/colocated",
+         "hyperpod-dpd benchmark run --stack canary --endpoint candidate --scenario 'D(4096,256)' "
+         "--concurrency 8,16,32 --out results/candidate"],
+        {0: "done", 1: "the load generator or a request failed (results.json says which)",
+         2: "bad input: a flag, the stack, the cluster's kubeconfig, named"},
+    )  # fmt: skip
     run.add_argument("--target", help="OpenAI-compatible base URL, e.g. http://localhost:8000")
     run.add_argument(
         "--tokenizer", type=Path, help="local tokenizer: a directory or its tokenizer.json"
@@ -85,7 +112,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      "its ConfigMap as YAML, create nothing")  # fmt: skip
     run.set_defaults(handler=run_benchmark)
 
-    compare = sub.add_parser("compare", help="report.md and charts: each run against the first")
+    compare = sub.add_parser(
+        "compare",
+        help="report.md and charts: each run against the first",
+        description="Compare runs of `benchmark run`: DIR/report.md (the runs' endpoints, then "
+        "a table per concurrency with each run's improvement over the first) and PNG charts.",
+    )
+    described(
+        compare,
+        ["hyperpod-dpd benchmark compare build/demo/colocated build/demo/dpd --out "
+         "build/demo/report",
+         "hyperpod-dpd benchmark compare results/baseline results/candidate --out results/report "
+         "--predicted"],
+        {0: "compared", 1: "--predicted: the simulator failed on a run",
+         2: "bad input: a directory that holds no results.json of ours"},
+    )  # fmt: skip
     compare.add_argument("runs", nargs="+", type=Path, help="BASE HEAD [RUN ...]: run directories")
     compare.add_argument(
         "--out", type=inputs.output_dir, required=True, help="report directory (created)"
@@ -99,8 +140,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     compare.set_defaults(handler=compare_runs)
 
     fake = sub.add_parser(
-        "fake-server", help="a local OpenAI-compatible server with known timings, to try it out"
+        "fake-server",
+        help="a local OpenAI-compatible server with known timings, to try it out",
+        description="A local OpenAI-compatible streaming server with known timings (no GPU, no "
+        "model), to try `benchmark run` on: --interference makes it behave colocated, "
+        "--transfer-ms disaggregated. It serves until Ctrl-C; GET /v1/models answers once it "
+        "listens.",
     )
+    described(
+        fake,
+        ["hyperpod-dpd benchmark fake-server --port 8101 --interference 3",
+         "hyperpod-dpd benchmark fake-server --port 8102 --transfer-ms 30"],
+        {0: "stopped", 2: "bad input, or the port is taken"},
+    )  # fmt: skip
     from hyperpod_dpd.benchmark.fake_timings import add_arguments
 
     add_arguments(fake)

@@ -22,17 +22,36 @@ import argparse
 from pathlib import Path
 
 from core import cli_inputs as inputs
+from core.cli_help import described
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `canary` to the hyperpod-dpd command line."""
     p = subparsers.add_parser(
-        "canary", help="promote, hold or roll back a candidate from live metrics"
+        "canary",
+        help="promote, hold or roll back a candidate from live metrics",
+        description="Compare a candidate of the traffic split (--endpoint) with its baseline over "
+        "a window of their vLLM series on Prometheus (error rate, TTFT, ITL, tokens/s per GPU, "
+        "cost per million output tokens) against the SLO, and print the verdict with the exact "
+        "next command: the next weight step, or the rollback.",
     )
+    described(
+        p,
+        ["hyperpod-dpd canary --stack canary --endpoint candidate",
+         "hyperpod-dpd canary --stack canary --endpoint candidate --window 2h "
+         "--prometheus-url http://localhost:9090 --format json"],
+        {0: "promote (next: the next weight step)", 1: "rollback (next: the rollback)",
+         2: "bad input: a Prometheus out of reach, a missing workspace or credentials, named",
+         4: "hold: too few requests on a side to judge; ask again later"},
+    )  # fmt: skip
     p.add_argument(
         "--stack", required=True, type=inputs.stack_name, help="the stack (Pulumi.<stack>.yaml)"
     )
-    p.add_argument("--endpoint", help="the candidate: a key of hyperpod-dpd:endpoints")
+    p.add_argument(
+        "--endpoint",
+        help="the candidate: a key of hyperpod-dpd:endpoints (default: the one endpoint of "
+        "hyperpod-dpd:traffic other than its baseline)",
+    )
     p.add_argument(
         "--baseline",
         action="append",
@@ -45,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=inputs.http_url,
         help="a Prometheus HTTP API base URL; default: the stack's AMP workspace (SigV4)",
     )
-    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     p.set_defaults(handler=run)
 
 

@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 
 from core import cli_inputs as inputs
+from core.cli_help import described
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,9 +21,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "ci",
         help="what a workflow job needs of a stack (runner, role), or its first deploy",
         description=__doc__.split("\n\n")[0],
-        epilog='example: hyperpod-dpd ci --stack prod >> "$GITHUB_OUTPUT"',
     )
-    parser.add_argument("--stack", required=True, type=inputs.stack_name)
+    described(
+        parser,
+        ['hyperpod-dpd ci --stack prod >> "$GITHUB_OUTPUT"',
+         "hyperpod-dpd ci --stack prod --job preview --format json",
+         "hyperpod-dpd ci --stack prod --bootstrap"],
+        {0: "printed", 2: "bad input: the key the job lacks (a deploy role, a runner), named"},
+    )  # fmt: skip
+    parser.add_argument(
+        "--stack", required=True, type=inputs.stack_name, help="reads Pulumi.<stack>.yaml"
+    )
     parser.add_argument(
         "--job",
         choices=["deploy", "preview"],
@@ -38,8 +47,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--run-attempt", help="the workflow run's attempt (default: $GITHUB_RUN_ATTEMPT)"
     )
-    parser.add_argument("--format", choices=["github", "json"], default="github")
-    parser.add_argument("--project-dir", type=inputs.project_dir)
+    parser.add_argument(
+        "--format",
+        choices=["github", "json"],
+        default="github",
+        help="github: key=value lines for $GITHUB_OUTPUT; json: one object",
+    )
+    parser.add_argument(
+        "--project-dir", type=inputs.project_dir, help="directory of Pulumi.yaml (default: found)"
+    )
     parser.set_defaults(handler=run)
 
 

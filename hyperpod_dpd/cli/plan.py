@@ -10,10 +10,24 @@ import argparse
 from pathlib import Path
 
 from core import cli_inputs as inputs
+from core.cli_help import described
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    plan = subparsers.add_parser("plan", help="offline plan of a stack (no cloud, no Pulumi CLI)")
+    plan = subparsers.add_parser(
+        "plan",
+        help="offline plan of a stack (no cloud, no Pulumi CLI)",
+        description="Run the stack's Pulumi program under Pulumi's mock engine and a fake AWS: "
+        "every resource `pulumi up` would create, the policy gate's verdict, the hourly cost, "
+        "written to build/plan/<stack>/ (plan.json, summary.md, resources.json, manifests/).",
+    )
+    described(
+        plan,
+        ["hyperpod-dpd plan --stack dev",
+         "hyperpod-dpd plan --stack canary --out build/plan/canary-50 --format json"],
+        {0: "planned (advisories allowed)", 1: "a mandatory policy violation (named, with its fix)",
+         2: "bad configuration: the key, the value, what is allowed and the fix"},
+    )  # fmt: skip
     plan.add_argument(
         "--stack",
         required=True,
@@ -23,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     plan.add_argument(
         "--out", type=inputs.output_dir, help="output directory (default build/plan/<stack>)"
     )
-    plan.add_argument("--format", choices=["text", "json"], default="text")
+    plan.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     plan.add_argument(
         "--project-dir", type=inputs.project_dir, help="directory of Pulumi.yaml (default: found)"
     )

@@ -15,6 +15,7 @@ import argparse
 from pathlib import Path
 
 from core import cli_inputs as inputs
+from core.cli_help import described
 from core.sizing.catalog import MODELS
 from core.sizing.kv_cache import (
     DOCS_GPU_MEMORY_UTILIZATION,
@@ -34,6 +35,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "an 8 GiB buffer); exit 2 when the flags give a worker vLLM would not start.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
+    described(
+        p,
+        ["hyperpod-dpd size",
+         "hyperpod-dpd size --instance-type ml.p5e.48xlarge --tp 4 --max-model-len 32768",
+         "hyperpod-dpd size --pd-buffer 16GiB --in-flight 64 --format json"],
+        {0: "sized (warnings allowed)",
+         2: "bad input, or a worker vLLM would not start at these flags (with what to change)"},
+    )  # fmt: skip
     p.add_argument(
         "--model",
         default="llama-3.3-70b",

@@ -4,7 +4,13 @@
   hyperpod-dpd verify --name N --namespace NS [--routing-threshold T] [--kubeconfig K]
 
 With --stack, `serves the staged copy` fails when the live IEC loads another checkpoint copy
-(bucket and prefix: another revision) than the stack stages for the endpoint. A colocated
+(bucket and prefix: another revision) than the stack stages for the endpoint, and `boot script
+unchanged` when the nodes' lifecycle script in S3 is not the one `pulumi up` uploaded (AWS
+credentials that may read it; skipped where `pulumi stack output` does not answer). An endpoint
+behind the stack's traffic split also gets `split refuses no key` and `split answers the key`: a
+prompt to the split without the API key must get 401, and one with it an answer (the key from
+the stack's Secret for the curl pods, from HYPERPOD_DPD_API_KEY or the stack's trafficApiKey
+output with --router-url). A colocated
 endpoint of the stack gets that check and `router service`: its router's Service is where the
 traffic split and the benchmark Job look for it (core/vocabulary.py RouterService).
 
@@ -18,7 +24,9 @@ import argparse
 from pathlib import Path
 
 from core import cli_inputs as inputs
+from core.cli_help import described
 from core.versions import VERIFY_CURL_IMAGE
+from core.vocabulary import BENCHMARK_NAMESPACE
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,8 +34,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "verify",
         help="check a deployed DPD endpoint: pods, router Service, roles, routing, KV transfer "
         "(kubernetes API); a colocated one: its router Service",
-        description=__doc__.split("\n")[0],
+        description="Check a deployed DPD endpoint the way the AWS docs do by hand (pods, "
+        "the router's Service, each role's flags, routing by prompt length, KV transferred "
+        "rather than recomputed), through the Kubernetes API of your kubeconfig.",
     )
+    described(
+        parser,
+        ["hyperpod-dpd verify --stack dev",
+         "hyperpod-dpd verify --stack canary --endpoint candidate --format json",
+         "hyperpod-dpd verify --name llama --namespace inference --no-prompts"],
+        {0: "every check passed (skipped ones allowed)",
+         1: "a check failed (with its cause and fix: docs/troubleshooting.md)",
+         2: "bad input: unknown stack or endpoint, no kubeconfig, an API server out of reach"},
+    )  # fmt: skip
     where = parser.add_argument_group("endpoint (--stack, or --name and --namespace)")
     where.add_argument(
         "--stack",
@@ -61,7 +80,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--insecure", action="store_true", help="with an https --router-url: skip TLS verification"
     )
     prompts.add_argument(
-        "--prompt-namespace", help="namespace of the curl pod (default: endpoint's)"
+        "--traffic-url",
+        help="the traffic split's URL (default with --stack: https://<trafficListener."
+        "domainName>/v1/chat/completions, else the stack's trafficUrl output): checked to refuse "
+        "a prompt without the API key and to answer one with it",
+    )
+    prompts.add_argument(
+        "--prompt-namespace",
+        help=f"namespace of the curl pod (default: the stack's {BENCHMARK_NAMESPACE}; the "
+        "endpoints' own admit only the operator's pods)",
     )
     prompts.add_argument(
         "--curl-image",
@@ -92,9 +119,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=2.0,
         help="between pod/log polls (default 2)",
     )
-    parser.add_argument("--format", choices=["text", "json"], default="text")
-    parser.add_argument("--project-dir", type=inputs.project_dir)
-    parser.set_defaults(handler=run)
+    parser.add_argument("--format", choices=["text", "json"], default="text", help="output format")
+    parser.add_argument(
+        "--project-dir", type=inputs.project_dir, help="directory of Pulumi.yaml (default: found)"
+    )
+    parser.set_defaults(handler=run, client_factory=None)
 
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:

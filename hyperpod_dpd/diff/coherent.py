@@ -11,7 +11,7 @@ variables, the hash seed LMCache keys use, PD_BUFFER_SIZE). Users of every P/D s
 rollouts that keep the two coherent (llm-d/llm-d#499, ai-dynamo/grove#638,
 kubernetes-sigs/lws#907, volcano-sh/kthena#1406); none is offered by the operator. The safe
 change is the canary recipe: a candidate endpoint with the change, shifted to by `traffic`
-(README, "Upgrade the model without mixed versions").
+(docs/deploy.md#upgrade-the-model-without-mixed-versions).
 
 Replica counts, autoscaling bounds, routing settings and `traffic` change nothing a transfer
 depends on: they get no advisory. A colocated endpoint has no transfer between pools.
@@ -59,7 +59,7 @@ HAZARD = (
 ANSWER = (
     "deploy the change as a candidate endpoint (hyperpod-dpd:endpoints.<new key>, its own "
     "checkpoint if the model changes) beside this one and move hyperpod-dpd:traffic to it; roll "
-    'back by routing (README, "Upgrade the model without mixed versions")'
+    "back by routing (docs/deploy.md#upgrade-the-model-without-mixed-versions)"
 )
 
 

@@ -3,8 +3,7 @@ and JSON. Plans hold no secret values, so neither does any of them."""
 
 from __future__ import annotations
 
-import json
-
+from core.json_output import dumps
 from core.vocabulary import COHERENT_CHANGE_RULE
 from hyperpod_dpd.diff.compare import PlanDiff, plan_cost
 from hyperpod_dpd.diff.values import change, shown
@@ -135,7 +134,7 @@ def render_text(d: PlanDiff) -> str:
 
 
 def render_json(d: PlanDiff) -> str:
-    return json.dumps(
+    return dumps(
         {
             "stack": d.head.stack,
             "added": [r["urn"] for r in d.added],
@@ -156,5 +155,4 @@ def render_json(d: PlanDiff) -> str:
                 "delta": d.cost_delta,
             },
         },
-        indent=2,
     )

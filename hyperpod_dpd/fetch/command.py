@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 
 from core.exits import EXIT_FAILED, EXIT_OK
+from core.pulumi_commands import naming_stack
 from core.versions import HYPERPOD_DEPENDENCIES_CHART
 from hyperpod_dpd.fetch.artifacts import fetch_chart
 from hyperpod_dpd.fetch.images import DIGESTS_FILE, resolve_images
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
     print(f"Images of stack '{args.stack}' (digests recorded in {DIGESTS_FILE}); run each "
           f"command to pin its image in Pulumi.{args.stack}.yaml (--path edits the nested key "
           "in place):")  # fmt: skip
-    print("\n".join(lines))
+    print(naming_stack("\n".join(lines), args.stack))  # each `pulumi config set` for this stack
     if failed:
         print(f"{failed} image(s) not resolved: the chart is fetched; run again where "
               "the registry is in reach, or copy the digest from the registry's console.")  # fmt: skip

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from pathlib import Path
 
 from core.collector import collector_paused
+from core.colour import Palette
+from core.json_output import dumps
 
 
 def plan(args: argparse.Namespace, project_dir: Path) -> int:
@@ -19,5 +21,8 @@ def plan(args: argparse.Namespace, project_dir: Path) -> int:
         made = make_plan(project_dir, args.stack, args.out, preview=args.preview)
     from hyperpod_dpd.plan.summary import plan_json, render_text
 
-    print(json.dumps(plan_json(made), indent=2) if args.format == "json" else render_text(made))
+    if args.format == "json":
+        print(dumps(plan_json(made)))
+    else:
+        print(render_text(made, Palette(sys.stdout)))
     return made.exit_code

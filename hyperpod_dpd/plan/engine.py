@@ -192,6 +192,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 f"Duplicate resource URN '{response.urn}'; try giving it a unique name"
             )
         self._urns.add(response.urn)
+        # The real engine marks the outputs a resource lists in additionalSecretOutputs secret
+        # (a generated password's `result`); the SDK's mock returns them in the clear.
+        _mark_secret(response.object, request.additionalSecretOutputs)
         if request.type != "pulumi:pulumi:Stack":
             wire = json_format.MessageToDict(request.object, preserving_proto_field_name=True)
             # The engine auto-names resources during preview (the provider's Check fills e.g. a
@@ -215,6 +218,18 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 )
             )
         return response
+
+
+def _mark_secret(state: Any, keys: Any) -> None:
+    """Wrap each of `keys` present in the wire `state` (a protobuf Struct) as a secret value."""
+    for key in keys:
+        if key not in state.fields or rpc.is_rpc_secret(
+            json_format.MessageToDict(state.fields[key])
+        ):
+            continue  # absent, or secret already
+        plain = json_format.MessageToDict(state.fields[key])
+        state.fields[key].struct_value.Clear()
+        state.fields[key].struct_value.update({_SIG: _SECRET_SIG, "value": plain})
 
 
 class ProgramMocks(pulumi_mocks.Mocks):

@@ -225,13 +225,16 @@ def _load_balancing(kind: str) -> Callable[[FakeCloud, str, dict[str, Any]], tup
     """An ALB, target group or listener: ids are their ARNs; a load balancer has a DNS name."""
 
     def build(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
-        capped = kind != "listener/app"  # a listener has no name of its own
+        capped = kind in ("loadbalancer/app", "targetgroup")  # a listener (rule) has no name
         physical = _autoname(name, inputs, max_length=ELB_NAME_MAX if capped else None)
         arn = cloud.arn("elasticloadbalancing", f"{kind}/{physical}/{_hex(kind, name, n=16)}")
         state = {**inputs, "arn": arn}
         if kind == "loadbalancer/app":
             state.update(
-                name=physical, dnsName=f"internal-{physical}.{cloud.region}.elb.amazonaws.com"
+                name=physical,
+                dnsName=f"internal-{physical}.{cloud.region}.elb.amazonaws.com",
+                # The Region's canonical hosted zone of its load balancers (an alias's target).
+                zoneId=f"Z{_hex('elb-zone', cloud.region, n=13).upper()}",
             )
         if kind == "targetgroup":
             state.update(name=physical)
@@ -240,8 +243,33 @@ def _load_balancing(kind: str) -> Callable[[FakeCloud, str, dict[str, Any]], tup
     return build
 
 
+def _random_password(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+    """A stable stand-in of the generated text, of the asked length, lowercase and digits (what
+    the stack asks for); the SDK marks `result` secret, so no plan shows it."""
+    length = int(inputs.get("length") or 16)
+    text = "".join(_hex("random-password", name, str(i), n=64) for i in range(length // 64 + 1))
+    return "none", {**inputs, "result": text[:length], "bcryptHash": "[fake]"}
+
+
+def _route53(kind: str) -> Callable[[FakeCloud, str, dict[str, Any]], tuple[str, dict]]:
+    """A record (its id: zone, name and type) or a zone's VPC association (zone:vpc)."""
+
+    def build(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+        zone = inputs.get("zoneId", "")
+        if kind == "record":
+            rid = f"{zone}_{inputs.get('name', name)}_{inputs.get('type', 'A')}"
+            return rid, {**inputs, "fqdn": inputs.get("name", name)}
+        return f"{zone}:{inputs.get('vpcId', '')}", {**inputs, "owningAccount": cloud.account_id}
+
+    return build
+
+
 _BUILDERS: dict[str, Callable[[FakeCloud, str, dict[str, Any]], tuple[str, dict]]] = {
     "aws:lb/loadBalancer:LoadBalancer": _load_balancing("loadbalancer/app"),
+    "aws:lb/listenerRule:ListenerRule": _load_balancing("listener-rule/app"),
+    "aws:route53/record:Record": _route53("record"),
+    "aws:route53/zoneAssociation:ZoneAssociation": _route53("association"),
+    "random:index/randomPassword:RandomPassword": _random_password,
     "aws:lb/targetGroup:TargetGroup": _load_balancing("targetgroup"),
     "aws:lb/listener:Listener": _load_balancing("listener/app"),
     "aws:iam/role:Role": _iam_role,

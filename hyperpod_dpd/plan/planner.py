@@ -26,13 +26,13 @@ from hyperpod_dpd.plan.engine import ProgramRun, run_program
 from hyperpod_dpd.plan.summary import cold_start_json, render_summary
 from hyperpod_dpd.shared.cost import hourly_cost, total
 from hyperpod_dpd.shared.images import images_json
-from hyperpod_dpd.shared.output_dirs import claim, clear
-from policies.gate import HANDED_JUDGEMENT, PolicyStop, judgement
+from hyperpod_dpd.shared.output_dirs import claim, clear, removed_unless_finished
+from policies.gate import HANDED_JUDGEMENT, Judgement, PolicyStop, judgement
 from policies.rules import Violation
 from program.stack_config import HANDED_SETTINGS
 from settings import StackSettings
 from settings.stack import endpoint_sizing
-from settings.stack_file import StackFile, read_stack
+from settings.stack_file import Stack, StackFile, read_stack
 
 STOPPED = (
     "The program stopped at the policy gate, as `pulumi up` would: {registered} resources were "
@@ -72,38 +72,42 @@ class Plan:
 
 
 def make_plan(
-    project_dir: Path, stack: str, out_dir: Path | None = None, preview: bool = False
+    project_dir: Path,
+    stack: str,
+    out_dir: Path | None = None,
+    preview: bool = False,
+    read: Stack | None = None,
 ) -> Plan:
     """Plan `stack` (`preview`: as the first `pulumi preview` of a new stack sees it, outputs of
-    resources not created yet unknown). Raises ConfigError on bad config (nothing written)."""
-    read = read_stack(project_dir, stack)
+    resources not created yet unknown; `read`: the stack as already read, e.g. with a config
+    value of a step not written yet). Raises ConfigError on bad config (nothing written)."""
+    read = read or read_stack(project_dir, stack)
+    # Only a valid config gets an output directory: a bad one writes nothing, an interrupted
+    # plan leaves none it had only begun.
+    out_dir = out_dir or project_dir / "build" / "plan" / stack
+    with removed_unless_finished(out_dir):
+        claim(out_dir, PLAN_OUTPUTS, "`hyperpod-dpd plan`")
+        plan = _plan(project_dir, stack, read, out_dir, preview)
+        write_plan(plan)
+    return plan
+
+
+def _plan(project_dir: Path, stack: str, read: Stack, out_dir: Path, preview: bool) -> Plan:
+    """Judge the stack and run its program (the plan's files not written yet)."""
     stack_file, settings = read.file, read.settings
-    # Only a valid config gets an output directory: a bad one writes nothing.
-    out_dir = claim(
-        out_dir or project_dir / "build" / "plan" / stack, PLAN_OUTPUTS, "`hyperpod-dpd plan`"
-    )
     # Judged once, here; the program takes these settings and this judgement rather than read
     # and judge the same config again, and stops at its gate on them as `pulumi up` would.
     verdict = judgement(settings, stack_file.project, stack, has_hf_token=stack_file.has_hf_token)
     recorded: list = []
     try:
-        run = run_program(
-            project_dir / "__main__.py",
-            stack_file.config,
-            stack_file.secret_keys,
-            project=stack_file.project,
-            stack=stack,
-            recorded=recorded,
-            preview=preview,
-            handed={HANDED_SETTINGS: settings, HANDED_JUDGEMENT: verdict},
-        )
+        run = run_judged(project_dir, read, stack, verdict, recorded=recorded, preview=preview)
     except PolicyStop:
         # The program's gate refused, as in `pulumi up`: what did it register before?
         run, halted, registered = ProgramRun([], {}), True, len(recorded)
     else:
         halted, registered = False, 0
         run.resources.sort(key=lambda r: r.urn)  # registration order is async: stable files
-    plan = Plan(
+    return Plan(
         stack=stack_file,
         settings=settings,
         run=run,
@@ -113,8 +117,34 @@ def make_plan(
         stopped=halted,
         registered_before_stop=registered,
     )
-    write_plan(plan)
-    return plan
+
+
+def run_judged(
+    project_dir: Path,
+    read: Stack,
+    stack: str,
+    verdict: Judgement | None = None,
+    *,
+    recorded: list | None = None,
+    preview: bool = False,
+) -> ProgramRun:
+    """The program run under mocks on the stack as read. Judged once (here, or by the caller
+    that hands `verdict`): the program takes these settings and this judgement rather than read
+    and judge the same config again, and stops at its gate on them as `pulumi up` would
+    (PolicyStop)."""
+    file, settings = read.file, read.settings
+    if verdict is None:
+        verdict = judgement(settings, file.project, stack, has_hf_token=file.has_hf_token)
+    return run_program(
+        project_dir / "__main__.py",
+        file.config,
+        file.secret_keys,
+        project=file.project,
+        stack=stack,
+        recorded=recorded,
+        preview=preview,
+        handed={HANDED_SETTINGS: settings, HANDED_JUDGEMENT: verdict},
+    )
 
 
 def kubernetes_manifests(run: ProgramRun) -> dict[str, dict[str, Any]]:

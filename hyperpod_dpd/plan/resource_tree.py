@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from core.colour import PLAIN, Palette
+
 CREATE = "+"
 STACK_TYPE = "pulumi:pulumi:Stack"
 
@@ -43,15 +45,16 @@ def group_by_component(resources: Iterable[Any]) -> list[tuple[str, list[Any]]]:
     return ordered
 
 
-def render_tree(resources: list[Any], indent: str = "  ") -> list[str]:
+def render_tree(resources: list[Any], indent: str = "  ", palette: Palette = PLAIN) -> list[str]:
     """The resources grouped by component, each line `+ name  type`, then the counts."""
+    create = palette.green(CREATE)
     grouped = group_by_component(resources)
     width = min(max((len(r.name) for _, rs in grouped for r in rs), default=4), 36)
     lines: list[str] = []
     for heading, members in grouped:
-        lines.append(f"{indent}{CREATE} {heading}")
+        lines.append(f"{indent}{create} {heading}")
         for r in sorted(members, key=lambda r: r.name):
-            lines.append(f"{indent}    {CREATE} {r.name.ljust(width)}  {r.type}")
+            lines.append(f"{indent}    {create} {r.name.ljust(width)}  {r.type}")
     components = sum(1 for r in resources if not r.custom)
     lines += [
         "",

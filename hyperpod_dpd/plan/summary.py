@@ -9,8 +9,15 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from core import api_key
+from core.colour import PLAIN, Palette
+from core.sizing.kv_cache import buffer_in_chunks
 from core.units import format_gib
-from core.vocabulary import network_policy_name
+from core.vocabulary import (
+    CHAT_COMPLETIONS_PATH,
+    INSTANCE_METADATA_POLICY,
+    network_policy_name,
+)
 from hyperpod_dpd.plan.endpoint_summary import headline, render_endpoints
 from hyperpod_dpd.plan.resource_tree import render_tree
 from hyperpod_dpd.shared.cost import HOURS_PER_MONTH, hourly_cost, per_hour_and_month, total
@@ -56,6 +63,7 @@ def endpoint_facts(settings: StackSettings, entry: EndpointEntry) -> list[tuple[
         ("Instance groups", groups),
         ("vLLM", vllm),
         ("Pod ingress", _pod_ingress(settings, e.name)),
+        ("Pod isolation", _pod_isolation(settings)),
     ]
     if e.mode == "dpd":
         facts += [
@@ -76,6 +84,21 @@ def _pod_ingress(settings: StackSettings, name: str) -> str:
     return (
         f"NetworkPolicy {network_policy_name(name)}: the router, the endpoint's own pods, the "
         f"metrics collector{''.join(', ' + m for m in more)} (the VPC CNI enforces it)"
+    )
+
+
+def _pod_isolation(settings: StackSettings) -> str:
+    """What keeps the pods of the endpoint's namespace from the node's role and other users'
+    pods out of it (specs/isolation/instance_metadata.py, specs/isolation/admission.py)."""
+    admitted = (
+        "only the inference operator's pods (and the admins') run in the endpoint's namespace, "
+        "within Pod Security baseline plus IPC_LOCK (ValidatingAdmissionPolicies)"
+    )
+    if not settings.network_policy.enabled:
+        return f"{admitted}; networkPolicy.enabled is false: pods can reach the node's IAM role"
+    return (
+        f"{admitted}; NetworkPolicy {INSTANCE_METADATA_POLICY} keeps them from the instance "
+        "metadata service (the node's IAM role)"
     )
 
 
@@ -119,7 +142,8 @@ def render_sizing(settings: StackSettings, entry: EndpointEntry, level: str = "#
         f"| LMCache chunk | {r.chunk_tokens} tokens = {r.chunk_bytes / 2**20:g} MiB |",
         f"| {_transfer_label(entry, r.prompt_tokens)} | {r.prompt_chunks} chunks, "
         f"{r.transfer_gib} GiB |",
-        f"| PD buffer | {format_gib(r.pd_buffer_bytes)} = {r.pd_buffer_chunks} chunks |",
+        f"| PD buffer | {format_gib(r.pd_buffer_bytes)} = "
+        f"{buffer_in_chunks(r.pd_buffer_bytes, r.kv_bytes_per_token_per_rank)} |",
         f"| Transfers in flight | {r.transfers_in_flight} |",
         f"| Headroom per GPU | prefill {r.prefill.headroom_bytes / gib:.2f} GiB, "
         f"decode {r.decode.headroom_bytes / gib:.2f} GiB |",
@@ -243,6 +267,7 @@ def render_summary(plan: Any) -> str:
             lines += ["", f"### Endpoint `{entry.key}`", "", "| | |", "|---|---|"]
             lines += [f"| {k} | {v} |" for k, v in endpoint_facts(s, entry)]
             lines += render_sizing(s, entry, level="####")
+    lines += render_split(s)
     lines += render_checkpoints(s)
     lines += render_cold_start(s)
     lines += ["", f"## Resources ({len(plan.run.resources)})", "", "| type | count |", "|---|---|"]
@@ -263,6 +288,30 @@ def render_summary(plan: Any) -> str:
     lines += ["", "## Stack outputs", "", "| output | value |", "|---|---|"]
     lines += [f"| {k} | `{json.dumps(v)}` |" for k, v in sorted(plan.run.outputs.items())]
     return "\n".join(lines) + "\n"
+
+
+def render_split(s: StackSettings) -> list[str]:
+    """How clients call the traffic split: its name (or the load balancer's own), the key each
+    request carries, who may connect. Nothing without a split."""
+    if not s.traffic:
+        return []
+    listener = s.traffic_listener
+    if listener.domain_name is not None:
+        where = (f"`https://{listener.domain_name}{CHAT_COMPLETIONS_PATH}` (an alias record in "
+                 f"zone {listener.hosted_zone_id}; `hyperpod-dpd preflight` asks ACM that the "
+                 "certificate covers it)")  # fmt: skip
+    else:
+        where = "the load balancer's own name over plain HTTP (stack output `trafficUrl`)"
+    names = ", ".join(listener.api_key_names)
+    clients = ", ".join(["the HyperPod nodes", *listener.allowed_cidrs,
+                         *listener.allowed_security_group_ids])  # fmt: skip
+    return [
+        "", "## Traffic split", "", "| | |", "|---|---|",
+        f"| clients call | {where} |",
+        f"| each request carries | `{api_key.HEADER}: {api_key.SCHEME} <key>`, stack output "
+        f"`{api_key.OUTPUT}` (a secret; keys {names}, the last handed out); any other gets 401 |",
+        f"| who may connect | {clients} |",
+    ]  # fmt: skip
 
 
 def render_images(settings: StackSettings, stack: str) -> list[str]:
@@ -296,7 +345,7 @@ def plan_json(plan: Any) -> dict:
     }
 
 
-def render_text(plan: Any) -> str:
+def render_text(plan: Any, palette: Palette = PLAIN) -> str:
     s = plan.settings
     lines = [
         f"Offline plan of stack '{plan.stack.stack}': {s.region}, GPU AZ {s.availability_zone_id}, "
@@ -309,7 +358,7 @@ def render_text(plan: Any) -> str:
         lines += [
             "A first `pulumi up` of this stack would create (+) each of these, by component:",
             "",
-            *render_tree(plan.run.resources),
+            *render_tree(plan.run.resources, palette=palette),
             f"Cost: {per_hour_and_month(total(hourly_cost(s)))} (estimate; summary.md itemizes it)",
             "",
         ]
@@ -317,7 +366,8 @@ def render_text(plan: Any) -> str:
         for level in ("mandatory", "advisory"):
             found = [v for v in plan.violations if v.enforcement == level]
             if found:
-                lines.append(f"Policy violations, {level} ({len(found)}):")
+                paint = palette.red if level == "mandatory" else palette.yellow
+                lines.append(paint(f"Policy violations, {level} ({len(found)}):"))
                 lines += [f"  {v.policy}: {v.urn.rsplit('::', 1)[-1]}: {v.message}" for v in found]
     else:
         lines.append("Policy violations: none")

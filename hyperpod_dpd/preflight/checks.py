@@ -3,7 +3,9 @@
 p5 capacity is where deployments fail first (reported in awslabs/awsome-distributed-ai #186,
 #189 and #204; docs/troubleshooting.md#pods-pending): the instance type is not offered in the
 chosen AZ, the account's HyperPod quota is too low, or the training plan covers
-another AZ or type. Every check reads the account (boto3) and changes nothing.
+another AZ or type. With a traffic split called by a name of the user's, the certificate must
+cover that name (else every client fails its TLS check) and the zone must hold it. Every check
+reads the account (boto3) and changes nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
 from core.versions import EKS_ADDON_VERSIONS
+from hyperpod_dpd.shared import boot_script
 from hyperpod_dpd.shared.aws import ClientFactory, client_factory
 from settings import StackSettings
 
@@ -34,7 +37,11 @@ def ec2_type(instance_type: str) -> str:
     return instance_type.removeprefix("ml.")
 
 
-def run_checks(s: StackSettings, client: ClientFactory) -> list[Check]:
+def run_checks(
+    s: StackSettings, client: ClientFactory, boot: boot_script.Deployed | None = None
+) -> list[Check]:
+    """Every step; with `boot` (where the stack's last `pulumi up` put the nodes' boot script),
+    whether the script in S3 is still that one."""
     checks: list[Check] = []
     for step, name, fix in _STEPS:
         try:
@@ -42,10 +49,24 @@ def run_checks(s: StackSettings, client: ClientFactory) -> list[Check]:
         except NoCredentialsError as exc:
             # No credentials at all: not a permission to grant, and every later step fails alike.
             checks.append(Check(name, FAIL, str(exc), NO_CREDENTIALS_FIX))
-            break
+            return checks
         except (ClientError, BotoCoreError) as exc:
             checks.append(Check(name, FAIL, _aws_error(exc), fix))
+    if boot is not None:
+        checks.append(_boot_script(boot, client))
     return checks
+
+
+def _boot_script(boot: boot_script.Deployed, client: ClientFactory) -> Check:
+    """A script changed since `pulumi up` fails; one that cannot be compared (the stack not
+    deployed yet, no `pulumi` here) warns."""
+    v = boot_script.compare(client("s3") if boot.bucket else None, boot)
+    if v.result == "pass":
+        return Check(boot_script.CHECK, PASS, v.detail)
+    if v.result == "skip":
+        return Check(boot_script.CHECK, WARN, v.detail)
+    cause = f"{v.cause}. " if v.cause else ""
+    return Check(boot_script.CHECK, FAIL, v.detail, f"{cause}Fix: {v.fix}; see {v.ref}")
 
 
 # How the AWS SDK finds credentials (https://docs.aws.amazon.com/sdkref/latest/guide/standardized-credentials.html).
@@ -56,9 +77,13 @@ NO_CREDENTIALS_FIX = (
 )
 
 
+def _error_code(exc: ClientError) -> str:
+    return exc.response.get("Error", {}).get("Code", "")
+
+
 def _aws_error(exc: Exception) -> str:
     if isinstance(exc, ClientError):
-        code = exc.response.get("Error", {}).get("Code", "")
+        code = _error_code(exc)
         if code in ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation"):
             return f"{code}: the credentials may not read this; grant it or run as an admin"
         return f"{code}: {exc.response.get('Error', {}).get('Message', exc)}"
@@ -193,6 +218,97 @@ def _addon_versions(s: StackSettings, client: ClientFactory) -> list[Check]:
     return checks
 
 
+def covers(pattern: str, name: str) -> bool:
+    """Whether a certificate's DNS name `pattern` covers `name`, as a TLS client matches them
+    (RFC 6125, section 6.4.3): case aside and without a trailing dot, equal; or a wildcard as
+    the whole left-most label (the only wildcard ACM issues, `*.example.com`) standing for
+    exactly one label: `*.example.com` covers `llm.example.com`, not `example.com` nor
+    `a.llm.example.com`."""
+    pattern, name = pattern.lower().rstrip("."), name.lower().rstrip(".")
+    if not pattern.startswith("*."):
+        return pattern == name
+    label, _, rest = name.partition(".")
+    return bool(label) and label != "*" and rest == pattern[2:]
+
+
+def traffic_name_checks(s: StackSettings, client: ClientFactory) -> list[Check]:
+    """The split's name (trafficListener.domainName): the certificate covers it and is issued,
+    its zone is private and holds it. Nothing to ask without a split or without a name."""
+    listener = s.traffic_listener
+    name, arn, zone = listener.domain_name, listener.certificate_arn, listener.hosted_zone_id
+    if not s.traffic or name is None or arn is None or zone is None:
+        return []
+    key = "hyperpod-dpd:trafficListener"
+    return [
+        _certificate(name, arn, s.region, key, client("acm")),
+        *_zone(name, zone, key, client("route53")),
+    ]
+
+
+def _certificate(name: str, arn: str, region: str, key: str, acm: Any) -> Check:
+    check = f"certificate covers {name}"
+    try:
+        certificate = acm.describe_certificate(CertificateArn=arn)["Certificate"]
+    except ClientError as exc:
+        if _error_code(exc) != "ResourceNotFoundException":
+            raise
+        return Check(check, FAIL, f"no certificate {arn} in this account and Region",
+                     f"set {key}.certificateArn to a certificate of ACM in {region} that "
+                     f"covers {name} (aws acm list-certificates --region {region})")  # fmt: skip
+    names = [n for n in dict.fromkeys([certificate.get("DomainName", ""),
+                                       *certificate.get("SubjectAlternativeNames", [])]) if n]  # fmt: skip
+    status = certificate.get("Status", "")
+    if not any(covers(n, name) for n in names):
+        named = next((n for n in names if not n.startswith("*.")), None)
+        return Check(check, FAIL, f"{arn.rsplit('/', 1)[-1]} covers {', '.join(names) or 'no name'}",
+                     f"request or import a certificate covering {name} (ACM Private CA, or "
+                     f"ACM with DNS validation) and set {key}.certificateArn to it"
+                     + (f", or set {key}.domainName to a name it covers ({named})"
+                        if named else ""))  # fmt: skip
+    if status != "ISSUED":
+        return Check(check, FAIL, f"covers it, but its status is {status}",
+                     "an HTTPS listener takes an issued certificate: complete its validation "
+                     "(aws acm describe-certificate --certificate-arn ... shows the records) "
+                     f"or set {key}.certificateArn to an issued one")  # fmt: skip
+    return Check(check, PASS, f"issued, covers {', '.join(names)}")
+
+
+def _zone(name: str, zone_id: str, key: str, route53: Any) -> list[Check]:
+    check = f"zone {zone_id} holds {name}"
+    try:
+        zone = route53.get_hosted_zone(Id=zone_id)["HostedZone"]
+    except ClientError as exc:
+        if _error_code(exc) != "NoSuchHostedZone":
+            raise
+        return [Check(check, FAIL, f"no hosted zone {zone_id} in this account",
+                      f"set {key}.hostedZoneId to the private hosted zone that holds {name} "
+                      "(aws route53 list-hosted-zones-by-name)")]  # fmt: skip
+    zone_name = zone["Name"].rstrip(".").lower()
+    problems = []
+    if not (zone.get("Config") or {}).get("PrivateZone"):
+        problems.append(
+            "a public zone: the stack associates the zone with its VPC, which Route 53 allows "
+            "for private zones only (and a public record would publish the load balancer's "
+            "internal addresses)"
+        )
+    if name != zone_name and not name.endswith("." + zone_name):
+        problems.append(f"{name} is not in {zone_name}")
+    if problems:
+        return [Check(check, FAIL, "; ".join(problems),
+                      f"set {key}.hostedZoneId to the private hosted zone whose name {name} ends "
+                      "in (aws route53 list-hosted-zones-by-name), or a domainName in this one")]  # fmt: skip
+    checks = [Check(check, PASS, f"private zone {zone_name}")]
+    found = route53.list_resource_record_sets(
+        HostedZoneId=zone_id, StartRecordName=name, StartRecordType="A", MaxItems="1"
+    )["ResourceRecordSets"]
+    if found and found[0]["Name"].rstrip(".").lower() == name and found[0]["Type"] == "A":
+        checks.append(Check(f"record {name}", WARN,
+                            "an A record of this name exists: if this stack did not create it, "
+                            "`pulumi up` fails to create its own (remove the record, or choose "
+                            f"another {key}.domainName)"))  # fmt: skip
+    return checks
+
+
 def render(checks: list[Check]) -> str:
     width = max(len(c.name) for c in checks)
     lines = [f"{'CHECK'.ljust(width)}  RESULT  DETAIL"]
@@ -220,4 +336,10 @@ _STEPS = (
     (_quotas, "quotas", "the credentials need servicequotas:ListServiceQuotas for sagemaker"),
     (_training_plans, "training plans", "the credentials need sagemaker:DescribeTrainingPlan"),
     (_addon_versions, "addon versions", "the credentials need eks:DescribeAddonVersions"),
+    (
+        traffic_name_checks,
+        "traffic name",
+        "the credentials need acm:DescribeCertificate on trafficListener.certificateArn and "
+        "route53:GetHostedZone and route53:ListResourceRecordSets on its hostedZoneId",
+    ),
 )

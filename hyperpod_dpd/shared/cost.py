@@ -47,14 +47,32 @@ def load_prices(path: Path = PRICE_TABLE) -> dict[str, dict[str, Any]]:
 def price_table(
     s: StackSettings, prices: dict[str, dict[str, Any]] | None = None
 ) -> dict[str, dict[str, Any]]:
-    """item -> {hourly, source}: the repo's table under the stack's overrides."""
-    table = dict(prices or load_prices())
+    """item -> {hourly, source}: the repo's table under the stack's overrides, an item priced
+    per Region (`byRegion`) at the stack's own Region's price."""
+    table = {item: _in_region(price, s.region) for item, price in (prices or load_prices()).items()}
     for item, hourly in s.cost.hourly_prices.items():
         table[item] = {
             "hourly": hourly,
             "source": "stack override (hyperpod-dpd:cost.hourlyPrices)",
         }
     return table
+
+
+def _in_region(price: dict[str, Any], region: str) -> dict[str, Any]:
+    """`price` as the stack's Region pays it: its `byRegion` entry, else the table's own price,
+    said to be another Region's."""
+    by_region = price.get("byRegion")
+    if not by_region:
+        return price
+    if region in by_region:
+        return {
+            **price,
+            "hourly": by_region[region],
+            "source": price["source"].format(region=region),
+        }
+    source = price["source"].format(region="us-east-1")
+    return {**price, "source": f"{source}; none listed for {region}: set "
+            "hyperpod-dpd:cost.hourlyPrices to yours"}  # fmt: skip
 
 
 def hourly_cost(

@@ -11,7 +11,8 @@ recognized by its contents alone: nothing to leave behind, nothing for an older 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from settings import ConfigError, ConfigProblem
@@ -58,3 +59,21 @@ def clear(out: Path, owned: Iterable[str], keep: Iterable[str] = ()) -> None:
             shutil.rmtree(child)
         elif child.is_symlink() or child.exists():
             child.unlink()
+
+
+@contextmanager
+def removed_unless_finished(out: Path) -> Iterator[None]:
+    """Remove `out`, and the parents made for it, when the block does not finish (Ctrl-C, an
+    error): a directory the command had only begun is not left behind looking like output.
+    What existed before the block is left as it was."""
+    new = None  # the outermost directory of `out`'s path that does not exist yet
+    for directory in (out, *out.parents):
+        if directory.exists() or directory.is_symlink():
+            break
+        new = directory
+    try:
+        yield
+    except BaseException:
+        if new is not None:
+            shutil.rmtree(new, ignore_errors=True)
+        raise

@@ -15,9 +15,12 @@ class OutputUnavailable(Exception):
         self.no_cli = no_cli
 
 
-def stack_output(project_dir: Path, stack: str, name: str) -> str:
-    """The output's value, or OutputUnavailable saying why (no CLI, a failed or empty answer)."""
+def stack_output(project_dir: Path, stack: str, name: str, show_secrets: bool = False) -> str:
+    """The output's value, or OutputUnavailable saying why (no CLI, a failed or empty answer).
+    A secret output is "[secret]" unless `show_secrets` (it is then read, never printed)."""
     command = ["pulumi", "stack", "output", name, "--stack", stack]
+    if show_secrets:
+        command.append("--show-secrets")
     try:
         proc = subprocess.run(
             command,

@@ -4,17 +4,25 @@ JSON. The parser is hyperpod_dpd/cli/size.py."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from core.colour import PLAIN, Palette
 from core.exits import EXIT_BAD_INPUT, EXIT_OK
+from core.json_output import dumps
 from core.sizing.catalog import GIB, SizingError, instance_spec, load_model
 from core.sizing.gpu_memory import OVERHEAD_BYTES, RoleBudget, worker_fit
+from core.sizing.kv_cache import buffer_in_chunks
 from core.sizing.report import SizingReport, size
 from core.units import parse_byte_size
 from core.vocabulary import DPD_ROLES
-from core.worker_advice import Names, cannot_start, unfit_advice
+from core.worker_advice import (
+    Names,
+    cannot_start,
+    common_range,
+    unfit_advice,
+    utilization_range,
+)
 
 
 def run(args: argparse.Namespace, project_dir: Path | None) -> int:
@@ -35,12 +43,13 @@ def run(args: argparse.Namespace, project_dir: Path | None) -> int:
         return EXIT_BAD_INPUT
     unfit = cannot_start_problems(args)
     if unfit:
-        print("error: " + "\nerror: ".join(unfit), file=sys.stderr)
+        error = Palette(sys.stderr).red("error:")
+        print("\n".join(f"{error} {problem}" for problem in unfit), file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.format == "json":
-        print(json.dumps(report.to_json(), indent=2))
+        print(dumps(report.to_json()))
     else:
-        print(render_text(report))
+        print(render_text(report, Palette(sys.stdout)))
     return EXIT_OK
 
 
@@ -54,7 +63,8 @@ FLAGS = Names(
 
 def cannot_start_problems(args: argparse.Namespace) -> list[str]:
     """Each role whose worker vLLM would refuse to start at the flags, with the advice the
-    plan's gpu-memory policy gives (core/worker_advice.py), said in flags."""
+    plan's gpu-memory policy gives (core/worker_advice.py), said in flags. Every flag applies to
+    both roles: the advice is one step that starts both."""
     model, instance = load_model(args.model), instance_spec(args.instance_type)
     buffer = _buffer(args.pd_buffer)
     fits = {
@@ -62,26 +72,34 @@ def cannot_start_problems(args: argparse.Namespace) -> list[str]:
         for role in DPD_ROLES
     }
     utilization = args.gpu_memory_utilization
-    if all(f.holds(utilization) for f in fits.values()):
+
+    def starts(fit) -> bool:  # vLLM's share holds it, and what is left holds buffer and overhead
+        return fit.holds(utilization) and fit.leaves_room(utilization)
+
+    if all(starts(f) for f in fits.values()):
         return []
-    low = max(f.lowest for f in fits.values())
-    high = min(f.highest for f in fits.values())
+    shared = common_range(list(fits.values()))
     out = []
     for role, fit in fits.items():
-        if fit.holds(utilization):
+        if starts(fit):
             continue
-        said = cannot_start(
-            f"{role} workers", model, instance, args.tp, args.max_model_len, utilization, fit
-        )
-        if low <= high:
-            advice = f"set --gpu-memory-utilization between {low:.2f} and {high:.2f}"
-        elif fit.possible:
-            ranges = ", ".join(f"{r} {f.lowest:.2f}-{f.highest:.2f}" for r, f in fits.items())
-            advice = f"no one --gpu-memory-utilization holds both roles ({ranges})"
+        if fit.holds(utilization):  # the share holds it; the PD buffer beside it does not fit
+            left = (fit.gpu_memory_bytes - fit.share(utilization)) / GIB
+            said = (
+                f"{role} workers cannot start: the PD buffer and overhead "
+                f"({fit.outside_bytes / GIB:.1f} GiB) do not fit the {left:.1f} GiB each "
+                f"{instance.gpu_model} leaves at --gpu-memory-utilization {utilization:g}; "
+            )
+        else:
+            said = cannot_start(
+                f"{role} workers", model, instance, args.tp, args.max_model_len, utilization, fit
+            )
+        if shared:
+            advice = utilization_range("--gpu-memory-utilization", *shared)
         else:
             advice = unfit_advice(
                 role, fit, model, instance, args.tp, args.max_model_len, buffer,
-                OVERHEAD_BYTES, FLAGS,
+                OVERHEAD_BYTES, FLAGS, utilization, DPD_ROLES, args.prompt_tokens,
             )  # fmt: skip
         out.append(said + advice)
     return out
@@ -100,10 +118,9 @@ def _gib(size_bytes: int) -> str:
     return f"{size_bytes / GIB:.2f} GiB"
 
 
-def render_text(r: SizingReport) -> str:
+def render_text(r: SizingReport, palette: Palette = PLAIN) -> str:
     chunk_mib = r.chunk_bytes / 2**20
     fits = "fits" if r.pd_buffer_chunks >= r.max_model_len_chunks else "DOES NOT FIT"
-    multiple = "a whole number of chunks" if r.pd_buffer_is_chunk_multiple else "rounded down"
     lines = [
         f"DPD sizing: {r.model} ({r.hf_id}) on {r.instance_type} "
         f"({r.gpus_per_node} x {r.gpu_model}), TP {r.tensor_parallel_size}",
@@ -114,8 +131,8 @@ def render_text(r: SizingReport) -> str:
         f"({chunk_mib:g} MiB)",
         f"  prompt of {r.prompt_tokens:,} tokens".ljust(29)
         + f"{r.prompt_chunks} chunks = {r.transfer_bytes:,} B ({r.transfer_gib:.4f} GiB)",
-        f"  PD_BUFFER_SIZE             {r.pd_buffer_bytes:,} B = {r.pd_buffer_chunks} chunks "
-        f"({multiple})",
+        f"  PD_BUFFER_SIZE             {r.pd_buffer_bytes:,} B = "
+        f"{buffer_in_chunks(r.pd_buffer_bytes, r.kv_bytes_per_token_per_rank)}",
         f"  transfers in flight        {r.transfers_in_flight} in whole chunks "
         f"(docs' estimate: buffer / prompt KV = {r.transfers_in_flight_unchunked:.2f} ~ "
         f"{round(r.transfers_in_flight_unchunked)})",
@@ -137,7 +154,10 @@ def render_text(r: SizingReport) -> str:
         f"buffers); activation reserve {_gib(a['prefillActivationReserveBytes'])} prefill, "
         f"{_gib(a['decodeActivationReserveBytes'])} decode",
     ]
-    lines += ["", f"Warnings ({len(r.warnings)}):" if r.warnings else "Warnings: none"]
+    lines += [
+        "",
+        palette.yellow(f"Warnings ({len(r.warnings)}):") if r.warnings else "Warnings: none",
+    ]
     lines += [f"  - {w}" for w in r.warnings]
     return "\n".join(lines)
 

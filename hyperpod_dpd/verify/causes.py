@@ -10,6 +10,8 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
+from hyperpod_dpd.shared import boot_script
+
 
 @dataclass(frozen=True)
 class Cause:
@@ -224,6 +226,14 @@ STALE_DECODER = Cause(
     "deployment -l inference.sagemaker.aws.amazon.com/dpd-role=decode`",
     "docs/troubleshooting.md#stale-decoder",
 )
+WORKERS_REACH_METADATA = Cause(
+    "no NetworkPolicy of {namespace} keeps these worker pods from the instance metadata service "
+    "(169.254.169.254): they can take their node's IAM role",
+    "`kubectl get networkpolicy -n {namespace}`: the stack gives the namespace "
+    "`no-instance-metadata` (Egress, every pod); missing, run `pulumi up` with this version of "
+    "hyperpod-dpd (networkPolicy.enabled)",
+    "docs/troubleshooting.md#workers-reach-the-instance-metadata-service",
+)
 WORKERS_UNGUARDED = Cause(
     "the endpoint's NetworkPolicy does not apply to these worker pods (it is missing, or the "
     "operator labels them otherwise than it selects): any pod of the cluster can reach them",
@@ -232,3 +242,31 @@ WORKERS_UNGUARDED = Cause(
     "labels: report them to hyperpod-dpd, and keep untrusted pods off the cluster meanwhile",
     "docs/troubleshooting.md#workers-unguarded",
 )
+SPLIT_OPEN = Cause(
+    "the traffic split forwarded a request that carried no API key: its listener forwards "
+    "without checking the key (a stack applied before the key came in, or its listener or rule "
+    "edited by hand)",
+    "run `pulumi up --stack {stack}`; `aws elbv2 describe-rules --listener-arn ...` shows one "
+    "rule with an http-header condition on Authorization and a default action answering 401",
+    "docs/troubleshooting.md#split-takes-no-key-or-refuses-the-key",
+)
+SPLIT_KEY_REFUSED = Cause(
+    "the traffic split refused the key verify sent ({key_source}): it is none of the keys the "
+    "listener's rule holds (trafficListener.apiKeyNames): a key of a name since removed, "
+    "another stack's, or a rotation not yet applied",
+    "take the stack's key: `export HYPERPOD_DPD_API_KEY=$(pulumi stack output trafficApiKey "
+    "--show-secrets --stack {stack})`; if the Secret in the cluster is stale, `pulumi up "
+    "--stack {stack}` rewrites it",
+    "docs/troubleshooting.md#split-takes-no-key-or-refuses-the-key",
+)
+SPLIT_UNREACHED = Cause(
+    "no answer from the traffic split at {url}: its name does not resolve where the request "
+    "came from, the client is not let in (trafficListener.allowedCidrs, "
+    "allowedSecurityGroupIds; the HyperPod nodes always are), or no target is healthy",
+    "resolve and reach it from the client (`curl -v {url}`); the split's target groups' "
+    "health: `aws elbv2 describe-target-health`",
+    "docs/troubleshooting.md#split-takes-no-key-or-refuses-the-key",
+)
+# `verify --stack`'s last check, also preflight's: hyperpod_dpd/shared/boot_script.py compares
+# and fills these texts (the S3 object, its bucket and the stack).
+BOOT_SCRIPT_CHANGED = Cause(boot_script.CAUSE, boot_script.FIX, boot_script.REF)

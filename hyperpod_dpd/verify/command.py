@@ -5,20 +5,25 @@ hyperpod_dpd/cli/verify.py."""
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from core import api_key
+from core.colour import Palette
 from core.exits import EXIT_BAD_INPUT, UsageProblem
-from core.vocabulary import router_url
+from core.json_output import dumps
+from core.vocabulary import BENCHMARK_NAMESPACE, CHAT_COMPLETIONS_PATH, router_url
+from hyperpod_dpd.shared import boot_script
+from hyperpod_dpd.shared.aws import client_factory
 from hyperpod_dpd.shared.endpoints import choose_endpoint
 from hyperpod_dpd.shared.kube import Cluster, ClusterError, KubeconfigError, kubeconfig_path
 from hyperpod_dpd.shared.stack_outputs import OutputUnavailable, stack_output
 from hyperpod_dpd.verify.prompts import HttpPromptClient, PodPromptClient
 from hyperpod_dpd.verify.report import render_text, report_json
-from hyperpod_dpd.verify.results import StagedCopy, Target
-from hyperpod_dpd.verify.runner import EndpointNotFound, Options, verify
+from hyperpod_dpd.verify.results import FAIL, PASS, SKIP, Check, Split, StagedCopy, Target
+from hyperpod_dpd.verify.runner import EndpointNotFound, Options, SplitClients, verify
 from settings.stack_file import read_stack
 
 
@@ -38,18 +43,23 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
         options = Options(
             send_prompts=not args.no_prompts, model=args.model, poll_interval=args.poll_interval
         )
+        clients = split_clients(args, cluster, target, project_dir) if target.split else None
         try:
-            report = verify(cluster, target, client, options, _progress(args))
+            report = verify(cluster, target, client, options, _progress(args), clients)
         except EndpointNotFound as exc:
             return _bad_input(args, str(exc))
         except ClusterError as exc:
             return _bad_input(args, f"cannot read the endpoint: {exc}")
     finally:
         cluster.close()
+    if args.stack:  # the nodes the endpoint runs on booted with the stack's script
+        report.checks.append(boot_check(args, project_dir))
+        if progress := _progress(args):
+            progress(report.checks[-1])
     for warning in client.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps(report_json(report), indent=2))
+        print(dumps(report_json(report)))
     else:
         print(render_text(report))
     return report.exit_code
@@ -70,6 +80,7 @@ def resolve_target(args: argparse.Namespace, project_dir: Path) -> Any:
             colocated=endpoint.mode != "dpd" and not args.name,
             network_policy=settings.network_policy.enabled and not args.name,
             staged=staged_copy(settings, entry, args.stack, project_dir),
+            split=split_of(settings, entry, args, project_dir),
         )
     if key is not None:
         raise UsageProblem(
@@ -80,7 +91,65 @@ def resolve_target(args: argparse.Namespace, project_dir: Path) -> Any:
         raise UsageProblem("say which endpoint: --stack STACK, or --name NAME [--namespace NS]")
     if args.routing_threshold is not None and args.routing_threshold < 0:
         raise UsageProblem("--routing-threshold must be >= 0")
-    return Target(args.name, args.namespace or "default", args.routing_threshold)
+    split = Split(args.traffic_url) if args.traffic_url else None
+    return Target(args.name, args.namespace or "default", args.routing_threshold, split=split)
+
+
+def split_of(settings: Any, entry: Any, args: argparse.Namespace, project_dir: Path) -> Any:
+    """The stack's split when the endpoint is behind it (or --traffic-url names one): the URL
+    its clients call, from --traffic-url, else the name the stack gives it
+    (trafficListener.domainName), else the stack's trafficUrl output (the load balancer's own
+    name, which only `pulumi up` knows)."""
+    if args.traffic_url:
+        return Split(args.traffic_url, args.stack)
+    if entry.key is None or entry.key not in settings.traffic:
+        return None
+    name = settings.traffic_listener.domain_name
+    if name is not None:
+        return Split(f"https://{name}{CHAT_COMPLETIONS_PATH}", args.stack)
+    try:
+        return Split(stack_output(project_dir, args.stack, "trafficUrl"), args.stack)
+    except OutputUnavailable as exc:
+        return Split(None, args.stack, f"no trafficUrl output ({exc}); give --traffic-url URL")
+
+
+def split_clients(
+    args: argparse.Namespace, cluster: Any, target: Any, project_dir: Path
+) -> SplitClients:
+    """What sends the split's two prompts: from this machine with --router-url (the key from
+    HYPERPOD_DPD_API_KEY, else the stack's output), else from one-shot pods in the cluster (the
+    key from the stack's Secret in their namespace, the benchmark namespace)."""
+    split = target.split
+    url = split.url or ""
+    if args.router_url:
+        key, source, why = _local_key(split.stack, project_dir)
+        keyed = HttpPromptClient(url, args.timeout, args.insecure, key) if key else None
+        return SplitClients(HttpPromptClient(url, args.timeout, args.insecure), keyed, source, why)
+    namespace = args.prompt_namespace or BENCHMARK_NAMESPACE  # where the stack's Secret is
+    pod = dict(
+        cluster=cluster, namespace=namespace, url=url, timeout=args.timeout,
+        poll_interval=args.poll_interval, image=args.curl_image,
+    )  # fmt: skip
+    source = f"Secret {namespace}/{api_key.SECRET_NAME}"
+    return SplitClients(PodPromptClient(**pod), PodPromptClient(**pod, keyed=True), source)
+
+
+def _local_key(stack: str, project_dir: Path) -> tuple[str | None, str, str]:
+    """The key this machine presents, where it came from, and why there is none."""
+    if key := os.environ.get(api_key.ENV):
+        return key, api_key.ENV, ""
+    why = f"no key: {api_key.ENV} is not set"
+    if stack:
+        try:
+            key = stack_output(project_dir, stack, api_key.OUTPUT, show_secrets=True)
+            return key, f"stack output {api_key.OUTPUT}", ""
+        except OutputUnavailable as exc:
+            why += f" and the stack's {api_key.OUTPUT} output is not at hand ({exc})"
+    fix = (
+        f"export {api_key.ENV}=$(pulumi stack output {api_key.OUTPUT} --show-secrets "
+        f"--stack {stack or 'STACK'})"
+    )
+    return None, "", f"{why}; {fix}"
 
 
 def staged_copy(settings: Any, entry: Any, stack: str, project_dir: Path) -> StagedCopy:
@@ -112,6 +181,19 @@ def staged_copy(settings: Any, entry: Any, stack: str, project_dir: Path) -> Sta
     return StagedCopy(stack, key, c.effective_prefix, _revision(c), bucket, note, copies)
 
 
+def boot_check(args: argparse.Namespace, project_dir: Path) -> Check:
+    """The nodes' boot script in S3 against the SHA-256 the stack's `pulumi up` recorded
+    (hyperpod_dpd/shared/boot_script.py), with the caller's AWS credentials."""
+    where = boot_script.deployed(project_dir, args.stack)
+    s3 = None
+    if where.bucket is not None:
+        region = read_stack(project_dir, args.stack).settings.region
+        s3 = (args.client_factory or client_factory(region))("s3")
+    v = boot_script.compare(s3, where)
+    result = {"pass": PASS, "skip": SKIP}.get(v.result, FAIL)
+    return Check(boot_script.CHECK, result, v.detail, v.cause, v.fix, v.ref)
+
+
 def _revision(c: Any) -> str:
     return f"{c.source}@{c.revision}" if c.revision else c.source
 
@@ -122,7 +204,8 @@ def prompt_client(args: argparse.Namespace, cluster: Any, target: Any) -> Any:
     url = router_url(target.name, target.namespace)
     return PodPromptClient(
         cluster,
-        args.prompt_namespace or target.namespace,
+        # A client of the endpoint, like a benchmark run: in the stack's namespace for those.
+        args.prompt_namespace or BENCHMARK_NAMESPACE,
         url,
         args.timeout,
         args.poll_interval,
@@ -133,11 +216,18 @@ def prompt_client(args: argparse.Namespace, cluster: Any, target: Any) -> Any:
 def _progress(args: argparse.Namespace) -> Any:
     if args.format != "text" or not sys.stderr.isatty():
         return None
-    return lambda c: print(f"  {c.result:<4}  {c.name}", file=sys.stderr)
+    palette = Palette(sys.stderr)
+    paint = {"FAIL": palette.red, "pass": palette.green}
+
+    def show(c) -> None:
+        result = paint.get(c.result, str)(f"{c.result:<4}")
+        print(f"  {result}  {c.name}", file=sys.stderr)
+
+    return show
 
 
 def _bad_input(args: argparse.Namespace, message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
+    print(f"{Palette(sys.stderr).red('error:')} {message}", file=sys.stderr)
     if getattr(args, "format", "text") == "json":
-        print(json.dumps({"error": message, "exitCode": EXIT_BAD_INPUT}, indent=2))
+        print(dumps({"error": message, "exitCode": EXIT_BAD_INPUT}))
     return EXIT_BAD_INPUT

@@ -6,6 +6,10 @@
 - `HttpPromptClient`: a direct POST to a URL, e.g. after
   `kubectl port-forward -n hyperpod-inference-system svc/<name>-<ns>-routing-service 8443:443`.
 
+Either may present the traffic split's API key (`Authorization: Bearer <key>`, core/api_key.py):
+the HTTP client a key it is given, the pod the key of the stack's Secret in its namespace, as an
+environment variable the kubelet fills (never a value in the pod spec).
+
 A prompt is a sentence repeated `repeat` times. The pod builds the text with a shell loop, as the
 docs' long-prompt example does, so a prompt of any length fits in the pod spec (a literal prompt of
 tens of thousands of words would hit the kernel's 128 KiB limit on one exec argument).
@@ -23,6 +27,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from core import api_key
 from core.versions import VERIFY_CURL_IMAGE as DEFAULT_CURL_IMAGE
 from hyperpod_dpd.shared.kube import Cluster, ClusterError
 
@@ -143,10 +148,11 @@ class PromptClient(Protocol):
 
 
 class HttpPromptClient:
-    def __init__(self, url: str, timeout: float, insecure: bool = False):
+    def __init__(self, url: str, timeout: float, insecure: bool = False, key: str | None = None):
         self.url = url
         self.timeout = timeout
-        self.description = f"HTTP to {url}"
+        self._key = key
+        self.description = f"HTTP to {url}" + (" with the API key" if key else "")
         self.warnings: list[str] = []
         self._context: ssl.SSLContext | None = None
         if insecure:  # like the docs' `curl -k`: the router's certificate is self-signed
@@ -158,7 +164,7 @@ class HttpPromptClient:
         request = urllib.request.Request(
             self.url,
             data=json.dumps(prompt.body()).encode(),
-            headers={"Content-Type": "application/json"},
+            headers={"Content-Type": "application/json", **api_key.headers(self._key)},
             method="POST",
         )
         try:
@@ -179,12 +185,22 @@ class HttpPromptClient:
 
 # The pod's script: build the content with a loop (as the docs do), POST it from stdin, print the
 # answer and then the HTTP status on a line of its own. printf is a shell builtin: no exec limit.
+# With the API key in its environment, the request presents it (as curl's own argument, in the
+# pod alone: never in the pod spec).
 POD_SCRIPT = (
     'P=""; i=0; while [ "$i" -lt "$REPEAT" ]; do P="$P$SENTENCE"; i=$((i+1)); done; '
+    f'set --; if [ -n "${{{api_key.ENV}:-}}" ]; then '
+    f'set -- -H "{api_key.HEADER}: {api_key.SCHEME} ${api_key.ENV}"; fi; '
     'printf "%s%s%s" "$HEAD" "$P" "$TAIL" | '
     'curl -sS -k --max-time "$MAX_TIME" -X POST "$URL" -H "Content-Type: application/json" '
-    f'--data-binary @- -w "\\n{STATUS_MARK}%{{http_code}}\\n"'
+    f'"$@" --data-binary @- -w "\\n{STATUS_MARK}%{{http_code}}\\n"'
 )
+# The key of the stack's Secret (specs/traffic.py), filled in by the kubelet. Not optional: a
+# namespace without it fails the pod ("secret not found"), which the check then reports.
+KEY_FROM_SECRET = {
+    "name": api_key.ENV,
+    "valueFrom": {"secretKeyRef": {"name": api_key.SECRET_NAME, "key": api_key.SECRET_KEY}},
+}
 POD_LABELS = {
     "app.kubernetes.io/name": "hyperpod-dpd-verify",
     "app.kubernetes.io/managed-by": "hyperpod-dpd",
@@ -200,6 +216,7 @@ class PodPromptClient:
         timeout: float,
         poll_interval: float,
         image: str = DEFAULT_CURL_IMAGE,
+        keyed: bool = False,
     ):
         self.cluster = cluster
         self.namespace = namespace
@@ -207,7 +224,9 @@ class PodPromptClient:
         self.timeout = timeout
         self.poll_interval = poll_interval
         self.image = image
-        self.description = f"one-shot pod ({image}) in {namespace} -> {url}"
+        self.keyed = keyed  # present the key of the stack's Secret in `namespace`
+        with_key = f" with the API key of Secret {api_key.SECRET_NAME}" if keyed else ""
+        self.description = f"one-shot pod ({image}) in {namespace} -> {url}{with_key}"
         self.warnings: list[str] = []
 
     def pod_manifest(self, prompt: Prompt, name: str) -> dict[str, Any]:
@@ -243,7 +262,10 @@ class PodPromptClient:
                         "name": "curl",
                         "image": self.image,
                         "command": ["sh", "-c", POD_SCRIPT],
-                        "env": [{"name": k, "value": v} for k, v in env.items()],
+                        "env": [
+                            *({"name": k, "value": v} for k, v in env.items()),
+                            *([KEY_FROM_SECRET] if self.keyed else []),
+                        ],
                         "resources": {
                             "requests": {"cpu": "10m", "memory": "32Mi"},
                             "limits": {"memory": "128Mi"},

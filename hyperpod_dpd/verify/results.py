@@ -52,6 +52,16 @@ class StagedCopy:
 
 
 @dataclass(frozen=True)
+class Split:
+    """The traffic split in front of the endpoint (front_door.py): the URL clients call (None:
+    not known here, `note` says why) and the stack whose API key it takes."""
+
+    url: str | None
+    stack: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Target:
     name: str
     namespace: str
@@ -65,6 +75,7 @@ class Target:
     # checked against the worker pods' labels.
     network_policy: bool = False
     staged: StagedCopy | None = None  # with --stack: the copy the endpoint must load
+    split: Split | None = None  # the endpoint is behind the stack's split (or --traffic-url)
 
     @property
     def router_prefix(self) -> str:

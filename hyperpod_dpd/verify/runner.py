@@ -28,6 +28,12 @@ from hyperpod_dpd.verify.endpoint import (
     pod_phase,
     role_pods,
 )
+from hyperpod_dpd.verify.front_door import (
+    SPLIT_ANSWERS,
+    SPLIT_CHECKS,
+    judge_answer,
+    judge_refusal,
+)
 from hyperpod_dpd.verify.guarded import WORKERS_GUARDED, judge_guarded
 from hyperpod_dpd.verify.kv_transfer import (
     KV_RECEIVED,
@@ -83,6 +89,17 @@ PROMPT_BLOCKERS = (
 
 
 @dataclass(frozen=True)
+class SplitClients:
+    """What sends the split's two requests: one without the key, one with it (None: no key
+    at hand, `no_key` says why), and where the key came from (for a refusal's cause)."""
+
+    open: PromptClient
+    keyed: PromptClient | None
+    key_source: str = ""
+    no_key: str = ""
+
+
+@dataclass(frozen=True)
 class Options:
     send_prompts: bool = True
     model: str | None = None  # default: the IEC's --served-model-name or --model
@@ -101,6 +118,7 @@ def verify(
     prompt_client: PromptClient | None,
     options: Options,
     on_check: Callable[[Check], None] | None = None,
+    split_clients: SplitClients | None = None,
 ) -> Report:
     """Run every check. Raises EndpointNotFound when the IEC does not exist, ClusterError when
     the IEC cannot be read at all (both are bad input for the CLI)."""
@@ -118,10 +136,12 @@ def verify(
     if target.colocated:
         run.served_copy()
         run.add(run.router_service())  # what the split needs of a colocated endpoint
-        return run.report
-    run.endpoint_and_pods()
-    run.roles()
-    run.prompts()
+    else:
+        run.endpoint_and_pods()
+        run.roles()
+        run.prompts()
+    if target.split is not None:
+        run.front_door(split_clients)
     return run.report
 
 
@@ -217,9 +237,10 @@ class _Run:
         t = self.target
         try:
             policy = self.cluster.get_network_policy(t.namespace, network_policy_name(t.name))
+            policies = self.cluster.list_network_policies(t.namespace) if policy else []
         except ClusterError as exc:
             return Check.failed(WORKERS_GUARDED, str(exc), causes.API_ERROR, **self.base)
-        return judge_guarded(policy, running, t)
+        return judge_guarded(policy, running, t, policies)
 
     def served_copy(self) -> None:
         """With --stack: the IEC loads the copy the stack stages for the endpoint."""
@@ -244,6 +265,25 @@ class _Run:
             causes.ROUTER_SERVICE_MISSING,
             **ctx,
         )
+
+    def front_door(self, clients: SplitClients | None) -> None:
+        """The split refuses a prompt without the API key and answers it with the key."""
+        split = self.target.split
+        assert split is not None
+        if not self.options.send_prompts or clients is None:
+            self.add(*(Check.skipped(n, "prompts not sent (--no-prompts)") for n in SPLIT_CHECKS))
+            return
+        if split.url is None:
+            self.add(*(Check.skipped(n, split.note) for n in SPLIT_CHECKS))
+            return
+        ctx = {**self.base, "url": split.url, "stack": split.stack or "STACK",
+               "key_source": clients.key_source}  # fmt: skip
+        prompt = short_prompt(self.options.model or self.facts.model)
+        self.add(judge_refusal(clients.open.send(prompt), ctx))
+        if clients.keyed is None:
+            self.add(Check.skipped(SPLIT_ANSWERS, clients.no_key))
+        else:
+            self.add(judge_answer(clients.keyed.send(prompt), ctx))
 
     def roles(self) -> None:
         """Role wiring, from the workers' startup lines."""

@@ -9,6 +9,7 @@ from policies.rules import cold_start, sns_topics, traffic_tls
 from policies.rules.base import Enforcement, Finding, Limits, ResourceView, Rule, Violation
 from policies.rules.cluster import efa, instance_type, operator_version, single_az
 from policies.rules.endpoint import (
+    autoscaling_capacity,
     gpu_memory,
     hash_seed,
     image_known_issues,
@@ -22,6 +23,7 @@ from policies.rules.endpoint import (
     tensor_parallel,
 )
 from policies.rules.security import (
+    boot_scripts,
     eks_endpoint,
     hf_token,
     iam_wildcards,
@@ -52,12 +54,14 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         model_size,
         shm_volume,
         s3_buckets,
+        boot_scripts,
         sns_topics,
         iam_wildcards,
         public_ingress,
         eks_endpoint,
         hf_token,
         cold_start,
+        autoscaling_capacity,
         traffic_tls,
         pod_ingress,
         images_by_digest,

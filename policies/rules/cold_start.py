@@ -15,17 +15,6 @@ from policies.rules import views
 from policies.rules.base import Finding, Rule
 
 HPA_STABILIZATION_SECONDS = 300  # kube-controller-manager's downscale stabilization default
-POOLS = (("prefill", "prefillAutoScaling"), ("decode", "decodingAutoScaling"))
-
-
-def _scaled_pools(iec):
-    """(pool, its role for the views, its AutoScaling) of each autoscaled pool."""
-    pd = views.pd_spec(iec)
-    if pd is None:
-        auto = views.spec(iec).get("autoScalingSpec")
-        return [("colocated", "decode", auto)] if auto else []
-    scaling = pd.get("autoScalingSpec") or {}
-    return [(pool, pool, scaling[key]) for pool, key in POOLS if scaling.get(key)]
 
 
 def check(resources, limits):
@@ -39,7 +28,8 @@ def check(resources, limits):
         size = checkpoint_bytes(model) if model else None
         if size is None:
             continue  # the model-size rule reports a model it cannot size
-        for pool, role, auto in _scaled_pools(iec):
+        for pool, auto in views.scaled_pools(iec):
+            role = "decode" if pool == "colocated" else pool  # the views' name of its numbers
             kind = views.role_instance_type(iec, resources, role)
             facts = INSTANCE_FACTS.get(kind or "")
             tp = views.role_numbers(iec, role).tensor_parallel_size or 1

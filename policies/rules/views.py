@@ -45,6 +45,19 @@ def pd_spec(iec: ResourceView) -> Mapping[str, Any] | None:
     return spec(iec).get("pdSpec")
 
 
+_AUTOSCALING = (("prefill", "prefillAutoScaling"), ("decode", "decodingAutoScaling"))
+
+
+def scaled_pools(iec: ResourceView) -> list[tuple[str, Mapping[str, Any]]]:
+    """(pool, its AutoScaling) of each autoscaled pool: prefill and decode, or colocated."""
+    pd = pd_spec(iec)
+    if pd is None:
+        auto = spec(iec).get("autoScalingSpec")
+        return [("colocated", auto)] if auto else []
+    scaling = pd.get("autoScalingSpec") or {}
+    return [(pool, scaling[key]) for pool, key in _AUTOSCALING if scaling.get(key)]
+
+
 def annotation(iec: ResourceView, name: str) -> str | None:
     notes = (iec.props.get("metadata") or {}).get("annotations") or {}
     value = notes.get(ANNOTATION_PREFIX + name)

@@ -91,24 +91,32 @@ def _merged_cidrs_fix(cidrs: list[str]) -> str:
 
 
 def _check_role_arns(eks: EksConfig, region: str) -> list[ConfigProblem]:
+    return [
+        problem
+        for field, arns in (
+            ("adminRoleArns", eks.admin_role_arns),
+            ("viewRoleArns", eks.view_role_arns),
+        )
+        for problem in check_iam_arns(full_key(("eks", field)), arns, region)
+    ]
+
+
+def check_iam_arns(key: str, arns: list[str], region: str) -> list[ConfigProblem]:
+    """IAM role (or user) ARNs of the Region's partition, each with a name IAM accepts."""
     partition, problems = partition_of(region), []
-    for field, arns in (
-        ("adminRoleArns", eks.admin_role_arns),
-        ("viewRoleArns", eks.view_role_arns),
-    ):
-        key = full_key(("eks", field))
-        for arn in arns:
-            name = arn.rsplit("/", 1)[-1]
-            if arn.split(":")[1] != partition:
-                problems.append(ConfigProblem(
-                    key, arn, f"roles of partition {partition} (the Region {region}'s)",
-                    f"use arn:{partition}:iam::<account>:role/<name>",
-                ))  # fmt: skip
-            elif len(name) > ROLE_NAME_MAX or not re.fullmatch(ROLE_NAME_PATTERN[1:-1], name):
-                problems.append(ConfigProblem(
-                    key, arn,
-                    f"a role name IAM accepts: 1 to {ROLE_NAME_MAX} of letters, digits and "
-                    "+=,.@_- (no spaces, no wildcards)",
-                    "copy the role's ARN from the IAM console",
-                ))  # fmt: skip
+    for arn in arns:
+        name = arn.rsplit("/", 1)[-1]
+        kind = arn.split(":")[-1].split("/", 1)[0]  # role | user
+        if arn.split(":")[1] != partition:
+            problems.append(ConfigProblem(
+                key, arn, f"{kind}s of partition {partition} (the Region {region}'s)",
+                f"use arn:{partition}:iam::<account>:{kind}/<name>",
+            ))  # fmt: skip
+        elif len(name) > ROLE_NAME_MAX or not re.fullmatch(ROLE_NAME_PATTERN[1:-1], name):
+            problems.append(ConfigProblem(
+                key, arn,
+                f"a {kind} name IAM accepts: 1 to {ROLE_NAME_MAX} of letters, digits and "
+                "+=,.@_- (no spaces, no wildcards)",
+                f"copy the {kind}'s ARN from the IAM console",
+            ))  # fmt: skip
     return problems

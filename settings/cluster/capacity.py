@@ -112,6 +112,26 @@ def check_subnet_addresses(
     return [ConfigProblem(key, network.vpc_cidr, allowed, fix)]
 
 
+def largest_count_that_fits(
+    network: NetworkConfig, availability_zone_id: str, groups: InstanceGroups, name: str
+) -> int:
+    """The most nodes group `name` can have beside the other groups before its tier's subnets
+    run out of addresses (its instanceCount as it is when that already fits; 0: none fits)."""
+
+    def fits(count: int) -> bool:
+        resized = {**groups, name: groups[name].model_copy(update={"instance_count": count})}
+        return not _shortfalls(network.vpc_cidr, network, availability_zone_id, resized)
+
+    low, high = 0, groups[name].instance_count
+    while low < high:  # fitting only gets harder as the count grows
+        mid = (low + high + 1) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
 def _shortfalls(
     vpc_cidr: str, network: NetworkConfig, availability_zone_id: str, groups: InstanceGroups
 ) -> list[str]:

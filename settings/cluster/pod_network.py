@@ -18,9 +18,10 @@ class NetworkPolicyConfig(SettingsModel):
         True,
         description="Give every endpoint a NetworkPolicy that admits only its router (the "
         "operator's namespace), its own pods, the observability collector and what "
-        "allowNamespaces and allowCidrs name, and turn on the VPC CNI add-on's network policy "
-        "enforcement (enableNetworkPolicy). false: no policies, and the add-on keeps its default "
-        "(not enforcing).",
+        "allowNamespaces and allowCidrs name; give every namespace the stack runs pods in one "
+        "that keeps its pods from the instance metadata service (the nodes' IAM role); and turn "
+        "on the VPC CNI add-on's network policy enforcement (enableNetworkPolicy). false: no "
+        "policies, and the add-on keeps its default (not enforcing).",
     )
     allow_namespaces: list[DnsLabel] = Field(
         default_factory=list,

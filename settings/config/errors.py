@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from core.problems import MISSING, ConfigProblem
+from core.pulumi_commands import naming_stack
 from core.vocabulary import PROJECT
 from settings.config.fields import PATTERN_HINTS
 from settings.config.fix_values import example_for, field_example, model_at, nearest_name
@@ -20,11 +21,11 @@ STACK_FILE = "Pulumi.<stack>.yaml"
 
 
 def for_stack(problems: list[ConfigProblem], stack: str) -> list[ConfigProblem]:
-    """The problems with their fixes naming the stack's own file (Pulumi.dev.yaml), not the
-    placeholder the checks write, which know no stack."""
+    """The problems with their fixes naming the stack: its own file (Pulumi.dev.yaml), not the
+    placeholder the checks write, which know no stack, and `--stack` in each Pulumi command."""
     named = f"Pulumi.{stack}.yaml"
     return [
-        dataclasses.replace(p, fix=p.fix.replace(STACK_FILE, named)) if STACK_FILE in p.fix else p
+        dataclasses.replace(p, fix=naming_stack(p.fix.replace(STACK_FILE, named), stack))
         for p in problems
     ]
 
@@ -62,6 +63,29 @@ def set_fix(key: str, example: Any | None = None) -> str:
     value = "<value>" if example is None else str(example)
     path = " --path" if any(c in key.partition(":")[2] for c in ".[") else ""
     return f"pulumi config set{path} '{key}' {value}   (or edit Pulumi.<stack>.yaml)"
+
+
+def rename_fix(key: str, new: str, value: Any, taken: bool) -> str:
+    """The fix of a misspelled key: renamed to the key it meant, its value kept (a value given
+    at the wrong name is still the user's value); removed when the right key is set already."""
+    if taken:
+        return f"did you mean '{new}'? It is set already: remove {key} (pulumi config rm --path '{key}')"
+    how = f"did you mean '{new}'? rename {key} to {new}, keeping its value"
+    if isinstance(value, bool | int | float | str) and "'" not in str(value):
+        shown = json.dumps(value) if isinstance(value, bool) else str(value)
+        return (f"{how}: pulumi config rm --path '{key}' && pulumi config set --path '{new}' "
+                f"'{shown}'")  # fmt: skip
+    return f"{how} in {STACK_FILE}"
+
+
+def _given(values: dict[str, Any] | None, loc: tuple[Any, ...]) -> bool:
+    """Whether `values` (the config as given, by field name) sets the key at `loc`."""
+    node: Any = values
+    for part in loc:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
 
 
 def _allowed_keys(root: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
@@ -109,8 +133,11 @@ def _allowed(error: dict[str, Any]) -> str:
     return error["msg"]
 
 
-def problems_from_validation(error: ValidationError, root: type[BaseModel]) -> list[ConfigProblem]:
-    """Turn pydantic's errors validating `root` into ConfigProblems that speak in config keys."""
+def problems_from_validation(
+    error: ValidationError, root: type[BaseModel], given: dict[str, Any] | None = None
+) -> list[ConfigProblem]:
+    """Turn pydantic's errors validating `root` into ConfigProblems that speak in config keys
+    (`given`: the values validated, by field name, to tell a misspelled key from a duplicate)."""
     problems = []
     for e in error.errors(include_url=False):
         loc = tuple(e["loc"])
@@ -122,8 +149,11 @@ def problems_from_validation(error: ValidationError, root: type[BaseModel]) -> l
         elif e["type"] == "extra_forbidden":
             known = _allowed_keys(root, loc)
             close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            fix = f"{hint}Remove it: pulumi config rm --path '{key}'"
+            if close:
+                new = full_key((*loc[:-1], close[0]))
+                fix = rename_fix(key, new, e["input"], _given(given, (*loc[:-1], close[0])))
+            else:
+                fix = f"Remove it: pulumi config rm --path '{key}'"
             allowed = "keys " + ", ".join(known)
             problems.append(ConfigProblem(key, e["input"], allowed, fix))
         elif loc and loc[-1] == "[key]":

@@ -18,6 +18,9 @@ from core.vocabulary import RESERVED_NAMESPACES, STACK_NAMESPACES
 # Patterns and how error messages describe them to users.
 CIDR_PATTERN = r"^[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}$"
 ROLE_ARN_PATTERN = r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/.+$"
+# An IAM role or user (with its path), as IAM puts it in aws:PrincipalArn: never an assumed-role
+# session ARN (arn:aws:sts::...:assumed-role/...), nor a wildcard.
+PRINCIPAL_ARN_PATTERN = r"^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/([\w+=,.@-]+/)*[\w+=,.@-]+$"
 DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 GROUP_NAME_PATTERN = r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"
 INSTANCE_TYPE_PATTERN = r"^ml\.[a-z0-9-]+\.([0-9]*x?large|medium)$"
@@ -39,6 +42,13 @@ CONNECTION_ARN_PATTERN = (
 PULUMI_ORGANIZATION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
 # A self-hosted runner label (GitHub: letters, digits, '-', '_', '.'; at most 256).
 RUNNER_LABEL_PATTERN = r"^[A-Za-z0-9_.-]{1,256}$"
+# A name the split's clients call (trafficListener.domainName): a lowercase DNS name of two labels
+# or more (RFC 1123 letters, digits and '-', each label <= 63, the whole <= DOMAIN_NAME_MAX, no
+# trailing dot), the last label starting with a letter. A wildcard is no name a client calls.
+DOMAIN_NAME_PATTERN = r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+DOMAIN_NAME_MAX = 253
+# A Route 53 hosted zone ID (Route 53 API reference, HostedZone.Id: "Z" and up to 32 characters).
+HOSTED_ZONE_ID_PATTERN = r"^Z[A-Z0-9]{1,31}$"
 # Where SNS delivers an alert: an email address (protocol email) or an HTTPS URL (https).
 ALERT_TARGET_PATTERN = r"^(https://[^\s]+|[^@\s]+@[^@\s]+\.[^@\s]+)$"
 
@@ -49,10 +59,21 @@ def repair_pattern(pattern: str, text: str) -> str | None:
     candidates = [text.strip(), text.strip().lower()]
     if pattern == INSTANCE_TYPE_PATTERN:
         candidates += ["ml." + c for c in candidates]
+    if pattern == PRINCIPAL_ARN_PATTERN:  # `aws sts get-caller-identity` prints the session
+        candidates += [_role_of_session(c) for c in candidates]
+    if pattern == DOMAIN_NAME_PATTERN:  # a fully qualified name's trailing dot
+        candidates += [c.rstrip(".") for c in candidates]
     if pattern == ALERT_TARGET_PATTERN:  # SNS delivers over HTTPS only
         candidates += [re.sub(r"^http://", "https://", c) for c in candidates]
     candidates += [re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")]
     return next((c for c in candidates if c != text and re.fullmatch(pattern, c)), None)
+
+
+def _role_of_session(arn: str) -> str:
+    """arn:aws:sts::1:assumed-role/Name/session -> arn:aws:iam::1:role/Name (the session ARN
+    drops the role's path: a role with one needs it added)."""
+    return re.sub(r"^arn:(aws[a-z-]*):sts::([0-9]{12}):assumed-role/([^/]+)/.*$",
+                  r"arn:\1:iam::\2:role/\3", arn)  # fmt: skip
 
 
 PATTERN_HINTS = {
@@ -60,6 +81,9 @@ PATTERN_HINTS = {
     AZ_ID_PATTERN: "an AZ ID such as use2-az2 (not an AZ name such as us-east-2a)",
     CIDR_PATTERN: "an IPv4 CIDR such as 10.0.0.0/16",
     ROLE_ARN_PATTERN: "an IAM role ARN such as arn:aws:iam::111122223333:role/Admin",
+    PRINCIPAL_ARN_PATTERN: "an IAM role or user ARN such as "
+    "arn:aws:iam::111122223333:role/GitHubDeploy (with the role's path; not an assumed-role "
+    "session ARN arn:aws:sts::...:assumed-role/..., and no wildcards)",
     DNS_LABEL_PATTERN: "a DNS-1123 label such as llama-70b (lowercase, digits, '-'; <= 63)",
     GROUP_NAME_PATTERN: "letters, digits and '-', at most 63, starting with a letter or digit",
     INSTANCE_TYPE_PATTERN: "a SageMaker instance type such as ml.p5.48xlarge",
@@ -75,6 +99,8 @@ PATTERN_HINTS = {
     "111122223333:connection/<36-character id>",
     PULUMI_ORGANIZATION_PATTERN: "a Pulumi Cloud organization name such as my-org",
     RUNNER_LABEL_PATTERN: "a runner label (letters, digits, '-', '_', '.') such as gpu-vpc",
+    DOMAIN_NAME_PATTERN: "a lowercase DNS name such as llm.internal.example.com (no trailing dot)",
+    HOSTED_ZONE_ID_PATTERN: "a Route 53 hosted zone ID such as Z0123456789ABCDEFGHIJ",
     ALERT_TARGET_PATTERN: "an email address (oncall@example.com) or an HTTPS URL (https://...)",
 }
 
@@ -146,6 +172,7 @@ def key_prefix_rules(value: str) -> str:
 AzId = Annotated[str, matching(AZ_ID_PATTERN)]
 Cidr = Annotated[str, matching(CIDR_PATTERN), AfterValidator(_canonical_cidr)]
 RoleArn = Annotated[str, matching(ROLE_ARN_PATTERN)]
+PrincipalArn = Annotated[str, matching(PRINCIPAL_ARN_PATTERN)]
 # DNS-1123 label: Kubernetes namespaces and the names the operator derives Deployments from.
 DnsLabel = Annotated[str, matching(DNS_LABEL_PATTERN)]
 # HyperPod's ClusterInstanceGroupSpecification.InstanceGroupName (botocore sagemaker model).

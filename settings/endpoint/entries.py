@@ -19,6 +19,7 @@ from settings.config.errors import full_key, set_fix
 from settings.endpoint.model import AutoscalingConfig, EndpointConfig, ScalingConfig
 from settings.endpoint.names import check_unique_deployments, check_unique_names
 from settings.endpoint.numbers import EffectiveNumbers, effective_numbers
+from settings.endpoint.scaling_pair import check_pair
 from settings.endpoint.scaling_signal import check_signal
 
 
@@ -149,12 +150,13 @@ def _check_scaling(entry: EndpointEntry) -> list[ConfigProblem]:
                 "each pool scales on its own signal: " + set_fix(key, _per_role(a)),
             )
         )
-    if not dpd and (a.prefill is not None or a.decode is not None or a.max_replicas is None):
+    pools_given = a.prefill is not None or a.decode is not None or a.ratio is not None
+    if not dpd and (pools_given or a.max_replicas is None):
         key = entry.config_key("autoscaling")
         problems.append(
             ConfigProblem(
                 key,
-                "prefill/decode" if a.prefill or a.decode else "no maxReplicas",
+                "prefill/decode/ratio" if pools_given else "no maxReplicas",
                 "for mode colocated, one pool: minReplicas, maxReplicas, metric or query, target",
                 "prefill and decode are DPD's pools: " + set_fix(key, _one_pool(a)),
             )
@@ -198,6 +200,8 @@ def _check_scaling(entry: EndpointEntry) -> list[ConfigProblem]:
             )
         if (scaling.metric is None) != (scaling.query is None):
             problems += check_signal(e, pool, scaling, key, entry.config_key("name"))
+    if dpd:
+        problems += check_pair(e, entry.config_key("autoscaling"), entry.config_key("name"))
     return problems
 
 
@@ -231,7 +235,7 @@ def _complete(written: dict, pool: str) -> dict:
 
 def _per_role(a: AutoscalingConfig) -> dict:
     """A DPD endpoint's autoscaling as its two pools, each from what was written."""
-    shared = {k: v for k, v in _scaling_dict(a).items() if k not in DPD_ROLES}
+    shared = {k: v for k, v in _scaling_dict(a).items() if k not in (*DPD_ROLES, "ratio")}
     return {
         role: _complete({**shared, **_scaling_dict(getattr(a, role))}, role) for role in DPD_ROLES
     }
@@ -240,5 +244,5 @@ def _per_role(a: AutoscalingConfig) -> dict:
 def _one_pool(a: AutoscalingConfig) -> dict:
     """A colocated endpoint's autoscaling as one pool: what was written for it, else the decode
     pool's, else the prefill's."""
-    shared = {k: v for k, v in _scaling_dict(a).items() if k not in DPD_ROLES}
+    shared = {k: v for k, v in _scaling_dict(a).items() if k not in (*DPD_ROLES, "ratio")}
     return _complete({**_scaling_dict(a.prefill), **_scaling_dict(a.decode), **shared}, "decode")

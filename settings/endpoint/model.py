@@ -106,7 +106,51 @@ class ColocatedConfig(SettingsModel):
         return " ".join(flags) if flags else "vLLM defaults"
 
 
-ScalingMetric = Literal["waiting-requests", "running-requests", "kv-cache-usage"]
+ScalingMetric = Literal[
+    "waiting-requests", "running-requests", "kv-cache-usage", "prompt-tokens-per-second"
+]
+
+
+class RecordedCapacity(SettingsModel):
+    """What `hyperpod-dpd advise` recorded one replica of a pool holds within the SLO (written by
+    `advise --write` beside the target it derived): the plan judges a target against it without
+    simulating anything."""
+
+    metric: ScalingMetric = Field(
+        description="The signal the capacity is measured in.", examples=["running-requests"]
+    )
+    per_replica: Decimal = Field(
+        gt=0,
+        description="The load one replica holds within the SLO, in the metric's unit: a target "
+        "above it is an advisory in the plan.",
+        examples=[24],
+    )
+    within: str = Field(
+        min_length=1,
+        description="The SLO, workload and source it was derived from (e.g. 'TPOT p50 <= 15 ms "
+        "at ISL 4096 / OSL 256, aisimulate 0.13.0'), for the advisory's message.",
+        examples=["TPOT p50 <= 15 ms at ISL 4096 / OSL 256"],
+    )
+
+
+class PoolRatio(SettingsModel):
+    """A DPD layout's prefill:decode ratio, kept while both pools scale: the larger pool never
+    falls below its share of the other's replicas."""
+
+    prefill: int = Field(ge=1, description="Prefill replicas of the layout's unit.", examples=[1])
+    decode: int = Field(ge=1, description="Decode replicas of the layout's unit.", examples=[1])
+
+    @property
+    def follower(self) -> str:
+        """The pool held at its share of the other's: decode, unless prefill has more."""
+        return "prefill" if self.prefill > self.decode else "decode"
+
+    @property
+    def leader(self) -> str:
+        return "decode" if self.follower == "prefill" else "prefill"
+
+    def share(self, pool: str) -> int:
+        return self.prefill if pool == "prefill" else self.decode
 
 
 class ScalingConfig(SettingsModel):
@@ -124,6 +168,7 @@ class ScalingConfig(SettingsModel):
     metric: ScalingMetric | None = Field(
         None,
         description="A vLLM signal by name: waiting-requests (queued prompts: prefill), "
+        "prompt-tokens-per-second (prefill: vLLM's prompt tokens processed, as a rate), "
         "running-requests or kv-cache-usage (decode; vLLM's KV cache usage, a fraction from 0 "
         "to 1), over the pool's own pods. Or give query.",
     )
@@ -149,6 +194,11 @@ class ScalingConfig(SettingsModel):
     scale_down_stabilization_seconds: int = Field(
         300, ge=0, le=INT32_MAX, description="Seconds of lower demand before removing replicas."
     )
+    capacity: RecordedCapacity | None = Field(
+        None,
+        description="What `hyperpod-dpd advise --write` recorded one replica holds within the "
+        "SLO (metric, perReplica, within): a target above perReplica is an advisory.",
+    )
 
 
 class AutoscalingConfig(ScalingConfig):
@@ -161,6 +211,12 @@ class AutoscalingConfig(ScalingConfig):
     )
     prefill: ScalingConfig | None = Field(None, description="DPD: the prefill pool's.")
     decode: ScalingConfig | None = Field(None, description="DPD: the decode pool's.")
+    ratio: PoolRatio | None = Field(
+        None,
+        description="DPD, both pools autoscaled: the layout's prefill:decode ratio (prefill, "
+        "decode). The larger pool (decode on a tie) never falls below its share of the other's "
+        "replicas: a second trigger of its own counts the other pool's pods.",
+    )
 
 
 class CacheConfig(SettingsModel):

@@ -1,6 +1,7 @@
 """One autoscaled pool's signal, judged before anything renders: a built-in metric's target within
 the metric's range and a pool whose pods its selector can tell apart (core/vllm/pod_names.py); a
-query of the user's that parses and returns one series (settings/endpoint/promql.py)."""
+query of the user's that parses and returns one series (settings/endpoint/promql.py); a capacity
+`advise` recorded in the unit the pool scales on."""
 
 from __future__ import annotations
 
@@ -16,11 +17,32 @@ def check_signal(
     e: EndpointConfig, pool: str, scaling: ScalingConfig, key: str, name_key: str
 ) -> list[ConfigProblem]:
     """`key`: the pool's autoscaling key; `name_key`: the endpoint's name key."""
+    problems = _check_capacity(scaling, key)
     if scaling.query is not None:
-        return check_query(scaling.query, f"{key}.query")
+        return problems + check_query(scaling.query, f"{key}.query")
     if scaling.metric is None:
+        return problems
+    why = f"for a {pool} pool scaled on a built-in metric"
+    fix = f"give {key}.query (a query of your own) instead of {key}.metric"
+    return problems + _check_target(scaling, key) + check_pod_names(e, pool, name_key, why, fix)
+
+
+def _check_capacity(scaling: ScalingConfig, key: str) -> list[ConfigProblem]:
+    """A recorded capacity in another unit than the pool's signal cannot judge its target."""
+    capacity = scaling.capacity
+    if capacity is None or capacity.metric == scaling.metric:
         return []
-    return _check_target(scaling, key) + _check_pod_names(e, pool, key, name_key)
+    signal = f"metric {scaling.metric}" if scaling.metric else "a query of your own"
+    return [
+        ConfigProblem(
+            f"{key}.capacity.metric",
+            capacity.metric,
+            f"the pool's own signal ({signal}): the capacity `hyperpod-dpd advise` recorded is "
+            f"in {capacity.metric}, another unit than the target",
+            f"rerun `hyperpod-dpd advise --stack <stack> --write` for the signal you scale on, "
+            f"or remove {key}.capacity",
+        )
+    ]
 
 
 def _check_target(scaling: ScalingConfig, key: str) -> list[ConfigProblem]:
@@ -41,7 +63,11 @@ def _check_target(scaling: ScalingConfig, key: str) -> list[ConfigProblem]:
     ]
 
 
-def _check_pod_names(e: EndpointConfig, pool: str, key: str, name_key: str) -> list[ConfigProblem]:
+def check_pod_names(
+    e: EndpointConfig, pool: str, name_key: str, why: str, other_fix: str
+) -> list[ConfigProblem]:
+    """A pool whose pods a query selects by name (`why` says which query; `other_fix`, the way
+    out besides a shorter name): its Deployment's name must leave room for the pods' suffixes."""
     deployment = worker_deployment(e.name, pool)
     if len(deployment) <= DEPLOYMENT_NAME_MAX:
         return []
@@ -50,11 +76,9 @@ def _check_pod_names(e: EndpointConfig, pool: str, key: str, name_key: str) -> l
         ConfigProblem(
             name_key,
             e.name,
-            f"at most {room} characters for a {pool} pool scaled on a built-in metric: its "
-            f"Deployment '{deployment}' is longer than {DEPLOYMENT_NAME_MAX}, Kubernetes cuts "
-            "its pods' names, and the pool's selector could not tell its pods from another "
-            "endpoint's",
-            f"shorten {name_key} to {room} characters, or give {key}.query (a query of your "
-            f"own) instead of {key}.metric",
+            f"at most {room} characters {why}: its Deployment '{deployment}' is longer than "
+            f"{DEPLOYMENT_NAME_MAX}, Kubernetes cuts its pods' names, and the pool's selector "
+            "could not tell its pods from another endpoint's",
+            f"shorten {name_key} to {room} characters, or {other_fix}",
         )
     ]

@@ -14,8 +14,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from core.aws.aws_rules import ALB_FORWARD_TARGET_GROUPS_MAX, ALB_QUOTAS_URL
-from core.problems import ConfigProblem
+from core.aws.aws_rules import (
+    ALB_CONDITION_VALUES_MAX,
+    ALB_FORWARD_TARGET_GROUPS_MAX,
+    ALB_QUOTAS_URL,
+)
+from core.problems import MISSING, ConfigProblem
 from core.vocabulary import (
     AUTONAME_SUFFIX,
     ELB_NAME_MAX,
@@ -23,7 +27,14 @@ from core.vocabulary import (
     target_group_name,
 )
 from settings.config.errors import full_key, set_fix
-from settings.config.fields import Cidr, SettingsModel, matching
+from settings.config.fields import (
+    DOMAIN_NAME_MAX,
+    DOMAIN_NAME_PATTERN,
+    HOSTED_ZONE_ID_PATTERN,
+    Cidr,
+    SettingsModel,
+    matching,
+)
 from settings.endpoint.entries import EndpointEntry, scaling_of
 from settings.endpoint.names import router_service
 
@@ -61,6 +72,13 @@ TlsPolicy = Literal[
 ]
 # S3 lifecycle: days after which the ALB's access logs expire.
 ACCESS_LOG_DAYS_MAX = 3650
+# The split's API keys are held in one http-header condition of its listener rule, which compares
+# at most ALB_CONDITION_VALUES_MAX values (core/aws/aws_rules.py): the key clients use, the next
+# one and the one before, while a rotation is under way.
+API_KEYS_MAX = ALB_CONDITION_VALUES_MAX
+# A key's name (not the key: each is generated, specs/traffic.py): it names the key's resource.
+API_KEY_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,14}[a-z0-9])?$"
+FIRST_API_KEY = "first"
 
 
 class TrafficListenerConfig(SettingsModel):
@@ -97,15 +115,41 @@ class TrafficListenerConfig(SettingsModel):
         le=ACCESS_LOG_DAYS_MAX,
         description="Days the access logs are kept (S3 lifecycle expiration).",
     )
+    domain_name: (
+        Annotated[str, matching(DOMAIN_NAME_PATTERN, max_length=DOMAIN_NAME_MAX)] | None
+    ) = Field(
+        None,
+        description="The name clients call the split by (e.g. llm.internal.example.com), "
+        "covered by certificateArn (`hyperpod-dpd preflight` asks ACM): an alias record in "
+        "hostedZoneId points it at the load balancer, and trafficUrl uses it. Required with a "
+        "certificate (the load balancer's own name is covered by none you can have).",
+    )
+    hosted_zone_id: Annotated[str, matching(HOSTED_ZONE_ID_PATTERN)] | None = Field(
+        None,
+        description="The Route 53 private hosted zone that holds domainName (the stack adds "
+        "its alias record, and associates the zone with the stack's VPC so in-cluster clients "
+        "resolve it too).",
+    )
+    # Checked by _check_api_key_names, not a pattern here: a value that is no name may be a key
+    # pasted by mistake, and a refusal must not print it.
+    api_key_names: list[str] = Field(
+        default_factory=lambda: [FIRST_API_KEY],
+        description="Names of the split's API keys, not the keys: each is generated (48 "
+        "random characters, a Pulumi secret) and the listener forwards only requests with "
+        "`Authorization: Bearer <key>` of one of them, refusing the rest with 401. The last "
+        f"is the one handed out (stack output trafficApiKey). 1 to {API_KEYS_MAX}: add a "
+        "name to rotate, remove the old one once clients moved (docs/deploy.md).",
+    )
 
 
 def check_traffic_listener(
     listener: TrafficListenerConfig, traffic: Mapping[str, int], region: str
 ) -> list[ConfigProblem]:
     """A certificate in the stack's Region (an ALB takes only its own Region's ACM
-    certificates). Without hyperpod-dpd:traffic there is no listener and these settings wait
-    unused (a split dropped and added back keeps them)."""
-    problems = []
+    certificates), with the name clients call that it covers and the zone that name is in;
+    one to three distinct API key names. Without hyperpod-dpd:traffic there is no listener and
+    these settings wait unused (a split dropped and added back keeps them)."""
+    problems = _check_name(listener) + _check_api_key_names(listener.api_key_names)
     arn = listener.certificate_arn
     key = full_key(("trafficListener", "certificateArn"))
     if arn is not None:
@@ -122,6 +166,118 @@ def check_traffic_listener(
                 )
             )
     return problems
+
+
+EXAMPLE_DOMAIN = "llm.internal.example.com"
+EXAMPLE_ZONE = "Z0123456789ABCDEFGHIJ"
+
+
+def _check_name(listener: TrafficListenerConfig) -> list[ConfigProblem]:
+    """A certificate and a name come together (HTTPS clients check the name against the
+    certificate; `preflight` asks ACM whether it covers it), and a name with its zone."""
+    cert, name, zone = listener.certificate_arn, listener.domain_name, listener.hosted_zone_id
+    key = {k: full_key(("trafficListener", k)) for k in ("certificateArn", "domainName",
+                                                          "hostedZoneId")}  # fmt: skip
+    problems = []
+    if cert is not None and name is None:
+        problems.append(
+            ConfigProblem(
+                key["domainName"],
+                MISSING,
+                f"the name your clients call, covered by {key['certificateArn']}: the load "
+                "balancer's own name (internal-...elb.amazonaws.com) is AWS's, and no "
+                "certificate of yours covers it, so clients could only call it with TLS "
+                "checks off",
+                f"{set_fix(key['domainName'], EXAMPLE_DOMAIN)} and "
+                f"{set_fix(key['hostedZoneId'], EXAMPLE_ZONE)} (the private hosted zone that "
+                "holds it); or remove the certificate for plain HTTP",
+            )
+        )
+    if name is not None and cert is None:
+        problems.append(
+            ConfigProblem(
+                key["domainName"],
+                name,
+                f"a name with {key['certificateArn']} (an ACM certificate that covers it): "
+                "the name is what HTTPS clients check the certificate against; without one "
+                "the listener is plain HTTP on the load balancer's own name",
+                f"{set_fix(key['certificateArn'], 'arn:aws:acm:<region>:<account>:certificate/<id>')}"
+                f" for a certificate covering {name}, or pulumi config rm --path "
+                f"'{key['domainName']}'",
+            )
+        )
+    if name is not None and zone is None:
+        problems.append(
+            ConfigProblem(
+                key["hostedZoneId"],
+                MISSING,
+                f"the Route 53 private hosted zone that holds {name}: the stack adds the "
+                "alias record that points the name at the load balancer",
+                set_fix(key["hostedZoneId"], EXAMPLE_ZONE)
+                + " (aws route53 list-hosted-zones-by-name)",
+            )
+        )
+    if zone is not None and name is None:
+        problems.append(
+            ConfigProblem(
+                key["hostedZoneId"],
+                zone,
+                f"a zone with {key['domainName']}, the name the record in it points at the "
+                "load balancer",
+                f"{set_fix(key['domainName'], EXAMPLE_DOMAIN)}, or pulumi config rm --path "
+                f"'{key['hostedZoneId']}'",
+            )
+        )
+    return problems
+
+
+def _check_api_key_names(names: list[str]) -> list[ConfigProblem]:
+    """Distinct names of the key-name form, one to API_KEYS_MAX of them. A name that is not of
+    that form is not shown: it may be a key pasted where its name belongs."""
+    key = full_key(("trafficListener", "apiKeyNames"))
+    bad = [
+        ConfigProblem(
+            f"{key}[{i}]",
+            f"<{len(name)} characters, not shown: it may be a key>",
+            "the name of a key, never a key (the stack generates each key): lowercase letters, "
+            "digits and '-', at most 16 characters, such as first or 2027-01",
+            set_fix(
+                key, [n if re.fullmatch(API_KEY_NAME_PATTERN, n) else FIRST_API_KEY for n in names]
+            )
+            + " (a name in its place); if it was a key, it stays in this file's history: "
+            "use it nowhere",
+        )
+        for i, name in enumerate(names)
+        if not isinstance(name, str) or not re.fullmatch(API_KEY_NAME_PATTERN, name)
+    ]
+    if bad:
+        return bad
+    kept = list(dict.fromkeys(names))
+    if len(kept) != len(names):
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        return [
+            ConfigProblem(
+                key,
+                names,
+                f"distinct names ({', '.join(repeated)} is given more than once): each names "
+                "one generated key",
+                set_fix(key, kept),
+            )
+        ]
+    if not 1 <= len(names) <= API_KEYS_MAX:
+        fix = [FIRST_API_KEY] if not names else names[-API_KEYS_MAX:]
+        return [
+            ConfigProblem(
+                key,
+                names,
+                f"1 to {API_KEYS_MAX} key names ({len(names)} here): the listener forwards "
+                "only requests that carry one of the keys (no name, no request would pass), "
+                f"and one header condition of an ALB rule compares at most {API_KEYS_MAX} "
+                "values (ELB User Guide, condition types for listener rules)",
+                set_fix(key, fix) + (" (the newest kept)" if names else ""),
+            )
+        ]
+    return []
 
 
 def check_traffic(traffic: Mapping[str, int], listed: list[EndpointEntry]) -> list[ConfigProblem]:

@@ -26,7 +26,6 @@ convenience, not a boundary (a branch can rename a workflow).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from core.refs import ref
@@ -40,7 +39,7 @@ from core.vocabulary import (
     ci_runner_project,
 )
 from specs.base import Desired
-from specs.iam import allow, document_text
+from specs.iam import allow, document_text, service_statement, source_scoped
 from specs.log_keys import log_group_key
 
 PROJECT_TYPE = "aws:codebuild/project:Project"
@@ -169,23 +168,10 @@ def ci_runner(
         f"{name}-role",
         parents,
         {
-            "assumeRolePolicy": json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "codebuild.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                            # Confused deputy: only this account's project of this name
-                            # (CodeBuild user guide, "Cross-service confused deputy prevention").
-                            "Condition": {
-                                "StringEquals": {"aws:SourceAccount": account_id},
-                                "ArnLike": {"aws:SourceArn": project_arn},
-                            },
-                        }
-                    ],
-                }
+            # Confused deputy: only this account's project of this name (CodeBuild user guide,
+            # "Cross-service confused deputy prevention").
+            "assumeRolePolicy": document_text(
+                source_scoped(service_statement("codebuild.amazonaws.com"), account_id, project_arn)
             ),
             "description": f"CodeBuild runner of {stack}: logs, VPC interfaces, the connection",
             "tags": tags,

@@ -79,6 +79,14 @@ def network_policy(
     """The NetworkPolicy `{name}` of endpoint `endpoint` in `namespace`."""
     own = {"matchExpressions": [_in(ENDPOINT_POD_LABEL, endpoint_pod_label_values(endpoint))]}
     sources = [{"podSelector": own}, *admitted(s)]
+    spec = {"podSelector": own, "policyTypes": ["Ingress"], "ingress": [{"from": sources}]}
+    return policy_desired(name, parents, network_policy_name(endpoint), namespace, spec)
+
+
+def policy_desired(
+    name: str, parents: tuple[str, ...], policy: str, namespace: str, spec: dict[str, Any]
+) -> Desired:
+    """The NetworkPolicy `policy` of `namespace` (resource `name`) with `spec`."""
     return Desired(
         NETWORK_POLICY_TYPE,
         name,
@@ -86,12 +94,8 @@ def network_policy(
         {
             "apiVersion": "networking.k8s.io/v1",
             "kind": "NetworkPolicy",
-            "metadata": {"name": network_policy_name(endpoint), "namespace": namespace},
-            "spec": {
-                "podSelector": own,
-                "policyTypes": ["Ingress"],
-                "ingress": [{"from": sources}],
-            },
+            "metadata": {"name": policy, "namespace": namespace},
+            "spec": spec,
         },
     )
 

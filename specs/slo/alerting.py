@@ -8,7 +8,8 @@ key's policy lets aps.amazonaws.com use it, which an AWS-managed key's policy ne
 Amazon Managed Service for Prometheus permission to send alert messages to your Amazon SNS
 topic", docs.aws.amazon.com/prometheus/latest/userguide/AMP-alertmanager-receiver-AMPpermission.html).
 The topic policy lets AMP publish for this account's workspace only (aws:SourceAccount,
-aws:SourceArn: the confused-deputy guard of the same page); nobody else may publish.
+aws:SourceArn: the confused-deputy guard of the same page); nobody else may publish. The key's
+statement for AMP carries the same two conditions.
 The alert manager's SNS receiver signs with SigV4 in the stack's Region ("Alert manager
 configuration", AMP-alertmanager-config.html: sns_configs with sigv4).
 """
@@ -62,10 +63,10 @@ def _doc(*statements: dict) -> str:
 
 
 def alerting(
-    name: str, s: StackSettings, account_id: str, partition: str, tags: dict[str, str]
+    name: str, s: StackSettings, stack: str, account_id: str, partition: str, tags: dict[str, str]
 ) -> AlertingSpec | None:
-    """The alerting of the stack (None: no SLO, or no workspace). `account_id` is a placeholder."""
-    rules = rule_file_text(s)
+    """The alerting of `stack` (None: no SLO, or no workspace). `account_id` is a placeholder."""
+    rules = rule_file_text(s, stack)
     if rules is None or not s.observability.enabled:
         return None
     parents = (OBSERVABILITY,)
@@ -82,10 +83,15 @@ def alerting(
             {"Sid": "AccountAdministers", "Effect": "Allow",
              "Principal": {"AWS": f"arn:{partition}:iam::{account_id}:root"},
              "Action": "kms:*", "Resource": "*"},
-            # As the AMP page above writes it: no condition, since the key is used through SNS
-            # on AMP's behalf (the topic policy is what narrows who may publish).
+            # The AMP page above grants AMP these two actions; SNS's page for AWS services
+            # publishing to encrypted topics scopes such a statement to the publishing resource
+            # with aws:SourceArn ("Configure AWS KMS permissions for AWS services",
+            # https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html; as GameLift's
+            # topic setup writes it, https://docs.aws.amazon.com/gamelift/latest/flexmatchguide/queue-notification-sns-sse.html):
+            # this account's workspace only, as the topic policy.
             {"Sid": "AmpEncryptsAlerts", "Effect": "Allow", "Principal": {"Service": AMP},
-             "Action": ["kms:GenerateDataKey*", "kms:Decrypt"], "Resource": "*"},
+             "Action": ["kms:GenerateDataKey*", "kms:Decrypt"], "Resource": "*",
+             "Condition": from_workspace},
         ),
         "tags": tags,
     })  # fmt: skip

@@ -31,6 +31,9 @@ RECEIVED_AT_LEAST = 0.1  # a DPD decoder's prompt tokens that arrive as KV, at t
 FOUND_AT_LEAST = 0.5  # of the KV its connector looks up
 KV_CACHE_FULL = 0.95
 ALERTS_DOC = "docs/alerts.md"
+# The alert a split's weights make or unmake (a candidate compared with its baseline): with the
+# rollback lines, what a weight step may change in the rule file (hyperpod_dpd/rollout/routing.py).
+COMPARISON_ALERT = "HyperpodDpdCandidateWorseThanBaseline"
 
 
 def _alert(
@@ -53,7 +56,8 @@ def _ratio(j: Judged, window: str) -> str:
 def _way_back(j: Judged, traffic: Mapping[str, int], otherwise: str) -> str:
     """The rollback of a canary candidate, else `otherwise`."""
     if traffic and j.label in traffic and baseline_of(traffic) != j.label:
-        return f"Roll the candidate back: {rollback_command(traffic, j.label)}; then {otherwise}"
+        back = rollback_command(traffic, j.label, j.stack)
+        return f"Roll the candidate back: {back}; then {otherwise}"
     return otherwise
 
 
@@ -194,10 +198,10 @@ def comparison_alerts(
     )
     return [
         _alert(
-            "HyperpodDpdCandidateWorseThanBaseline", " or ".join(terms), j, j.serving, PAGE,
+            COMPARISON_ALERT, " or ".join(terms), j, j.serving, PAGE,
             f"{j.label} is more than {j.slo.baseline_margin:.0%} worse than {base.label} "
             "(TTFT p99, ITL p99 or errors)",
-            _way_back(j, traffic, f"hyperpod-dpd canary --endpoint {j.label} says by how much"),
+            _way_back(j, traffic, f"hyperpod-dpd canary --stack {j.stack} --endpoint {j.label} says by how much"),
             "15m",
         )
     ]  # fmt: skip

@@ -52,6 +52,7 @@ class Judged:
 
     entry: EndpointEntry
     slo: SloConfig
+    stack: str  # the commands an alert's action prints name it
 
     @property
     def label(self) -> str:
@@ -66,13 +67,13 @@ class Judged:
         return f'{{endpoint="{self.label}",role="{pool}"}}'
 
 
-def judged(s: StackSettings) -> list[Judged]:
+def judged(s: StackSettings, stack: str) -> list[Judged]:
     """The endpoints with an objective (their own slo or the stack's), by key."""
     out = []
     for entry in s.entries():
         slo = effective_slo(s.slo, entry.config.slo)
         if slo is not None:
-            out.append(Judged(entry, slo))
+            out.append(Judged(entry, slo, stack))
     return out
 
 

@@ -17,9 +17,9 @@ from specs.slo.alerts import alerts
 from specs.slo.records import EVALUATION_INTERVAL, error_ratio_records, judged, pool_records
 
 
-def rule_file(s: StackSettings) -> dict[str, Any] | None:
-    """The rule file of the stack (None: no endpoint has an objective)."""
-    listed = judged(s)
+def rule_file(s: StackSettings, stack: str) -> dict[str, Any] | None:
+    """The rule file of `stack` (None: no endpoint has an objective)."""
+    listed = judged(s, stack)
     if not listed:
         return None
     groups = []
@@ -33,8 +33,8 @@ def rule_file(s: StackSettings) -> dict[str, Any] | None:
     return {"groups": groups}
 
 
-def rule_file_text(s: StackSettings) -> str | None:
-    data = rule_file(s)
+def rule_file_text(s: StackSettings, stack: str) -> str | None:
+    data = rule_file(s, stack)
     return None if data is None else yaml.dump(data, Dumper=_Plain, sort_keys=False, width=1000)
 
 

@@ -301,12 +301,17 @@ def held_to_rules(documents: list[Document]) -> list[Finding]:
     for d in documents:
         for rule in (r for r in RULES if r.cfn == d.cfn):
             for path, value in _values_at(d.props, rule.path.split(".")):
-                if value in (NOT_KNOWN, NOT_KNOWN_LIST):
+                if value in (NOT_KNOWN, NOT_KNOWN_LIST) or _picked_unknown(value):
                     continue
                 for error in jsonschema.Draft7Validator(rule.schema).iter_errors(value):
                     findings.append(Finding(d.source.name, d.source.type, f"{d.cfn}/{path}",
                                             rule.source, error.message))  # fmt: skip
     return findings
+
+
+def _picked_unknown(value: Any) -> bool:
+    """An item of a list not known here (to_cfn's Fn::Select of NotKnownList)."""
+    return isinstance(value, dict) and value.get("Fn::Select", [None, None])[1] == NOT_KNOWN_LIST
 
 
 def _values_at(node: Any, parts: list[str], at: str = "") -> list[tuple[str, Any]]:

@@ -64,6 +64,39 @@ def _one_attribute(key: str) -> Callable[[Any], list[dict[str, str]]]:
     return lambda value: [{"Key": key, "Value": json.dumps(value)}]
 
 
+# A listener's (or rule's) action: Pulumi names each action's configuration after its type.
+_ACTION_RENAMES = {
+    "forward": "ForwardConfig",
+    "arn": "TargetGroupArn",
+    "fixedResponse": "FixedResponseConfig",
+}
+# aws:lb/listenerRule conditions: Pulumi's {kind: config} -> CloudFormation's Field and its config.
+_CONDITION_FIELDS = {
+    "hostHeader": ("host-header", "HostHeaderConfig"),
+    "httpHeader": ("http-header", "HttpHeaderConfig"),
+    "httpRequestMethod": ("http-request-method", "HttpRequestMethodConfig"),
+    "pathPattern": ("path-pattern", "PathPatternConfig"),
+    "queryString": ("query-string", "QueryStringConfig"),
+    "sourceIp": ("source-ip", "SourceIpConfig"),
+}
+
+
+def _rule_conditions(conditions: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for condition in conditions:
+        for kind, config in condition.items():
+            field_name, config_name = _CONDITION_FIELDS[kind]
+            out.append({"Field": field_name, config_name: config})
+    return out
+
+
+def _alias_target(aliases: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """aws:route53/record aliases (at most one) -> the record set's AliasTarget."""
+    (alias,) = aliases
+    names = {"name": "DNSName", "zoneId": "HostedZoneId"}
+    return {names.get(k, k): v for k, v in alias.items()}
+
+
 # aws:lb/targetGroup healthCheck -> the target group's own HealthCheck* properties.
 _HEALTH_CHECK = {
     "enabled": "HealthCheckEnabled",
@@ -190,7 +223,17 @@ MAPPED: dict[str, Mapped] = {
         "AWS::ElasticLoadBalancingV2::Listener",
         # The one server certificate: the first of the listener's Certificates.
         inputs={"certificateArn": "Certificates.0.CertificateArn"},
-        renames={"forward": "ForwardConfig", "arn": "TargetGroupArn"},
+        renames=_ACTION_RENAMES,
+    ),
+    "aws:lb/listenerRule:ListenerRule": Mapped(
+        "AWS::ElasticLoadBalancingV2::ListenerRule",
+        inputs={"conditions": To("Conditions", _rule_conditions)},
+        renames=_ACTION_RENAMES,
+    ),
+    # --- Route 53 --------------------------------------------------------------------------------
+    "aws:route53/record:Record": Mapped(
+        "AWS::Route53::RecordSet",
+        inputs={"zoneId": "HostedZoneId", "aliases": To("AliasTarget", _alias_target)},
     ),
     # --- EKS -------------------------------------------------------------------------------------
     "aws:eks/cluster:Cluster": Mapped(
@@ -381,6 +424,13 @@ MAPPED: dict[str, Mapped] = {
 }
 
 EXEMPT: dict[str, Exempt] = {
+    "aws:route53/zoneAssociation:ZoneAssociation": Exempt(
+        "associates the user's existing private zone (trafficListener.hostedZoneId) with the "
+        "stack's VPC (Route 53 AssociateVPCWithHostedZone): CloudFormation declares a zone's VPCs "
+        "only inside a zone it creates (AWS::Route53::HostedZone VPCs). Its two ids: the zone's "
+        "by the settings' pattern and `hyperpod-dpd preflight` (GetHostedZone), the VPC the "
+        "stack's own"
+    ),
     "aws:s3/bucketObjectv2:BucketObjectv2": Exempt(
         "an S3 object (PutObject): CloudFormation declares no objects. The program uploads its "
         "lifecycle script under a key of its own (infra/lifecycle.py), no user text"

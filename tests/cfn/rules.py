@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.aws.aws_rules import (
+    ALB_CONDITION_VALUE_LENGTH_MAX,
+    ALB_CONDITION_VALUES_MAX,
+    ALB_CONDITIONS_URL,
     ALB_FORWARD_TARGET_GROUPS_MAX,
     ALB_QUOTAS_URL,
     ALB_WEIGHT_MAX,
@@ -36,6 +39,19 @@ _DESCRIPTION = {
     "pattern": EC2_DESCRIPTION_PATTERN,
 }
 
+
+def _forward_rules(cfn: str, actions: str) -> tuple[Rule, ...]:
+    """A forward action's limits: at most 5 target groups, each weighted 0 to 999."""
+    forward = f"{actions}.*.ForwardConfig.TargetGroups"
+    return (
+        Rule(cfn, forward, {"type": "array", "maxItems": ALB_FORWARD_TARGET_GROUPS_MAX},
+             ALB_QUOTAS_URL),
+        Rule(cfn, f"{forward}.*.Weight",
+             {"type": "integer", "minimum": ALB_WEIGHT_MIN, "maximum": ALB_WEIGHT_MAX},
+             f"{ELB_API}/API_TargetGroupTuple.html"),
+    )  # fmt: skip
+
+
 RULES: tuple[Rule, ...] = (
     # A group's GroupDescription has this rule in cfn-lint's schema; the rules' have none.
     Rule("AWS::EC2::SecurityGroupIngress", "Description", _DESCRIPTION,
@@ -50,12 +66,13 @@ RULES: tuple[Rule, ...] = (
     Rule("AWS::EC2::PlacementGroup", "GroupName",
          {"type": "string", "maxLength": 255, "pattern": r"^[\x00-\x7f]*$"},
          f"{EC2_API}/API_CreatePlacementGroup.html"),
-    Rule("AWS::ElasticLoadBalancingV2::Listener", "DefaultActions.*.ForwardConfig.TargetGroups",
-         {"type": "array", "maxItems": ALB_FORWARD_TARGET_GROUPS_MAX}, ALB_QUOTAS_URL),
-    Rule("AWS::ElasticLoadBalancingV2::Listener",
-         "DefaultActions.*.ForwardConfig.TargetGroups.*.Weight",
-         {"type": "integer", "minimum": ALB_WEIGHT_MIN, "maximum": ALB_WEIGHT_MAX},
-         f"{ELB_API}/API_TargetGroupTuple.html"),
+    # A listener's forward and the split's (a listener rule's action) alike.
+    *_forward_rules("AWS::ElasticLoadBalancingV2::Listener", "DefaultActions"),
+    *_forward_rules("AWS::ElasticLoadBalancingV2::ListenerRule", "Actions"),
+    Rule("AWS::ElasticLoadBalancingV2::ListenerRule", "Conditions.*.HttpHeaderConfig.Values",
+         {"type": "array", "maxItems": ALB_CONDITION_VALUES_MAX}, ALB_CONDITIONS_URL),
+    Rule("AWS::ElasticLoadBalancingV2::ListenerRule", "Conditions.*.HttpHeaderConfig.Values.*",
+         {"type": "string", "maxLength": ALB_CONDITION_VALUE_LENGTH_MAX}, ALB_CONDITIONS_URL),
     Rule("AWS::ElasticLoadBalancingV2::LoadBalancer", "Name",
          {"type": "string", "pattern": ELB_NAME_PATTERN}, f"{ELB_API}/API_CreateLoadBalancer.html"),
     Rule("AWS::ElasticLoadBalancingV2::TargetGroup", "Name",

@@ -54,7 +54,7 @@ def settled(monkeypatch):
 
 
 def run_json(run_cli, *args: str) -> dict:
-    code, out, err = run_cli(*args, "--json")
+    code, out, err = run_cli(*args, "--format", "json")
     assert code == 0, err
     return json.loads(out)
 
@@ -124,7 +124,7 @@ def test_a_corrupt_cache_file_is_ignored_and_rebuilt(
     cache_file.write_bytes(b'{"format": "hyperpod-dpd/checksum-cache/v1", "files": {"/x": ')
 
     mark = s3.recorder.mark()
-    code, out, err = run_cli(*upload(src, bucket, s3), "--json")
+    code, out, err = run_cli(*upload(src, bucket, s3), "--format", "json")
     assert code == 0, err
     assert f"ignoring the corrupt checksum cache {cache_file}" in err
     result = json.loads(out)

@@ -11,6 +11,7 @@ from awscrt import checksums
 from checkpoint.hashing import crc64nvme_b64
 from tests.checkpoint.conftest import upload_args, write_checkpoint
 from tests.checkpoint.s3server import Fault
+from tests.json_style import style_problems
 
 PREFIX = "models/tiny"
 MANIFEST = f"{PREFIX}/.hyperpod-dpd-manifest.json"
@@ -44,7 +45,7 @@ def test_upload_stores_every_file_verified_and_writes_the_manifest_last(
     src, contents = local_checkpoint
     mark = s3.recorder.mark()
     code, out, err = run_cli(
-        *upload(src, bucket, s3, "--transfer-client", transfer_client, "--json")
+        *upload(src, bucket, s3, "--transfer-client", transfer_client, "--format", "json")
     )
     assert code == 0, err
     assert json.loads(out)["transferClient"] == transfer_client
@@ -281,7 +282,7 @@ def test_objects_outside_the_checkpoint_are_reported_and_deleted_on_request(
 def test_dry_run_tells_and_writes_nothing(s3, bucket, local_checkpoint, run_cli):
     src, contents = local_checkpoint
     mark = s3.recorder.mark()
-    code, out, _ = run_cli(*upload(src, bucket, s3, "--dry-run", "--json"))
+    code, out, _ = run_cli(*upload(src, bucket, s3, "--dry-run", "--format", "json"))
     assert code == 0
     assert sorted(json.loads(out)["transferred"]) == sorted(contents)
     assert s3.recorder.writes(mark, bucket) == []
@@ -315,3 +316,18 @@ def test_files_around_the_part_size_get_a_full_object_checksum(
     for name, data in contents.items():
         head = s3_client.head_object(Bucket=bucket, Key=f"{PREFIX}/{name}", ChecksumMode="ENABLED")
         assert head["ChecksumCRC64NVME"] == crc(data)
+
+
+def test_upload_and_verify_print_json_in_the_commands_one_style(
+    s3, bucket, local_checkpoint, run_cli, capsys
+):
+    """`--format json` of checkpoint upload and verify: camelCase, rounded, as every command's
+    (tests/hyperpod_dpd/cli/test_json_outputs.py); --json, the older spelling, still works."""
+    src, _ = local_checkpoint
+    code, out, _ = run_cli(*upload(src, bucket, s3, "--format", "json"))
+    assert code == 0 and style_problems(json.loads(out)) == []
+    code, out, err = run_cli(*verify(bucket, s3, "--format", "json"))
+    assert code == 0 and style_problems(json.loads(out)) == []
+    code, out, err = run_cli(*verify(bucket, s3, "--json"))
+    assert code == 0 and json.loads(out)["ok"] is True
+    assert "--json is deprecated: use --format json" in err

@@ -4,7 +4,8 @@ applied to a stack's config the way the Pulumi CLI would apply them.
 A hint is followable when it names full config keys and a concrete value, in one of the forms
 the checks and the policies print:
 
-- `pulumi config set [--path] 'KEY' VALUE` (VALUE bare or in single quotes) and `pulumi config rm [--path] KEY`;
+- `pulumi config set [--stack S] [--path] 'KEY' VALUE` (VALUE bare or in single quotes) and
+  `pulumi config rm [--stack S] [--path] KEY`;
 - `in Pulumi.<stack>.yaml set KEY to JSON` (or the stack's own file, Pulumi.dev.yaml);
 - `set|raise|lower|shrink KEY [and KEY ...] to [at most|at least] VALUE`, `set KEY between A
   and B` (both ends are tried), `rename KEY to KEY`, `remove NAME from KEY` (a map entry),
@@ -52,9 +53,11 @@ class Edit:
     flag: str = ""  # set-flag, remove-flag; replace-item: the item replaced
 
 
+# `--stack S` (the stack a printed command names: core/pulumi_commands.py) selects the file.
+_STACK = r"(?: --stack \S+)?"
 _FORMS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(rf"pulumi config set( --path)? '?({_KEY})'? ('[^']*'|\S+)"), "cli"),
-    (re.compile(rf"pulumi config rm( --path)? '?({_KEY})'?"), "rm"),
+    (re.compile(rf"pulumi config set{_STACK}( --path)? '?({_KEY})'? ('[^']*'|\S+)"), "cli"),
+    (re.compile(rf"pulumi config rm{_STACK}( --path)? '?({_KEY})'?"), "rm"),
     (
         re.compile(
             rf"in Pulumi\.(?:<stack>|[a-z0-9_.-]+)\.yaml set ({_KEY}) to (?=[\[{{\"0-9tfn-])"

@@ -7,16 +7,17 @@ server answers them all."""
 from __future__ import annotations
 
 import json
-import time
+import re
+import shlex
 
 import pytest
 import yaml
 
 from core.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_HOLD, EXIT_OK
 from hyperpod_dpd.cli import main
+from hyperpod_dpd.demo.vllm_traffic import Minute, decode_minute, prefill_minute, serve_canary
 from tests.conftest import ROOT
-from tests.specs.prometheus_server import serve_backfill
-from tests.specs.vllm_traffic import Minute, decode_minute, openmetrics, pod, prefill_minute
+from tests.fix_hints.edits import follow_in_file
 
 MINUTES = 40
 
@@ -32,21 +33,14 @@ SCENARIOS = {
 
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory):
-    start = int(time.time()) - MINUTES * 60
-    pods = []
-    for scenario, (base, prefill, decode) in SCENARIOS.items():
-        pods += [
-            pod("baseline", "colocated", base, namespace=scenario),
-            pod("candidate", "prefill", prefill, namespace=scenario),
-            pod("candidate", "decode", decode, namespace=scenario),
-        ]
-    server = serve_backfill(tmp_path_factory.mktemp("prom"), openmetrics(pods, start, MINUTES))
+    server = serve_canary(tmp_path_factory.mktemp("prom"), SCENARIOS, MINUTES)
     yield server
     server.stop()
 
 
 def _project(tmp_path, namespace: str):
     """The project with the canary stack's endpoints in `namespace`."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
     raw = yaml.safe_load((ROOT / "Pulumi.canary.yaml").read_text())
     for e in raw["config"]["hyperpod-dpd:endpoints"].values():
@@ -70,23 +64,29 @@ def test_a_healthy_candidate_is_promoted_to_the_next_step(
     assert (code, report["verdict"]) == (EXIT_OK, "promote")
     assert report["candidate"]["requests"] == pytest.approx(18000, rel=0.02)
     assert report["candidate"]["errors"] == 0
-    assert report["candidate"]["ttft_p99_ms"] < 250  # every TTFT under 0.25 s
+    assert report["candidate"]["ttftP99Ms"] < 250  # every TTFT under 0.25 s
     assert report["baseline"]["endpoints"] == ["baseline"]
     assert report["next"] == (
-        "pulumi config set --path 'hyperpod-dpd:traffic.baseline' 75 && "
-        "pulumi config set --path 'hyperpod-dpd:traffic.candidate' 25 && pulumi up"
+        "pulumi config set --stack canary --path 'hyperpod-dpd:traffic.baseline' 75 && "
+        "pulumi config set --stack canary --path 'hyperpod-dpd:traffic.candidate' 25 && "
+        "pulumi up --stack canary"
     )
     # The decoders' 1000 output tokens/s on the endpoint's 16 GPUs (a prefill and a decode node
     # of 8), at the plan's prices.
     assert report["candidate"]["outputTokensPerSecondPerGpu"] == pytest.approx(1000 / 16, rel=0.02)
     assert report["candidate"]["usdPerMillionOutputTokens"] > 0
+    # Numbers as a person writes them: 1000 tokens/s is 1000, not 1000.0000000000001.
+    assert report["candidate"]["outputTokensPerSecond"] == pytest.approx(1000, rel=0.02)
+    assert str(report["candidate"]["outputTokensPerSecond"]).partition(".")[2] in ("", "0")
 
 
 def test_more_errors_than_the_baseline_roll_back(prometheus, tmp_path, monkeypatch, capsys):
     code, report, _ = _canary(tmp_path, monkeypatch, capsys, "more-errors", prometheus.url)
     assert (code, report["verdict"]) == (EXIT_FAILED, "rollback")
     assert any("Fisher's exact test" in r for r in report["reasons"])
-    assert report["next"].startswith("pulumi config set --path 'hyperpod-dpd:traffic.baseline' 100")
+    assert report["next"].startswith(
+        "pulumi config set --stack canary --path 'hyperpod-dpd:traffic.baseline' 100"
+    )
 
 
 def test_a_p99_above_the_slo_rolls_back(prometheus, tmp_path, monkeypatch, capsys):
@@ -134,3 +134,74 @@ def test_an_unreachable_prometheus_is_bad_input_naming_the_flag(tmp_path, monkey
 def test_a_bad_window_is_bad_input(tmp_path, monkeypatch, capsys):
     code, _, err = _canary(tmp_path, monkeypatch, capsys, "healthy", "http://x", "--window", "soon")
     assert code == EXIT_BAD_INPUT and "--window 'soon'" in err
+
+
+def test_without_endpoint_the_splits_one_candidate_is_judged(
+    prometheus, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(_project(tmp_path, "healthy"))
+    code = main(["canary", "--stack", "canary", "--prometheus-url", prometheus.url,
+                 "--format", "json"])  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert (code, report["candidate"]["endpoints"]) == (EXIT_OK, ["candidate"])
+
+
+def test_a_stack_of_one_endpoint_is_told_where_a_canary_is_declared(capsys):
+    """dev has no baseline: no hint may name one (`--baseline baseline` once did)."""
+    code = main(["canary", "--stack", "dev", "--prometheus-url", "http://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT
+    assert "--baseline" not in err
+    assert "hyperpod-dpd canary --stack canary --endpoint candidate" in err
+
+
+# --- every hint the canary prints, followed once, exits 0 (the fix-hint audit of the command) --
+
+
+def _hinted_command(err: str) -> list[str]:
+    """The `hyperpod-dpd canary ...` command a refusal offers, as argv."""
+    line = re.search(r"hyperpod-dpd (canary [^;\n]*?)\s*$", err.strip(), re.M)
+    assert line, err
+    return shlex.split(line[1])
+
+
+def test_a_hinted_command_exits_0(prometheus, tmp_path, monkeypatch, capsys):
+    # dev has no second endpoint: the hint names the stack that declares a canary.
+    assert main(["canary", "--stack", "dev", "--prometheus-url", prometheus.url]) == EXIT_BAD_INPUT
+    argv = _hinted_command(capsys.readouterr().err)
+    monkeypatch.chdir(_project(tmp_path / "a", "healthy"))
+    assert main([*argv, "--prometheus-url", prometheus.url]) == EXIT_OK
+    capsys.readouterr()
+    # A stack of two endpoints that splits no traffic: the hint names the other as --baseline.
+    project = _project(tmp_path / "b", "healthy")
+    raw = yaml.safe_load((project / "Pulumi.canary.yaml").read_text())
+    del raw["config"]["hyperpod-dpd:traffic"]
+    (project / "Pulumi.canary.yaml").write_text(yaml.safe_dump(raw))
+    monkeypatch.chdir(project)
+    args = [
+        "canary",
+        "--stack",
+        "canary",
+        "--endpoint",
+        "candidate",
+        "--prometheus-url",
+        prometheus.url,
+    ]
+    assert main(args) == EXIT_BAD_INPUT
+    argv = _hinted_command(capsys.readouterr().err)
+    assert main([*argv, "--prometheus-url", prometheus.url]) == EXIT_OK
+
+
+def test_a_missing_slo_hint_followed_exits_0(prometheus, tmp_path, monkeypatch, capsys):
+    project = _project(tmp_path, "healthy")
+    stack_file = project / "Pulumi.canary.yaml"
+    raw = yaml.safe_load(stack_file.read_text())
+    del raw["config"]["hyperpod-dpd:slo"]
+    stack_file.write_text(yaml.safe_dump(raw))
+    monkeypatch.chdir(project)
+    args = ["canary", "--stack", "canary", "--prometheus-url", prometheus.url]
+    assert main(args) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "pulumi config set --stack canary --path" in err
+    follow_in_file(stack_file, err)
+    assert main(args) == EXIT_OK

@@ -123,7 +123,7 @@ def _set(inputs: dict, path: str, value) -> None:
 
 
 def _six_target_groups(inputs: dict) -> None:
-    groups = inputs["defaultActions"][0]["forward"]["targetGroups"]
+    groups = inputs["actions"][0]["forward"]["targetGroups"]
     while len(groups) <= ALB_FORWARD_TARGET_GROUPS_MAX:
         groups.append({**copy.deepcopy(groups[0]), "arn": f"{groups[0]['arn']}{len(groups)}"})
 
@@ -139,11 +139,23 @@ BREAKS = {
     "a rule description longer than 255": (
         "nodes-eks-ingress", lambda i: _set(i, "description", "x" * 256), "API_IpRange.html"),
     "six target groups in one forward action": (
-        "traffic-listener", _six_target_groups, "load-balancer-limits.html"),
+        "traffic-forward", _six_target_groups, "load-balancer-limits.html"),
     "a weight above 999": (
-        "traffic-listener",
-        lambda i: _set(i, "defaultActions.0.forward.targetGroups.0.weight", 1000),
+        "traffic-forward",
+        lambda i: _set(i, "actions.0.forward.targetGroups.0.weight", 1000),
         "API_TargetGroupTuple.html"),
+    "four values in one header condition": (
+        "traffic-forward",
+        lambda i: _set(i, "conditions.0.httpHeader.values", ["Bearer a", "Bearer b", "Bearer c",
+                                                             "Bearer d"]),
+        "rule-condition-types.html"),
+    "a header value of 129 characters": (
+        "traffic-forward",
+        lambda i: _set(i, "conditions.0.httpHeader.values", ["Bearer " + "k" * 122]),
+        "rule-condition-types.html"),
+    "a listener's fixed response with a status of 600": (
+        "traffic-listener",
+        lambda i: _set(i, "defaultActions.0.fixedResponse.statusCode", "600"), "E3031"),
     "a target group name of 33 characters": (
         "traffic-baseline", lambda i: _set(i, "name", "t" * 33), "API_CreateTargetGroup.html"),
     "a load balancer named internal-": (

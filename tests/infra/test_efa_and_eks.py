@@ -117,7 +117,7 @@ def test_the_deployer_gets_an_explicit_entry_not_the_implicit_creator_admin(prod
     assert eks.inputs["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] is False
     # The stack names its deploy role (ci.deployRoleArn): that role, whoever runs the program.
     deployer = prod.named("eks-deployer").inputs["principalArn"]
-    assert deployer == "arn:aws:iam::111122223333:role/hyperpod-dpd-prod-deploy"
+    assert deployer == "arn:aws:iam::444455556666:role/hyperpod-dpd-prod-deploy"
     # The Kubernetes provider (charts, endpoint) waits for the deployer's access.
     provider = prod.named("eks-k8s")
     assert prod.named("eks-deployer-policy").urn in provider.depends_on
@@ -229,9 +229,14 @@ def test_buckets_are_private_encrypted_versioned_and_tls_only(dev):
         assert dev.named(f"{bucket}-versioning").inputs["versioningConfiguration"] == {
             "status": "Enabled"
         }
-        (deny,) = json.loads(dev.named(f"{bucket}-tls-only").inputs["policy"])["Statement"]
+        # The first statement; the lifecycle bucket's second keeps its scripts to the deployers
+        # (tests/security/test_boot_scripts.py).
+        deny, *more = json.loads(dev.named(f"{bucket}-tls-only").inputs["policy"])["Statement"]
         assert deny["Effect"] == "Deny"
         assert deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+        assert [s["Sid"] for s in more] == (
+            ["DenyChangesButByDeployers"] if bucket == "lifecycle-scripts" else []
+        )
 
 
 def test_model_bucket_is_retained_on_delete_with_its_guards(dev):

@@ -12,6 +12,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from core import vocabulary as v
 from core.refs import is_ref, refs_in
 from hyperpod_dpd.cli import main
+from hyperpod_dpd.plan.engine import SECRET
 from policies.gate import PolicyStop, judge, views
 from policies.rules import ResourceView, evaluate
 from policies.rules import views as rule_views
@@ -133,6 +134,10 @@ def _template(text: str) -> re.Pattern:
 
 
 def _matches(judged, registered, path="") -> list[str]:
+    # A value made of a secret output (a generated key) reaches the engine as a secret, which
+    # the recorded inputs show as "[secret]": it stands for the placeholders, as they do.
+    if registered == SECRET and any(refs_in(judged)):
+        return []
     if isinstance(judged, str) and any(refs_in(judged)):
         if is_ref(judged):
             return [] if registered is not None else [f"{path}: nothing registered"]
@@ -327,7 +332,7 @@ def test_a_colocated_endpoints_tp_fix_names_its_own_tensor_parallel_size():
     edit(raw, f"{NS}:endpoints.baseline.maxModelLen", 65536)
     desired = desired_state(parse_settings(raw), NS, "canary")
     [gate] = [x for x in judge(desired) if x.policy == "hyperpod-dpd-gpu-memory"]
-    assert f"raise {NS}:endpoints.baseline.tensorParallelSize to 8" in gate.message
+    assert f"raise {NS}:endpoints.baseline.tensorParallelSize to 4" in gate.message  # the smallest
     [iec] = [x for x in views(desired) if x.name == "endpoint-baseline-iec"]
     assert rule_views.setting(dataclasses.replace(iec, facts=None), "tensor_parallel_size",
                               "decode") == f"{NS}:endpoints.baseline.tensorParallelSize"  # fmt: skip

@@ -167,13 +167,19 @@ class Request:
         return f"{self.action} on {self.resource}{extra}"
 
 
+# Each operator as the test of one listed value; a negated operator (...Not...) holds when the
+# request's value matches none of the listed ones, the others when it matches any (IAM JSON
+# policy elements: Condition operators, "multiple values"; negated operators are true when the
+# key is absent, https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition_operators.html).
 _STRING_OPS = {
     "StringEquals": lambda want, got: want == got,
-    "StringNotEquals": lambda want, got: want != got,
+    "StringNotEquals": lambda want, got: want == got,
     "StringLike": lambda want, got: _arn_matches(want, got),
-    "StringNotLike": lambda want, got: not _arn_matches(want, got),
+    "StringNotLike": lambda want, got: _arn_matches(want, got),
     "ArnEquals": lambda want, got: want == got,
+    "ArnNotEquals": lambda want, got: want == got,
     "ArnLike": lambda want, got: _arn_matches(want, got),
+    "ArnNotLike": lambda want, got: _arn_matches(want, got),
     "Bool": lambda want, got: str(want).lower() == str(got).lower(),
 }
 
@@ -192,15 +198,17 @@ def _condition_holds(condition: Mapping[str, Mapping[str, Any]], request: Reques
             raise ValueError(f"condition operator {operator} is not evaluated here: add it")
         for key, wanted in keys.items():
             got = context.get(key.lower())
+            negated = "Not" in operator
             # A key the action never carries is absent: it fails every operator but the
             # negated ones and ...IfExists (IAM's condition element reference).
             if got is None:
-                if operator.endswith("IfExists") or operator.startswith("StringNot"):
+                if operator.endswith("IfExists") or negated:
                     continue
                 return False
             if not supports_key(request.action, key):
                 return False
-            if not any(test(str(w), got) for w in listed(wanted)):
+            matched = any(test(str(w), got) for w in listed(wanted))
+            if matched == negated:
                 return False
     return True
 

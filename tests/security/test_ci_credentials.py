@@ -1,22 +1,29 @@
 """No job that runs branch code holds a credential that can read or write prod.
 
-The workflows hold no long-lived secret: each job's credentials are what its GitHub OIDC token
-is trusted for, and the token's `sub` claim says where the job runs (GitHub docs, "About
-security hardening with OpenID Connect", "Example subject claims"): `repo:R:environment:E` in
-a job that names environment E, `repo:R:pull_request` in a pull request's job, else
-`repo:R:ref:<ref>`. Who trusts which subject is code in this repository: the AWS roles
-(ci/aws-github-oidc.yaml) and the Pulumi Cloud team policies (ci/pulumi-oidc-policies.json).
-So the question "can branch code reach prod?" is answered here from the files alone: for every
-job a pull request, a branch push or a dispatch from a branch can start, outside an
-environment that admits the main branch only, the subjects it can present reach no stack but
-those whose stack file lets pull requests preview them (dev), and never with write access.
+The workflows hold no long-lived secret but the rollout app's key, an environment secret (below):
+each job's credentials are what its GitHub OIDC token is trusted for. Who trusts which token is
+code in this repository: the AWS roles (ci/aws-github-oidc.yaml, deployed per stack with the
+parameters its stack file implies) and the Pulumi Cloud team policies
+(ci/pulumi-oidc-policies.json). A token's `sub` follows the repository's subject template,
+repo + context + job_workflow_ref (docs/deploy.md, "CI credentials"; GitHub docs, "OpenID
+Connect reference": the context is `environment:<name>` in a job that names an environment,
+else `pull_request` or `ref:<ref>`; job_workflow_ref is `<repo>/.github/workflows/<file>@<ref>`).
+
+So "can branch code reach prod?" is answered from the files alone. A branch can push any
+workflow file naming any environment (GitHub creates a missing environment without protection
+rules), open a pull request, or dispatch main's workflows from its ref: every token it can get
+this way (the attacker's tokens below, drawn over every file, environment and event) reaches no
+stack but those whose stack file lets pull requests preview them, and those read-only. And
+main's own jobs get exactly what they need.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -34,6 +41,12 @@ STACKS = sorted(
 AWS_ROLES = ROOT / "ci" / "aws-github-oidc.yaml"
 PULUMI_POLICIES = ROOT / "ci" / "pulumi-oidc-policies.json"
 GITHUB_TOKEN = "GITHUB_TOKEN"  # the job's own repository token: scoped by `permissions`
+# The one long-lived secret: the rollout app's, which pushes a step's commit to main. An
+# environment secret of <stack>-rollout, which admits main's code only (its deployment branches:
+# an environment that exists keeps its rules for a branch's workflow too).
+ROLLOUT_SECRETS = frozenset({"ROLLOUT_APP_CLIENT_ID", "ROLLOUT_APP_PRIVATE_KEY"})
+MAIN = "refs/heads/main"
+SUB = "token.actions.githubusercontent.com:sub"
 
 
 class _CfnLoader(yaml.SafeLoader):
@@ -62,7 +75,44 @@ def repository() -> str:
     return repo
 
 
-# --- Who trusts which subject ----------------------------------------------------------------
+def load(path: Path) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+# --- Tokens ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Token:
+    """The claims of a job's GitHub OIDC token that the trusts read."""
+
+    repo: str
+    context: str  # environment:<name> | pull_request | ref:<ref>
+    file: str  # the workflow file
+    ref: str  # the ref its workflow ran at
+    event: str
+    workflow: str  # the workflow's name
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def job_workflow_ref(self) -> str:
+        return f"{self.repo}/.github/workflows/{self.file}@{self.ref}"
+
+    @property
+    def sub(self) -> str:
+        return f"repo:{self.repo}:{self.context}:job_workflow_ref:{self.job_workflow_ref}"
+
+    def claims(self) -> dict[str, str]:
+        return {
+            "sub": self.sub,
+            "repository": self.repo,
+            "event_name": self.event,
+            "workflow": self.workflow,
+            "job_workflow_ref": self.job_workflow_ref,
+            "ref": self.ref,
+            **self.extra,
+        }
+
+
+# --- Who trusts which token ----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Reach:
     stack: str
@@ -70,53 +120,117 @@ class Reach:
     via: str  # the role or team
 
 
-def _sub(value: Any, stack: str, repo: str) -> str:
-    """A !Sub string of the template with its parameters filled in."""
-    text = value["Fn::Sub"] if isinstance(value, dict) else value
-    return text.replace("${Repository}", repo).replace("${Stack}", stack)
+def _resolve(value: Any, params: Mapping[str, str], conditions: Mapping[str, bool]) -> Any:
+    """A template value with !Sub filled in and !If decided."""
+    if isinstance(value, dict) and "Fn::Sub" in value:
+        return re.sub(r"\$\{([A-Za-z:]+)\}", lambda m: params.get(m[1], m[0]), value["Fn::Sub"])
+    if isinstance(value, dict) and "Fn::If" in value:
+        name, yes, no = value["Fn::If"]
+        return _resolve(yes if conditions[name] else no, params, conditions)
+    if isinstance(value, list):
+        return [_resolve(v, params, conditions) for v in value]
+    if isinstance(value, dict):
+        return {k: _resolve(v, params, conditions) for k, v in value.items()}
+    return value
 
 
-def aws_reach(stack: str, repo: str, preview: bool) -> dict[str, list[Reach]]:
-    """Subject -> what it reaches through ci/aws-github-oidc.yaml deployed for `stack`."""
+def stack_parameters(stack: str, repo: str) -> dict[str, str]:
+    """The template's parameters for a stack, as docs/deploy.md says to set them: rollout for a
+    stack with a traffic split, the preview where its stack file allows it."""
+    s = settings_of(stack)
+    return {
+        "Repository": repo,
+        "Stack": stack,
+        "Rollout": str(bool(s.traffic)).lower(),
+        "PullRequestPreview": str(s.ci.pull_request_preview).lower(),
+    }
+
+
+def _iam_like(pattern: str, text: str) -> bool:
+    """IAM's StringLike: * any run of characters, ? one (no character classes)."""
+    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, text) is not None
+
+
+def aws_trusts(stack: str, repo: str) -> Iterator[tuple[str, Reach, Any]]:
+    """(role, reach, a predicate on a token) for each role of the template deployed for
+    `stack`."""
     template = yaml.load(AWS_ROLES.read_text(), Loader=_CfnLoader)
-    reach: dict[str, list[Reach]] = {}
+    params = stack_parameters(stack, repo)
+    conditions = {
+        "Preview": params["PullRequestPreview"] == "true",
+        "RolledOut": params["Rollout"] == "true",
+        "CreateProvider": True,
+    }
     for name, resource in template["Resources"].items():
         if resource["Type"] != "AWS::IAM::Role":
             continue
-        if resource.get("Condition") == "Preview" and not preview:
+        if not conditions.get(resource.get("Condition", ""), True):
             continue
-        managed = json.dumps(resource["Properties"].get("ManagedPolicyArns", []))
-        write = "ViewOnlyAccess" not in managed
-        for statement in resource["Properties"]["AssumeRolePolicyDocument"]["Statement"]:
-            subs = statement["Condition"]["StringEquals"]["token.actions.githubusercontent.com:sub"]
-            for sub in subs if isinstance(subs, list) else [subs]:
-                reach.setdefault(_sub(sub, stack, repo), []).append(Reach(stack, write, name))
-    return reach
+        props = _resolve(resource["Properties"], params, conditions)
+        write = "ViewOnlyAccess" not in json.dumps(props.get("ManagedPolicyArns", []))
+        for statement in props["AssumeRolePolicyDocument"]["Statement"]:
+            condition = statement["Condition"]
+            exact = condition.get("StringEquals", {}).get(SUB)
+            like = condition.get("StringLike", {}).get(SUB)
+            exact = [] if exact is None else exact if isinstance(exact, list) else [exact]
+            like = [] if like is None else like if isinstance(like, list) else [like]
+
+            def trusted(token: Token, exact=tuple(exact), like=tuple(like)) -> bool:
+                return token.sub in exact or any(_iam_like(p, token.sub) for p in like)
+
+            yield name, Reach(stack, write, name), trusted
 
 
-def pulumi_reach() -> dict[str, list[Reach]]:
-    """Subject -> the stack its Pulumi team token reaches (team hyperpod-dpd-<stack>-deploy
-    writes <stack>, hyperpod-dpd-<stack>-preview reads it)."""
-    reach: dict[str, list[Reach]] = {}
+def pulumi_trusts() -> Iterator[tuple[Reach, Any]]:
+    """(reach, a predicate on a token) for each policy: every claim its rules name, equal."""
     for policy in json.loads(PULUMI_POLICIES.read_text())["policies"]:
         team = policy["teamName"]
         m = re.fullmatch(r"hyperpod-dpd-(.+)-(deploy|preview)", team)
         assert m, f"team {team} names no stack and access"
-        reach.setdefault(policy["rules"]["sub"], []).append(
-            Reach(m[1], m[2] == "deploy", f"team {team}")
-        )
-    return reach
+        rules = {k: v for k, v in policy["rules"].items() if k != "aud"}
+
+        def trusted(token: Token, rules=rules) -> bool:
+            claims = token.claims()
+            return all(claims.get(k) == v for k, v in rules.items())
+
+        yield Reach(m[1], m[2] == "deploy", f"team {team}"), trusted
 
 
-def every_reach() -> dict[str, list[Reach]]:
-    repo, reach = repository(), pulumi_reach()
+def reach_of(token: Token) -> list[Reach]:
+    found = [r for r, trusted in pulumi_trusts() if trusted(token)]
     for stack in STACKS:
-        for sub, r in aws_reach(stack, repo, settings_of(stack).ci.pull_request_preview).items():
-            reach.setdefault(sub, []).extend(r)
-    return reach
+        found += [r for _, r, trusted in aws_trusts(stack, token.repo) if trusted(token)]
+    return found
 
 
-# --- What each job can present -----------------------------------------------------------------
+# --- What branch code can get --------------------------------------------------------------------
+def environment_names() -> set[str]:
+    """Every environment a token could name: each stack's, each rollout's, and one no workflow
+    names (a branch's workflow creates it)."""
+    return {*STACKS, *(f"{s}-rollout" for s in STACKS), "branch-made"}
+
+
+def attacker_tokens(repo: str) -> Iterator[Token]:
+    """Every token branch code can get: its own workflow file, or one of main's run at its ref
+    (a push, a dispatch from the branch, a pull request), naming any environment or none."""
+    files = {p.name for p in WORKFLOWS} | {"evil.yml"}
+    names = {load(p).get("name", p.stem) for p in WORKFLOWS} | {"evil"}
+    branch, pull = "refs/heads/attacker", "refs/pull/7/merge"
+    runs = [("push", branch, f"ref:{branch}"), ("workflow_dispatch", branch, f"ref:{branch}")]
+    runs += [("pull_request", pull, "pull_request")]
+    for (event, ref, plain), file, name in itertools.product(runs, sorted(files), sorted(names)):
+        extra = {"base_ref": "main"} if event == "pull_request" else {}
+        for context in [plain, *(f"environment:{e}" for e in sorted(environment_names()))]:
+            yield Token(repo, context, file, ref, event, name, extra)
+
+
+def reaches_beyond_preview(token: Token) -> list[Reach]:
+    previewable = {s for s in STACKS if settings_of(s).ci.pull_request_preview}
+    return [r for r in reach_of(token) if r.write or r.stack not in previewable]
+
+
+# --- What main's jobs present --------------------------------------------------------------------
 def triggers(workflow: dict) -> dict[str, Any]:
     on = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
     if isinstance(on, str):
@@ -136,68 +250,100 @@ def _possible(expression: str, workflow: dict) -> set[str]:
     return values
 
 
+def _expand(text: str, workflow: dict) -> set[str]:
+    m = re.search(r"\$\{\{.*?\}\}", text)
+    if m is None:
+        return {text}
+    return {text[: m.start()] + v + text[m.end() :] for v in _possible(m.group(0), workflow)}
+
+
 def environments(job: dict, workflow: dict) -> set[str]:
+    """The environments a job can name: `${{ ... }}` in the name takes each value it can."""
     env = job.get("environment")
     if env is None:
         return set()
-    name = env["name"] if isinstance(env, dict) else env
-    return _possible(name, workflow) if "${{" in name else {name}
+    return _expand(env["name"] if isinstance(env, dict) else env, workflow)
 
 
-def main_only(job: dict) -> bool:
-    return "github.ref == 'refs/heads/main'" in str(job.get("if", ""))
+def main_tokens(path: Path, job: dict, repo: str) -> list[Token]:
+    """The tokens a job of main's workflow presents when main's code runs it."""
+    workflow = load(path)
+    name = workflow.get("name", path.stem)
+    envs = sorted(environments(job, workflow))
+    tokens = []
+    for event in triggers(workflow):
+        if event == "pull_request":
+            ref, plain, extra = "refs/pull/7/merge", "pull_request", {"base_ref": "main"}
+        else:
+            ref, plain, extra = MAIN, f"ref:{MAIN}", {}
+        contexts = [f"environment:{e}" for e in envs] or [plain]
+        tokens += [Token(repo, c, path.name, ref, event, name, extra) for c in contexts]
+    return tokens
 
 
-def branch_code_subjects(workflow: dict, job: dict, repo: str) -> set[str]:
-    """The subjects a job presents when branch code (not main's) runs it, outside an
-    environment: what a pull request, a push to another branch or a dispatch from one gives."""
-    if environments(job, workflow):
-        return set()  # the environment admits main only (docs/deploy.md): judged below
-    subjects = set()
-    for event, spec in triggers(workflow).items():
-        if event in ("pull_request", "pull_request_target"):
-            subjects.add(f"repo:{repo}:pull_request")
-        elif event == "push":
-            branches = (spec or {}).get("branches")
-            if branches != ["main"]:
-                subjects.add(f"repo:{repo}:ref:refs/heads/<any branch>")
-        elif event == "workflow_dispatch" and not main_only(job):
-            subjects.add(f"repo:{repo}:ref:refs/heads/<any branch>")
-    return subjects
+def credential_steps(job: dict) -> list[str]:
+    uses = [str(s.get("uses", "")).split("@")[0] for s in job.get("steps", [])]
+    return [
+        u for u in uses if u in ("aws-actions/configure-aws-credentials", "pulumi/auth-actions")
+    ]
 
 
 def secrets_in(job: dict) -> set[str]:
     return set(re.findall(r"secrets\.([A-Za-z0-9_]+)", json.dumps(job))) - {GITHUB_TOKEN}
 
 
-def findings(workflow: dict, name: str, reach: dict[str, list[Reach]], repo: str) -> list[str]:
-    """Why the workflow's jobs let branch code reach a stack it may not, one line each."""
-    previewable = {s for s in STACKS if settings_of(s).ci.pull_request_preview}
+def secret_findings(workflow: dict, name: str) -> list[str]:
+    """Long-lived secrets outside the rollout app's protected environment, one line each."""
     found = []
     if "pull_request_target" in triggers(workflow):
         found.append(f"{name}: pull_request_target runs with the base's secrets on a fork's code")
     for job_name, job in workflow["jobs"].items():
-        where = f"{name}: job {job_name}"
+        rollout_only = environments(job, workflow) and all(
+            e.endswith("-rollout") for e in environments(job, workflow)
+        )
+        guarded = "github.ref == 'refs/heads/main'" in str(job.get("if", ""))
         for secret in sorted(secrets_in(job)):
-            found.append(f"{where} reads the long-lived secret {secret}")
-        for subject in sorted(branch_code_subjects(workflow, job, repo)):
-            for r in reach.get(subject, []):
-                if r.write or r.stack not in previewable:
-                    found.append(
-                        f"{where} presents {subject}: {r.via} "
-                        f"{'writes' if r.write else 'reads'} {r.stack}"
-                    )
+            if secret in ROLLOUT_SECRETS and rollout_only and guarded:
+                continue
+            found.append(f"{name}: job {job_name} reads the long-lived secret {secret}")
     return found
 
 
-def load(path: Path) -> dict:
-    return yaml.safe_load(path.read_text())
-
-
 # --- The tests ---------------------------------------------------------------------------------
+def test_no_token_branch_code_can_get_reaches_a_stack_but_the_previewed_one_read_only():
+    repo = repository()
+    tokens = list(attacker_tokens(repo))
+    assert len(tokens) > 300  # every file, environment and event
+    found = {t.sub: reaches_beyond_preview(t) for t in tokens}
+    assert {sub: r for sub, r in found.items() if r} == {}
+    # ... while the pull request's own preview does reach dev, read-only.
+    preview = [t for t in tokens if t.context == "pull_request" and t.workflow == "pull-request"]
+    assert {(r.stack, r.write) for t in preview for r in reach_of(t)} == {("dev", False)}
+
+
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
-def test_no_branch_code_reaches_a_stack_it_may_not(path):
-    assert findings(load(path), path.name, every_reach(), repository()) == []
+def test_main_s_jobs_get_exactly_the_credentials_they_ask_for(path):
+    """Each job that assumes a role or asks Pulumi for a token is trusted, by main's code, for
+    its stack's deploy (or dev's preview); a job that asks for none could get no more than a
+    pull request's preview (the trusts name a workflow file, not its jobs)."""
+    repo, workflow = repository(), load(path)
+    for job_name, job in workflow["jobs"].items():
+        for token in main_tokens(path, job, repo):
+            reached = {(r.stack, r.write, r.via.split()[0]) for r in reach_of(token)}
+            if not credential_steps(job):
+                assert reaches_beyond_preview(token) == [], (path.name, job_name, token.sub)
+                continue
+            if token.context == "pull_request":
+                want = {("dev", False, "PreviewRole"), ("dev", False, "team")}
+            else:
+                stack = token.context.removeprefix("environment:").removesuffix("-rollout")
+                want = {(stack, True, "DeployRole"), (stack, True, "team")}
+            assert reached == want, (path.name, job_name, token.sub)
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_no_workflow_holds_a_long_lived_secret_outside_the_rollout_environment(path):
+    assert secret_findings(load(path), path.name) == []
 
 
 # The pull-request workflow's preview job as it was: both stacks, a long-lived Pulumi token, the
@@ -221,84 +367,63 @@ _FORMER_PREVIEW = {
 
 
 def test_the_former_preview_is_caught():
-    found = findings(_FORMER_PREVIEW, "pull-request.yml", every_reach(), repository())
-    assert found == [
+    assert secret_findings(_FORMER_PREVIEW, "pull-request.yml") == [
         "pull-request.yml: job preview reads the long-lived secret AWS_PREVIEW_ROLE_ARN",
         "pull-request.yml: job preview reads the long-lived secret PULUMI_ACCESS_TOKEN",
     ]
 
 
-def test_a_pull_request_job_in_no_environment_with_the_prod_deploy_team_is_caught():
-    """The OIDC path too: a pull request's subject that a prod team trusted would reach prod."""
+def test_the_rollout_secret_outside_its_environment_or_main_is_caught():
+    job = {"environment": "canary-rollout", "if": "github.ref == 'refs/heads/main'",
+           "steps": [{"with": {"private-key": "${{ secrets.ROLLOUT_APP_PRIVATE_KEY }}"}}]}  # fmt: skip
+    workflow = {"on": {"workflow_dispatch": {}}, "jobs": {"step": job}}
+    assert secret_findings(workflow, "w.yml") == []
+    for change in ({"environment": "canary"}, {"if": "always()"}):
+        assert secret_findings({**workflow, "jobs": {"step": {**job, **change}}}, "w.yml") == [
+            "w.yml: job step reads the long-lived secret ROLLOUT_APP_PRIVATE_KEY"
+        ]
+
+
+def test_a_trust_in_the_environment_alone_is_caught():
+    """The subject before job_workflow_ref: GitHub creates an environment a branch's workflow
+    names, so a trust in `environment:prod-rollout` alone hands prod to a branch push."""
     repo = repository()
-    reach = every_reach()
-    reach.setdefault(f"repo:{repo}:pull_request", []).append(
-        Reach("prod", True, "team hyperpod-dpd-prod-deploy")
-    )
-    workflow = load(ROOT / ".github/workflows/pull-request.yml")
-    assert findings(workflow, "pull-request.yml", reach, repo) == [
-        f"pull-request.yml: job {job} presents repo:{repo}:pull_request: team "
-        "hyperpod-dpd-prod-deploy writes prod"
-        for job in workflow["jobs"]
-    ]
+    token = Token(repo, "environment:prod-rollout", "evil.yml", "refs/heads/attacker", "push", "e")
+    legacy = f"repo:{repo}:environment:prod-rollout"
+    assert _iam_like(f"{legacy}*", token.sub)  # what a trust without the workflow would let in
+    assert not reaches_beyond_preview(token)
 
 
-def test_a_dispatch_from_any_branch_with_an_unguarded_job_is_caught():
-    """workflow_dispatch takes any branch: a job outside an environment and without the main
-    guard presents a branch's subject; trusted by a deploy role, it would reach that stack."""
-    repo, reach = repository(), every_reach()
-    branch = f"repo:{repo}:ref:refs/heads/<any branch>"
-    reach[branch] = [Reach("prod", True, "a role trusting every ref")]
-    workflow = {"on": {"workflow_dispatch": {}}, "jobs": {"up": {"runs-on": "x", "steps": []}}}
-    assert findings(workflow, "w.yml", reach, repo) == [
-        f"w.yml: job up presents {branch}: a role trusting every ref writes prod"
-    ]
-    workflow["jobs"]["up"]["if"] = "github.ref == 'refs/heads/main'"
-    assert findings(workflow, "w.yml", reach, repo) == []
-
-
-def test_every_environment_a_job_names_is_a_stacks_and_its_role_trusts_it_alone():
-    """A job that names an environment presents that environment's subject: each is a stack's
-    own (or its rollout's), and the deploy role and Pulumi team of that stack, no other,
-    trust it."""
-    repo, reach = repository(), every_reach()
-    named = {
-        env
-        for path in WORKFLOWS
-        for job in load(path)["jobs"].values()
-        for env in environments(job, load(path))
-    }
-    assert named and named <= set(STACKS) | {f"{s}-rollout" for s in STACKS}
-    for env in named:
-        stack = env.removesuffix("-rollout")
-        reached = reach[f"repo:{repo}:environment:{env}"]
-        assert {(r.stack, r.write) for r in reached} == {(stack, True)}, env
-        assert {r.via for r in reached} == {"DeployRole", f"team hyperpod-dpd-{stack}-deploy"}
-
-
-def test_the_roles_trust_exact_subjects_of_this_repository():
-    """StringEquals on sub and aud: no StringLike, no wildcard that a fork or another branch
-    would match."""
-    template = yaml.load(AWS_ROLES.read_text(), Loader=_CfnLoader)
-    for name, resource in template["Resources"].items():
-        if resource["Type"] != "AWS::IAM::Role":
-            continue
-        for statement in resource["Properties"]["AssumeRolePolicyDocument"]["Statement"]:
-            assert statement["Action"] == "sts:AssumeRoleWithWebIdentity", name
-            assert set(statement["Condition"]) == {"StringEquals"}, name
+def test_the_roles_trust_main_s_workflow_files_and_the_preview_only_pull_requests():
+    """StringEquals on main's deploy and rollout files; the one StringLike is the preview's,
+    whose wildcard spans the pull request's number only."""
+    repo = repository()
+    for stack in STACKS:
+        for role, reach, _ in aws_trusts(stack, repo):
+            template = yaml.load(AWS_ROLES.read_text(), Loader=_CfnLoader)
+            params = stack_parameters(stack, repo)
+            conditions = {"Preview": True, "RolledOut": params["Rollout"] == "true",
+                          "CreateProvider": True}  # fmt: skip
+            props = _resolve(template["Resources"][role]["Properties"], params, conditions)
+            (statement,) = props["AssumeRolePolicyDocument"]["Statement"]
             equals = statement["Condition"]["StringEquals"]
             assert equals["token.actions.githubusercontent.com:aud"] == "sts.amazonaws.com"
-            subs = equals["token.actions.githubusercontent.com:sub"]
-            for sub in subs if isinstance(subs, list) else [subs]:
-                assert "*" not in _sub(sub, "prod", "o/r"), name
+            if reach.write:
+                subs = equals[SUB]
+                assert all(s.endswith(f"@{MAIN}") and "*" not in s for s in subs), role
+            else:
+                assert statement["Condition"]["StringLike"][SUB] == (
+                    f"repo:{repo}:pull_request:job_workflow_ref:{repo}/.github/workflows/"
+                    "pull-request.yml@refs/pull/*/merge"
+                )
 
 
 def test_the_preview_role_reads_no_data():
     """ViewOnlyAccess (lists and describes: no object, secret or log reads) and the one
     cluster's describe."""
     preview = yaml.load(AWS_ROLES.read_text(), Loader=_CfnLoader)["Resources"]["PreviewRole"]
-    props = preview["Properties"]
-    assert [_sub(a, "dev", "o/r") for a in props["ManagedPolicyArns"]] == [
+    props = _resolve(preview["Properties"], {"Stack": "dev"}, {"CreateProvider": True})
+    assert props["ManagedPolicyArns"] == [
         "arn:${AWS::Partition}:iam::aws:policy/job-function/ViewOnlyAccess"
     ]
     (inline,) = props["Policies"]
@@ -313,34 +438,25 @@ def test_only_stacks_that_allow_it_are_previewed_by_pull_requests_and_never_prod
     assert previewed == {s for s in STACKS if settings_of(s).ci.pull_request_preview} == {"dev"}
 
 
-def test_each_job_asks_for_a_team_that_trusts_its_subject():
-    repo = repository()
-    teams: dict[str, set[str]] = {}
-    for policy in json.loads(PULUMI_POLICIES.read_text())["policies"]:
-        assert (
-            policy["rules"]["aud"] == f"urn:pulumi:org:{settings_of('dev').ci.pulumi_organization}"
-        )
-        teams.setdefault(policy["teamName"], set()).add(policy["rules"]["sub"])
-    asked = 0
+def test_each_job_asks_for_a_team_that_trusts_it():
+    repo, asked = repository(), set()
+    teams: dict[str, list] = {}
+    for r, trusted in pulumi_trusts():
+        teams.setdefault(r.via.removeprefix("team "), []).append(trusted)
     for path in WORKFLOWS:
         workflow = load(path)
         for job in workflow["jobs"].values():
             for step in job.get("steps", []):
                 if not str(step.get("uses", "")).startswith("pulumi/auth-actions@"):
                     continue
-                scope = step["with"]["scope"].removeprefix("team:")
-                stacks = _possible(str(job.get("env", {}).get("STACK", "")), workflow)
-                names = {scope.replace("${{ env.STACK }}", s) for s in stacks} or {scope}
-                envs = environments(job, workflow)
-                subject = (
-                    {f"repo:{repo}:environment:{e}" for e in envs}
-                    if envs
-                    else {f"repo:{repo}:pull_request"}
-                )
-                for name in names:
-                    asked += 1
-                    assert teams[name] & subject, (path.name, name)
-    assert asked == 4  # the preview (dev) and the deploy (dev, prod, canary)
+                for token in main_tokens(path, job, repo):
+                    stack = token.context.removeprefix("environment:").removesuffix("-rollout")
+                    scope = step["with"]["scope"].removeprefix("team:")
+                    team = scope.replace("${{ env.STACK }}", stack)
+                    asked.add((path.name, team, token.context))
+                    assert any(t(token) for t in teams.get(team, [])), (path.name, team)
+    # The preview (dev), the deploy (dev, prod, canary), the rollout (canary).
+    assert len(asked) == 5, sorted(asked)
 
 
 def test_the_roles_template_is_valid_cloudformation():

@@ -8,7 +8,7 @@ import yaml
 from pydantic import TypeAdapter
 
 from settings.declare import project_config_block, render_pulumi_yaml
-from settings.stack import StackSettings
+from settings.stack import OBJECT_KEYS, StackSettings
 from tests.conftest import ROOT
 
 
@@ -30,8 +30,10 @@ def test_every_key_is_declared_with_type_and_description():
     model_keys = {f.alias for f in StackSettings.model_fields.values()} - {"region"}
     assert set(declared) == model_keys
     for key, decl in declared.items():
-        assert decl["type"] in {"string", "boolean", "object"}, key
+        assert decl["type"] in {"string", "boolean", "object", "array"}, key
         assert decl["description"], key
+        # A list arrives as JSON text, as an object does (settings/parse.py decodes both).
+        assert (decl["type"] in ("object", "array")) == (key in OBJECT_KEYS), key
 
 
 def test_declarations_equal_the_model():
@@ -43,7 +45,7 @@ def test_declarations_equal_the_model():
 def test_declared_defaults_validate_against_the_model():
     declared = pulumi_yaml()["config"]
     for key, decl in declared.items():
-        if "default" in decl and decl["type"] == "object":
+        if "default" in decl and decl["type"] in ("object", "array"):
             field = next(f for f in StackSettings.model_fields.values() if f.alias == key)
             # With the field's validators (an optional model reads {} as unset).
             annotated = (
@@ -69,3 +71,6 @@ def test_the_configuration_table_is_generated_from_the_model():
     assert render_readme(text) == text
     for key in ("instanceGroups.<name>.instanceType", "endpoint.pdBufferSize", "hfToken"):
         assert f"| `{key}` |" in text
+    # endpoints.<name> takes endpoint's keys: said once, not every row again.
+    assert "| `endpoints.<name>.*` | as `endpoint.*` |" in text
+    assert "`endpoints.<name>.pdBufferSize`" not in text

@@ -8,6 +8,7 @@ import pytest
 from settings import ConfigError, parse_settings
 from settings.config.errors import full_key
 from tests.conftest import edit, run_stack, stack_raw
+from tests.fix_hints.edits import apply, suggestions
 from tests.settings.problems import only_problem, problems_of
 
 NS = "hyperpod-dpd"
@@ -189,15 +190,31 @@ def test_unknown_top_level_key_suggests_the_close_one(dev_raw):
     edit(dev_raw, f"{NS}:endpont", {"name": "x"})
     message = only_problem(dev_raw)
     assert message.startswith("hyperpod-dpd:endpont: got ")
-    assert "did you mean 'hyperpod-dpd:endpoint'?" in message
-    assert "pulumi config rm hyperpod-dpd:endpont" in message
+    # endpoint is set already: the misspelled copy is removed, not renamed over it.
+    assert "did you mean 'hyperpod-dpd:endpoint'? It is set already: remove" in message
+    assert "pulumi config rm --path 'hyperpod-dpd:endpont'" in message
 
 
 def test_unknown_nested_key_suggests_the_close_one(dev_raw):
     edit(dev_raw, f"{NS}:endpoint.tensorParalelSize", 8)
     message = only_problem(dev_raw)
     assert message.startswith("hyperpod-dpd:endpoint.tensorParalelSize: got 8;")
-    assert "did you mean 'tensorParallelSize'?" in message
+    assert "did you mean 'hyperpod-dpd:endpoint.tensorParallelSize'?" in message
+
+
+def test_a_misspelled_key_is_renamed_keeping_its_value(dev_raw):
+    """The fix renames it (its value is the user's), as the fix-hint audit follows it."""
+    del dev_raw[f"{NS}:endpoint"]["routingThreshold"]
+    edit(dev_raw, f"{NS}:endpoint.routingTreshold", 2048)
+    problem = only_problem(dev_raw)
+    assert (
+        "rename hyperpod-dpd:endpoint.routingTreshold to hyperpod-dpd:endpoint.routingThreshold, "
+        "keeping its value: pulumi config rm --path 'hyperpod-dpd:endpoint.routingTreshold' && "
+        "pulumi config set --path 'hyperpod-dpd:endpoint.routingThreshold' '2048'"
+    ) in problem
+    [edits] = suggestions(problem.split("Fix: ", 1)[1])
+    fixed = parse_settings(apply(dev_raw, edits))
+    assert fixed.endpoint.routing_threshold == 2048
 
 
 def test_other_namespaces_are_left_to_their_providers(dev_raw):
@@ -280,3 +297,13 @@ def test_other_provider_keys_are_the_providers_own(dev_raw):
     dev_raw["aws:profile"] = "platform"
     dev_raw["kubernetes:context"] = "mine"
     parse_settings(dev_raw)  # no problem: keys of the providers, not typos
+
+
+def test_an_instance_count_above_the_limit_gets_one_the_vpc_holds(dev_raw):
+    """The API's 6758 would fail next on the VPC's addresses: the fix is a count that fits."""
+    edit(dev_raw, f"{NS}:instanceGroups.decode.instanceCount", 100000)
+    problem = only_problem(dev_raw)
+    assert "instanceCount' 6758" not in problem
+    [edits] = suggestions(problem.split("Fix: ", 1)[1])
+    fixed = parse_settings(apply(dev_raw, edits))  # no problem left: not even the addresses
+    assert 100 < fixed.instance_groups["decode"].instance_count < 6758

@@ -17,7 +17,8 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from core.vllm.pod_names import ALPHANUMS, GENERATED_BASE_MAX, worker_deployment
+from core.vllm.pod_names import pod_name as k8s_pod_name
+from core.vllm.pod_names import worker_deployment
 from core.vllm.vllm_metrics import VllmMetric, vllm_metrics
 from tests.quiet_http import QuietHTTPServer
 
@@ -25,15 +26,6 @@ ENGINES = ("0", "1")  # two engines per pod (data parallel): two series per pod 
 MODEL = "llama-3.3-70b"  # one model name for all: selectors must not lean on it
 BUCKETS = ("0.5", "1.0", "+Inf")
 FRACTIONS = {"vllm:kv_cache_usage_perc"}  # vLLM: "1 means 100 percent usage"
-
-
-def k8s_pod_name(deployment: str, rng: random.Random) -> str:
-    """`<deployment>-<pod-template-hash>-<suffix>` as the Deployment controller and the API
-    server make it (see core/vllm/pod_names.py)."""
-    digits = str(rng.randrange(2**32))
-    pod_hash = "".join(ALPHANUMS[int(d) % len(ALPHANUMS)] for d in digits)
-    base = f"{deployment}-{pod_hash}-"[:GENERATED_BASE_MAX]
-    return base + "".join(rng.choice(ALPHANUMS) for _ in range(5))
 
 
 @dataclass

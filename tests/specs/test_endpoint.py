@@ -34,6 +34,9 @@ def test_dpd_defaults_follow_the_docs():
         "PD_BUFFER_SIZE": "8589934592",
         "LMCACHE_SAVE_DECODE_CACHE": "False",
         "PYTHONHASHSEED": "0",
+        # Given, not asked of the instance metadata service (specs/isolation/instance_metadata.py).
+        "AWS_REGION": "us-east-2",
+        "AWS_DEFAULT_REGION": "us-east-2",
     }
     pd = m["spec"]["pdSpec"]
     assert pd["routingThreshold"] == 4096

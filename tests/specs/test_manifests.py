@@ -76,6 +76,36 @@ VARIANTS = {
             },
         ),
     ),
+    # The pools scaled as a pair (autoscaling.ratio), with what advise recorded: the decode pool
+    # follows prefill at 2 per 1 through a second trigger (prometheusTriggerList).
+    "canary-candidate-paired": lambda: _canary(
+        "candidate",
+        ("instanceGroups.prefill.instanceCount", 2),
+        ("instanceGroups.decode.instanceCount", 4),
+        (
+            "endpoints.candidate.autoscaling",
+            {
+                "prefill": {
+                    "minReplicas": 1,
+                    "maxReplicas": 2,
+                    "metric": "prompt-tokens-per-second",
+                    "target": 18000,
+                    "capacity": {
+                        "metric": "prompt-tokens-per-second",
+                        "perReplica": 18400,
+                        "within": "TTFT p50 <= 500 ms at ISL 4096 / OSL 256",
+                    },
+                },
+                "decode": {
+                    "minReplicas": 2,
+                    "maxReplicas": 4,
+                    "metric": "running-requests",
+                    "target": 24,
+                },
+                "ratio": {"prefill": 1, "decode": 2},
+            },
+        ),
+    ),
     "canary-baseline-autoscaled": lambda: _canary(
         "baseline",
         ("instanceGroups.colocated.instanceCount", 3),

@@ -5,12 +5,18 @@ in several namespaces: each query returns exactly one series, holding its own po
 
 A user's query is judged at plan time by settings/endpoint/promql.py; here that judgement is held to what
 Prometheus does with the same queries (it errs on what the parser refuses as no PromQL, and
-returns several series where the parser says it can)."""
+returns several series where the parser says it can).
+
+The pair's trigger (a follower pool held at its share of the leader's replicas) reads the
+leader's reporting pods times the ratio, 0 where none reports: what KEDA's AverageValue target of
+1 turns into ceil(value) replicas. The fleet's counters stand still (their rate is 0); the
+prompt-tokens rate is checked to the token on a backfilled Prometheus whose counters grow."""
 
 from __future__ import annotations
 
 import math
 import shutil
+import time
 from pathlib import Path
 
 import promql_parser
@@ -19,9 +25,11 @@ import yaml
 
 from core.vllm.pod_names import pod_name_pattern, worker_deployment
 from core.vllm.scaling_signals import SIGNALS
-from settings.endpoint.model import EndpointConfig, ScalingConfig
+from hyperpod_dpd.demo.vllm_traffic import Minute, openmetrics, pod
+from settings.endpoint.model import AutoscalingConfig, EndpointConfig, ScalingConfig
 from settings.endpoint.promql import ONE, SEVERAL, series_of
-from specs.scaling import query_of
+from settings.endpoint.scaling_pair import floor_of
+from specs.scaling import pair_trigger, query_of
 from tests.specs import fake_vllm, prometheus_server
 
 pytestmark = [pytest.mark.long, pytest.mark.xdist_group("prometheus")]
@@ -87,7 +95,12 @@ def _pods(fleet, ns: str, name: str, pool: str) -> set[str]:
 def _expected(fleet, metric_name: str, aggregate: str, ns: str, name: str, pool: str) -> float:
     values = fleet.pool_values(metric_name, ns, name, pool)
     assert values, (ns, name, pool)
+    if SIGNALS_BY_METRIC[metric_name].metric.type == "counter":
+        return 0.0  # the fleet's counters stand still: their rate is 0
     return sum(values) if aggregate == "sum" else sum(values) / len(values)
+
+
+SIGNALS_BY_METRIC = {s.metric.name: s for s in SIGNALS.values()}
 
 
 @pytest.mark.parametrize(("ns", "name", "mode", "pool", "metric"), BUILT_IN)
@@ -124,18 +137,20 @@ def _golden_queries() -> list[tuple[str, str, str]]:
             pd = spec.get("pdSpec", {}).get("autoScalingSpec", {})
             specs += [pd.get("prefillAutoScaling"), pd.get("decodingAutoScaling")]
             for s in filter(None, specs):
-                trigger = s["prometheusTrigger"]
-                found.append((doc["metadata"]["name"], trigger["name"], trigger["query"]))
+                for trigger in s.get("prometheusTriggerList") or [s["prometheusTrigger"]]:
+                    found.append((doc["metadata"]["name"], trigger["name"], trigger["query"]))
     return found
 
 
 def test_the_queries_of_the_rendered_plans_return_one_series_each(prometheus, fleet):
     queries = _golden_queries()
-    assert len(queries) == 3  # the canary's two autoscaled pools of DPD, one colocated
+    # The canary's autoscaled pools: two of DPD, one colocated, and a pair's two pools and the
+    # decode pool's second trigger.
+    assert len(queries) == 6
     for endpoint, trigger, query in queries:
         result = prometheus.query(query)["result"]
         assert len(result) == 1, (trigger, query, result)
-        pool = trigger.removeprefix(f"{endpoint}-")
+        pool = trigger.removeprefix(f"{endpoint}-").removesuffix("-pair")
         inner = promql_parser.parse(query)
         if isinstance(inner, promql_parser.AggregateExpr) and "pod=~" in query:
             pods = {s["metric"]["pod"] for s in prometheus.query(str(inner.expr))["result"]}
@@ -213,3 +228,71 @@ def test_what_the_parser_refuses_as_no_promql_prometheus_refuses_too(prometheus,
     with pytest.raises(ValueError):
         promql_parser.parse(query)
     assert prometheus.error_of(query) is not None
+
+
+# --- the pair's trigger: the leader's reporting pods times the ratio -------------------------
+
+RATIOS = [(1, 1), (1, 2), (2, 3), (3, 2), (1, 3), (3, 1)]
+
+
+def _pair(ns: str, name: str, prefill: int, decode: int):
+    scaling = ScalingConfig(max_replicas=8, metric="running-requests", target=8)
+    autoscaling = AutoscalingConfig(prefill=scaling, decode=scaling,
+                                    ratio={"prefill": prefill, "decode": decode})  # fmt: skip
+    e = EndpointConfig(name=name, namespace=ns, mode="dpd", autoscaling=autoscaling)
+    ratio = autoscaling.ratio
+    return ratio, pair_trigger(e, ratio.follower, "https://example")
+
+
+@pytest.mark.parametrize(("prefill", "decode"), RATIOS)
+def test_the_pairs_query_asks_keda_for_the_followers_share_of_the_leaders_pods(
+    prometheus, fleet, prefill, decode
+):
+    for ns, name, mode in ENDPOINTS:
+        if mode != "dpd":
+            continue
+        ratio, trigger = _pair(ns, name, prefill, decode)
+        assert (trigger.target_value, trigger.metric_type) == (1, "Average")
+        result = prometheus.query(trigger.query)["result"]
+        assert len(result) == 1, (trigger.query, result)
+        leaders = len(_pods(fleet, ns, name, ratio.leader))
+        value = float(result[0]["value"][1])
+        assert value == leaders * ratio.share(ratio.follower) / ratio.share(ratio.leader)
+        # KEDA's AverageValue: the HPA asks for ceil(value / target) replicas of the follower.
+        assert math.ceil(value / trigger.target_value) == floor_of(ratio, leaders)
+
+
+def test_the_pairs_query_never_reads_empty(prometheus):
+    """No leader pod reports (none yet, or all gone): 0, one series, not an empty result."""
+    _, trigger = _pair("nowhere", "llama", 1, 2)
+    result = prometheus.query(trigger.query)["result"]
+    assert [float(r["value"][1]) for r in result] == [0.0]
+
+
+# --- the prompt-tokens rate, to the token ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def growing(tmp_path_factory):
+    """Counters that grow: two prefill pods of `llama` (10,000 and 20,000 prompt tokens/s), its
+    decoder and a sibling's prefiller, minute by minute for 10 minutes up to now."""
+    pods = [
+        pod("llama", "prefill", Minute(prompt_tokens=600_000), seed=1),
+        pod("llama", "prefill", Minute(prompt_tokens=1_200_000), seed=2),
+        pod("llama", "decode", Minute(prompt_tokens=5_000_000)),
+        pod("llama-small", "prefill", Minute(prompt_tokens=7_000_000)),
+    ]
+    start = int(time.time()) - 10 * 60
+    server = prometheus_server.serve_backfill(tmp_path_factory.mktemp("growing"),
+                                              openmetrics(pods, start, 10))  # fmt: skip
+    yield server
+    server.stop()
+
+
+def test_the_prompt_tokens_query_reads_its_own_pools_tokens_per_second(growing):
+    query, metric_type = _rendered("inference", "llama", "dpd", "prefill",
+                                   "prompt-tokens-per-second")  # fmt: skip
+    assert metric_type == "Average"  # KEDA divides by the replicas: a target per prefiller
+    result = growing.query(query)["result"]
+    assert len(result) == 1, (query, result)
+    assert math.isclose(float(result[0]["value"][1]), 30_000, rel_tol=1e-9)

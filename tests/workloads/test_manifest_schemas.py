@@ -31,7 +31,10 @@ def test_the_programs_kubernetes_objects_are_valid_at_the_stacks_version(stack):
             continue
         _validate(manifest, version)
         kinds.add(manifest["kind"])
-    assert {"Job", "ConfigMap", "ServiceAccount", "Namespace", "NetworkPolicy"} <= kinds
+    assert {
+        "Job", "ConfigMap", "ServiceAccount", "Namespace", "NetworkPolicy",
+        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+    } <= kinds  # fmt: skip
 
 
 def test_a_benchmark_runs_job_and_code_are_valid_at_the_stacks_version():

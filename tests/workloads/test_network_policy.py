@@ -19,7 +19,7 @@ from core.vocabulary import (
 )
 from hyperpod_dpd.plan.planner import kubernetes_manifests
 from tests.conftest import run_stack, stack_raw
-from tests.workloads.network_paths import Pod, reaches
+from tests.workloads.network_paths import Pod, connects, reaches
 
 NS = "hyperpod-dpd"
 DEV = "llama-3-3-70b"  # Pulumi.dev.yaml's endpoint name
@@ -28,12 +28,18 @@ PRIVATE_IP = "10.0.64.10"  # a private subnet (10.0.64.0/21): the system nodes' 
 
 
 def _policies(stack="dev", *edits):
+    """Every NetworkPolicy of the stack (the workers' and the namespaces' metadata egress ones)."""
     raw = stack_raw(stack)
     for key, value in edits:
         raw[f"{NS}:{key}"] = value
     run = run_stack(raw, stack=stack)
     manifests = kubernetes_manifests(run).values()
     return [m for m in manifests if m["kind"] == "NetworkPolicy"], run
+
+
+def _workers(policies):
+    """The workers' (Ingress) policies among `policies`."""
+    return [p for p in policies if "Ingress" in p["spec"]["policyTypes"]]
 
 
 def _worker(name, role, app=None, namespace="inference"):
@@ -58,7 +64,7 @@ def test_the_router_reaches_each_role(dev, role):
 def test_prefill_and_decode_reach_each_other_whichever_app_label_they_carry(dev, app_of):
     prefill = _worker(DEV, "prefill", app=app_of("prefill"))
     decode = _worker(DEV, "decode", app=app_of("decode"))
-    assert reaches(dev, prefill, decode) and reaches(dev, decode, prefill)
+    assert connects(dev, prefill, decode) and connects(dev, decode, prefill)
 
 
 def test_the_metrics_collector_reaches_the_workers(dev):
@@ -71,7 +77,8 @@ def test_no_address_range_is_admitted_by_default(dev):
     there by range would admit any pod of any namespace scheduled on a system node."""
     on_system_node = Pod("team-b", {"app": "notebook"}, ip=PRIVATE_IP)
     assert not reaches(dev, on_system_node, _worker(DEV, "decode"))
-    assert not any("ipBlock" in peer for p in dev for peer in p["spec"]["ingress"][0]["from"])
+    workers = _workers(dev)
+    assert not any("ipBlock" in peer for p in workers for peer in p["spec"]["ingress"][0]["from"])
 
 
 def test_a_pod_of_another_namespace_on_the_gpu_nodes_cannot_skip_the_router(dev):
@@ -89,7 +96,7 @@ def test_only_the_endpoints_pods_are_selected(dev):
 
 def test_in_a_shared_namespace_a_colocated_endpoint_cannot_reach_the_dpd_candidate():
     policies, _ = _policies("canary")
-    assert sorted(p["metadata"]["name"] for p in policies) == [
+    assert sorted(p["metadata"]["name"] for p in _workers(policies)) == [
         "baseline-workers",
         "candidate-workers",
     ]
@@ -99,8 +106,8 @@ def test_in_a_shared_namespace_a_colocated_endpoint_cannot_reach_the_dpd_candida
     # The candidate's roles still reach each other; the shared namespace's door is documented:
     # a DPD role pod of the namespace reaches the baseline (specs/isolation/network_policies.py).
     candidate = _worker("candidate", "prefill")
-    assert reaches(policies, candidate, _worker("candidate", "decode"))
-    assert reaches(policies, candidate, baseline)
+    assert connects(policies, candidate, _worker("candidate", "decode"))
+    assert connects(policies, candidate, baseline)
 
 
 def test_what_the_user_names_is_admitted_and_the_collector_only_when_observability_is_on():
@@ -126,7 +133,7 @@ def _vpc_cni(run):
 
 def test_the_vpc_cni_enforces_policies_only_when_there_are_policies():
     policies, run = _policies("dev")
-    assert len(policies) == 1
+    assert len(_workers(policies)) == 1
     assert json.loads(_vpc_cni(run)) == {"enableNetworkPolicy": "true"}
     policies, run = _policies("dev", ("networkPolicy", {"enabled": False}))
     assert policies == []

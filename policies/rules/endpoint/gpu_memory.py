@@ -61,8 +61,20 @@ def advice(iec, resources, limits, role, fit, inputs) -> str:
         views.setting(iec, "max_model_len", role),
         "hyperpod-dpd:instanceGroups.<group>.instanceType",
         lambda size: views.pd_buffer_to(iec, size),
+        views.setting(iec, "gpu_memory_utilization", role),
     )
-    return unfit_advice(role, fit, model, instance, tp, max_len, buffer, overhead, names)
+    # The roles a raised TP key also raises: each must start at what the fix offers.
+    tp_key = views.setting(iec, "tensor_parallel_size", role)
+    governed = [
+        other
+        for other in (views.DPD_ROLES if views.pd_spec(iec) is not None else (role,))
+        if views.setting(iec, "tensor_parallel_size", other) == tp_key
+    ]
+    # Never a context shorter than the prompts the endpoint is sized for.
+    shortest = views.as_int(views.annotation(iec, "expected-prompt-tokens")) or 1
+    utilization = inputs[3]
+    return unfit_advice(role, fit, model, instance, tp, max_len, buffer, overhead, names,
+                        utilization, governed, shortest)  # fmt: skip
 
 
 def check(resources, limits):

@@ -10,23 +10,13 @@ import re
 import pytest
 
 from core.vllm.pod_names import (
-    ALPHANUMS,
     DEPLOYMENT_NAME_MAX,
-    GENERATED_BASE_MAX,
     pod_name_pattern,
     worker_deployment,
 )
+from core.vllm.pod_names import pod_name as k8s_pod_name
 
 POOLS = ("prefill", "decode", "colocated")
-
-
-def k8s_pod_name(deployment: str, rng: random.Random) -> str:
-    """As the Deployment controller and the API server name a pod: `<deployment>-<hash>-` (the
-    hash: a uint32 in decimal, each digit mapped into ALPHANUMS), cut to 58, plus 5 random."""
-    digits = str(rng.randrange(2**32))
-    pod_hash = "".join(ALPHANUMS[int(d) % len(ALPHANUMS)] for d in digits)
-    base = f"{deployment}-{pod_hash}-"[:GENERATED_BASE_MAX]
-    return base + "".join(rng.choice(ALPHANUMS) for _ in range(5))
 
 
 def _matches(pattern: str, name: str) -> bool:

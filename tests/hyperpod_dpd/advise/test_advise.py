@@ -1,5 +1,6 @@
 """`advise` for real: aisimulate in build/advise-venv (make test builds it), the scenario of AWS's
-published DPD benchmark on H100 and H200, a short-prompt workload, the patch applied and planned, the chart drawn."""
+published DPD benchmark on H100 and H200, a short-prompt workload, the patch applied (with the
+autoscaling derived from the SLO, the endpoint's mode kept) and planned, the chart drawn."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import shutil
 
 import pytest
 
+from core.vllm.scaling_signals import SIGNALS
 from hyperpod_dpd.cli import main
 from hyperpod_dpd.plan.planner import make_plan
 from tests.conftest import ROOT
@@ -49,8 +51,17 @@ def test_the_json_contract_holds_for_the_seeds_scenario(seeds):
         assert c["gpus"] == 8 * c["nodes"]
         assert c["costPerMillionOutputTokens"] > 0
     rec = seeds["recommendation"]
-    assert set(rec) == {"mode", "layout", "why", "meetsSlo", "config"}
+    assert set(rec) == {"mode", "layout", "why", "meetsSlo", "config", "autoscaling"}
     assert rec["mode"] in ("colocated", "dpd") and rec["why"]
+    # A TPOT SLO alone: the decode pool's target (or the colocated pool's), none for prefill.
+    auto = rec["autoscaling"]
+    assert auto["percentile"] == "p50" and auto["slo"] == {"ttftMs": None, "tpotMs": 15.0}
+    pools = {p for p in ("prefill", "decode", "colocated") if p in auto}
+    assert pools == ({"decode"} if rec["mode"] == "dpd" else {"colocated"})
+    for pool in pools:
+        assert auto[pool]["metric"] in SIGNALS
+        assert 1 <= auto[pool]["minReplicas"] <= auto[pool]["maxReplicas"]
+        assert 0 < auto[pool]["target"] <= auto[pool]["capacity"]
 
 
 def _by(doc, layout):
@@ -114,20 +125,43 @@ def _project(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("workload", "mode"),
-    [([*SHORT, "--tpot-ms", "50"], "colocated"), ([*SEEDS, "--tpot-ms", "12"], "dpd")],
+    ("workload", "recommended"),
+    [
+        ([*SHORT, "--ttft-ms", "500", "--tpot-ms", "50"], "colocated"),
+        ([*SEEDS, "--ttft-ms", "3000", "--tpot-ms", "12"], "dpd"),
+    ],
 )
-def test_the_recommended_patch_written_into_the_stack_plans(workload, mode, tmp_path, monkeypatch):
+def test_the_patch_written_into_the_stack_keeps_its_mode_and_plans(
+    workload, recommended, tmp_path, monkeypatch, capsys
+):
+    """The dev stack runs DPD: where colocated is the recommendation, --write writes the best
+    DPD layout and its targets (inEndpointMode), the mode and the slo kept; the stack plans with
+    no advisory of the tool's own, the decode pool paired with prefill; the confirmation last."""
     project = _project(tmp_path)
     monkeypatch.chdir(project)
-    doc = advise("--stack", "dev", "--write", *workload)
-    assert doc["recommendation"]["mode"] == mode
+    code = main(["advise", "--format", "json", "--no-chart", "--stack", "dev", "--write",
+                 *workload])  # fmt: skip
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    doc = json.loads(out.out)
+    rec = doc["recommendation"]
+    assert rec["mode"] == recommended
+    written = rec if recommended == "dpd" else rec["inEndpointMode"]
+    assert written["mode"] == "dpd" and written["autoscaling"]["ratio"]["follower"]
+    assert out.err.rstrip().splitlines()[-1].startswith(f"advise: wrote dpd {written['layout']} ")
     text = (project / "Pulumi.dev.yaml").read_text()
     assert "# Development stack" in text and "# Office egress range" in text  # comments kept
-    assert f"mode: {mode}" in text
+    assert "mode: dpd" in text and "mode: colocated" not in text
+    assert "# Targets from `hyperpod-dpd advise`" in text
     assert "    - arn:aws:iam::111122223333:role/PlatformAdmin" in text  # lists untouched
     plan = make_plan(project, "dev", tmp_path / "plan")
     assert beside_tags(plan.violations) == [], [v.message for v in plan.violations]
+    [iec] = [m for m in plan.manifests.values() if m["kind"] == "InferenceEndpointConfig"]
+    scaling = iec["spec"]["pdSpec"]["autoScalingSpec"]
+    follower = {"decode": "decodingAutoScaling", "prefill": "prefillAutoScaling"}[
+        written["autoscaling"]["ratio"]["follower"]
+    ]
+    assert len(scaling[follower]["prometheusTriggerList"]) == 2  # its own and the pair's
 
 
 def test_the_frontier_chart_is_a_png(tmp_path):

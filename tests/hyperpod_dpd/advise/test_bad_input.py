@@ -79,3 +79,16 @@ def test_a_trace_reads_the_benchmarks_own_records(tmp_path):
         json.dumps(record) + "\n" + json.dumps({"input_length": 10, "output_length": 5})
     )
     assert read_trace(path) == [(4096, 256), (10, 5)]
+
+
+@pytest.mark.long
+def test_the_endpoint_hint_followed_once_advises(capsys):
+    """A stack of several endpoints: the refusal names one, and adding it advises (exit 0)."""
+    small = ["--isl", "256", "--osl", "256", "--concurrency", "2", "--max-nodes", "1",
+             "--no-chart", "--format", "json"]  # fmt: skip
+    code, out = _run(["--stack", "canary", *small], capsys)
+    assert code == 2
+    hinted = out.rsplit("e.g. ", 1)[1].split()
+    assert hinted[0] == "--endpoint"
+    code, out = _run(["--stack", "canary", *small, *hinted[:2]], capsys)
+    assert code == 0, out

@@ -80,3 +80,53 @@ def test_benchmark_compare_predicted_refuses_a_run_without_its_layout_before_wri
     err = capsys.readouterr().err
     assert "--predicted" in err and "without --stack" in err
     assert not (out / "report.md").exists()
+
+
+# --- the predicted target beside what the run held --------------------------------------
+
+DPD_1P1D = {"mode": "dpd", "replicas": "1/1", "tensorParallelSize": 8}
+
+
+def _levels():
+    """TPOT 11, 13.5 then 16 ms; TTFT 200, 260 then 2600 ms; 2.6, 4.3, 4.7 requests/s."""
+    return {"8": _level(200, 11.0, 3000, 665), "16": _level(260, 13.5, 3700, 1100),
+            "32": _level(2600, 16.0, 6700, 1203)}  # fmt: skip
+
+
+def test_what_a_run_held_per_replica_is_read_in_each_targets_unit():
+    from hyperpod_dpd.advise import measured
+    from hyperpod_dpd.advise.search import Layout
+
+    run = {"levels": _levels()}
+    for level, rps in (("8", 2.6), ("16", 4.3), ("32", 4.7)):
+        run["levels"][level]["requestsPerSecond"] = rps
+    layout = Layout("dpd", 1, 8, 1, 8)
+    decode = measured.held(run, layout, "decode", {"tpot": 15.0})
+    # Little's law over the loop: 16 in flight, 3.7 s each of which 0.26 s before the first token.
+    assert decode["heldUpTo"] == round(16 * (3700 - 260) / 3700, 2)
+    assert (decode["atConcurrency"], decode["missedAtConcurrency"]) == (16, 32)
+    assert decode["missed"] == "TPOT 16.0 ms"
+    prefill = measured.held(run, layout, "prefill", {"ttft": 1000.0})
+    assert prefill["heldUpTo"] == 4.3 * 4096 and prefill["missedAt"] == 4.7 * 4096
+    # Lower than predicted: set it; higher: keep the prediction; never missed below it: rerun.
+    assert measured.suggestion(26, decode, 26.6)[0] == decode["heldUpTo"]
+    assert measured.suggestion(10, decode, 26.6)[0] == 10
+    never = {**decode, "missedAt": None, "missedAtConcurrency": None}
+    target, why = measured.suggestion(26, never, 26.6)
+    assert target is None and "rerun at higher concurrency" in why
+
+
+def test_measured_with_an_slo_sets_the_predicted_target_beside_what_the_run_held(tmp_path, capsys):
+    run = _run(tmp_path, DPD_1P1D, _levels())
+    argv = ["advise", "--measured", str(run), "--stack", "dev", "--tpot-ms", "15"]
+    assert main([*argv, "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["targets"]
+    assert (row["pool"], row["metric"]) == ("decode", "running-requests")
+    assert row["predicted"] > row["measured"]["heldUpTo"]  # the run held less than predicted
+    assert row["suggestedTarget"] == pytest.approx(row["measured"]["heldUpTo"], abs=0.1)
+    assert row["fix"].startswith(
+        "pulumi config set --path 'hyperpod-dpd:endpoint.autoscaling.decode.target' "
+    )
+    assert row["fix"].endswith("--stack dev")
+    assert main(argv) == 0
+    assert "autoscaling targets, predicted beside what the run held" in capsys.readouterr().out

@@ -71,3 +71,51 @@ def test_a_prefill_tp_of_its_own_is_written_only_when_it_differs():
     assert keys["tensorParallelSize"] == 8
     assert keys["prefill"]["tensorParallelSize"] == 4
     assert keys["decode"]["tensorParallelSize"] is None
+
+
+def test_written_targets_plan_with_their_pair_and_one_comment_naming_the_workload(tmp_path):
+    """A 1P2D layout's targets, written twice as `--write` writes them: one comment above the
+    autoscaling, the endpoint's slo and mode as they were, and a plan with no advisory of the
+    tool's own (scale-in waits for a new worker's start: no cold-start advisory) whose decode
+    pool follows prefill by a second trigger."""
+    from hyperpod_dpd.advise.capacity import PoolCapacity
+    from hyperpod_dpd.advise.scaling import Start, scaling
+
+    project = _project(tmp_path)
+    path = project / "Pulumi.dev.yaml"
+    path.write_text(path.read_text() + "    slo:\n      ttftP50Ms: 400\n")
+    layout = Layout("dpd", replicas=1, tp=8, decode_replicas=2, decode_tp=8)
+    found = {
+        "prefill": PoolCapacity("prefill", "prompt-tokens-per-second", 18400.0, 18400.0,
+                                "TTFT p50 <= 500 ms", 24100.0),
+        "decode": PoolCapacity("decode", "running-requests", 29.0, 26.0, "TPOT p50 <= 15 ms",
+                               32.0),
+    }  # fmt: skip
+    start = Start("llama-3.3-70b", "ml.p5.48xlarge")  # no cache: about 886 s to start
+    keys = scaling(layout, found, None, "ISL 4096 / OSL 256; concurrency 8 (aisimulate)", start)
+    config = yaml.safe_load(path.read_text())["config"]
+    groups = config["hyperpod-dpd:instanceGroups"]
+    words = "(aisimulate 0.13.0) for 1P2D TP8/TP8: ISL 4096 / OSL 256; TTFT <= 500 ms"
+    for _ in range(2):
+        change = patch.changes(
+            patch.config_patch(layout, "ml.p5.48xlarge", groups, None, keys.config_keys()),
+            yaml.safe_load(path.read_text())["config"],
+        )
+        patch.write(path, change, (patch.endpoint_path(None), words))
+    text = path.read_text()
+    assert text.count(patch.COMMENT_START) == 1
+    above = text.split("\n    autoscaling:\n")[0].splitlines()
+    comment = [line for line in above if line.startswith("    # ")][-2:]  # wrapped at 100
+    assert above[-2:] == comment and all(len(line) <= 100 for line in comment)
+    assert " ".join(line[6:] for line in comment) == f"{patch.COMMENT_START} {words}"
+    endpoint = yaml.safe_load(text)["config"]["hyperpod-dpd:endpoint"]
+    assert endpoint["slo"] == {"ttftP50Ms": 400} and endpoint["mode"] == "dpd"
+    assert endpoint["autoscaling"]["ratio"] == {"prefill": 1, "decode": 2}
+    plan = make_plan(project, "dev", tmp_path / "plan")
+    assert beside_tags(plan.violations) == [], [v.message for v in plan.violations]
+    scaled = _pool_args(plan)["pdSpec"]["autoScalingSpec"]["decodingAutoScaling"]
+    assert [t["name"] for t in scaled["prometheusTriggerList"]] == [
+        "llama-3-3-70b-decode", "llama-3-3-70b-decode-pair"
+    ]  # fmt: skip
+    assert (scaled["minReplicaCount"], scaled["maxReplicaCount"]) == (2, 2)
+    assert scaled["scaleDownStabilizationTime"] == 900

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from core import api_key
 from hyperpod_dpd.benchmark.loadgen import ROOT, VENV, loadtest_venv
 from tests.conftest import exclusive
 
@@ -43,13 +44,14 @@ def _free_port() -> int:
 
 
 class FakeServer:
-    def __init__(self, venv: Path, **timings: float):
+    def __init__(self, venv: Path, key: str | None = None, **timings: float):
         self.port = _free_port()
         argv = [str(venv / "bin" / "python"), "-m", SERVER, "--port", str(self.port)]
         for name, value in timings.items():
             argv += [f"--{name.replace('_', '-')}", str(value)]
+        env = {"PYTHONPATH": str(ROOT), **({api_key.ENV: key} if key else {})}
         self.process = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={"PYTHONPATH": str(ROOT)}
+            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
         )
         self.url = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 30
@@ -74,8 +76,8 @@ def fake_server(bench_venv) -> Iterator:
     """`fake_server(**timings)` starts one; all are stopped after the test."""
     started: list[FakeServer] = []
 
-    def start(**timings: float) -> FakeServer:
-        server = FakeServer(bench_venv, **timings)
+    def start(key: str | None = None, **timings: float) -> FakeServer:
+        server = FakeServer(bench_venv, key, **timings)
         started.append(server)
         return server
 

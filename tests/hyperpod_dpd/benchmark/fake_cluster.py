@@ -35,7 +35,11 @@ class FakeCluster:
             if services is not None
             else [{"metadata": {"name": r.name, "namespace": r.namespace}} for r in routers]
         )
-        self.service_accounts = {("inference", "benchmark-runner")}  # what `pulumi up` made
+        self.service_accounts = {
+            ("hyperpod-dpd-benchmark", "benchmark-runner")
+        }  # what `pulumi up` made
+        # (namespace, name) -> data: Secrets the pod's env may name (the split's API key).
+        self.secrets: dict[tuple[str, str], dict[str, str]] = {}
         self.jobs: dict[str, dict] = {}
         self.config_maps: dict[str, dict] = {}
         self.process: subprocess.Popen | None = None
@@ -91,6 +95,17 @@ class FakeCluster:
 
     # The kubelet's part -------------------------------------------------------------------
 
+    def _env_value(self, namespace: str, entry: dict[str, Any]) -> str | None:
+        """An env entry's value as the kubelet resolves it: a literal, or a Secret's key (an
+        optional one that is not there: no variable; a required one: the pod cannot start)."""
+        if "value" in entry:
+            return entry["value"]
+        ref = entry["valueFrom"]["secretKeyRef"]
+        value = self.secrets.get((namespace, ref["name"]), {}).get(ref["key"])
+        if value is None and not ref.get("optional"):
+            raise AssertionError(f"CreateContainerConfigError: secret {ref['name']} not found")
+        return value
+
     def _start_pod(self, job: dict[str, Any], config_map: dict[str, Any]) -> None:
         pod = job["spec"]["template"]["spec"]
         (container,) = pod["containers"]
@@ -117,7 +132,9 @@ class FakeCluster:
             return text.replace(CODE_DIR, str(code)).replace(SCRATCH_DIR, str(scratch))
 
         script = moved(script)
-        env = {e["name"]: moved(e["value"]) for e in container["env"]}
+        namespace = job["metadata"]["namespace"]
+        env = {e["name"]: v for e in container["env"] if (v := self._env_value(namespace, e))}
+        env = {name: moved(value) for name, value in env.items()}
         env |= self.env | {"PATH": f"{shims}:/usr/bin:/bin"}
         with self.log.open("w") as log:
             self.process = subprocess.Popen(

@@ -90,7 +90,7 @@ def test_following_shows_why_the_pod_waits_its_log_once_and_why_the_job_failed(c
     assert code == 1
     assert "pod p: Pending Unschedulable: 0/3 nodes are available" in err
     assert err.count("ImagePullBackOff pull access denied") == 1  # shown when it changes
-    assert "kubectl -n inference describe pod p" in err
+    assert "kubectl -n hyperpod-dpd-benchmark describe pod p" in err
     # Each log line once and whole, the last one too.
     assert [x for x in err.splitlines() if x.startswith("  | ")] == [
         "  | line 1", "  | line 2", "  | partial line", "  | last",
@@ -102,7 +102,7 @@ def test_ctrl_c_says_where_the_results_will_be_and_how_to_stop_the_run():
     message = cluster_run_module.interrupted(_run())
     assert "keeps running" in message
     assert "s3://models-bkt/benchmarks/20261202-031500-a1b2/" in message
-    assert "kubectl -n inference delete job benchmark-20261202-031500-a1b2" in message
+    assert "kubectl -n hyperpod-dpd-benchmark delete job benchmark-20261202-031500-a1b2" in message
 
 
 def test_api_errors_while_following_are_retried_then_say_the_run_goes_on(capsys):
@@ -123,7 +123,9 @@ def test_api_errors_while_following_are_retried_then_say_the_run_goes_on(capsys)
     with pytest.raises(RunError) as err:
         cluster_run_module.follow(Flaky(done, 100), _run(), 0, sleep=lambda s: None)
     assert "the API server stopped answering" in str(err.value)
-    assert "kubectl -n inference logs -f job/benchmark-20261202-031500-a1b2" in str(err.value)
+    assert "kubectl -n hyperpod-dpd-benchmark logs -f job/benchmark-20261202-031500-a1b2" in str(
+        err.value
+    )
 
 
 def test_a_pod_that_never_started_still_reports_why_the_job_failed(capsys):
@@ -143,4 +145,4 @@ def test_a_job_without_a_pod_for_a_minute_says_where_to_look(capsys):
     assert cluster_run_module.follow(_Scripted(waiting), _run(), 5, sleep=lambda s: None) == 0
     err = capsys.readouterr().err
     assert err.count("no pod yet after 60 s") == 1
-    assert "kubectl -n inference describe job benchmark-20261202-031500-a1b2" in err
+    assert "kubectl -n hyperpod-dpd-benchmark describe job benchmark-20261202-031500-a1b2" in err

@@ -30,7 +30,7 @@ def test_the_job_runs_the_shipped_program_on_the_system_nodes_as_the_runner():
     manifest = job_module.job(run, job_module.code_files())
     spec = manifest["spec"]
     assert manifest["metadata"] == {
-        "name": "benchmark-20261202-031500-a1b2", "namespace": "inference",
+        "name": "benchmark-20261202-031500-a1b2", "namespace": "hyperpod-dpd-benchmark",
         "labels": {"hyperpod-dpd/benchmark": run.run_id},
     }  # fmt: skip
     assert spec["backoffLimit"] == 0  # a retry would send the load twice
@@ -63,6 +63,16 @@ def test_the_job_runs_the_shipped_program_on_the_system_nodes_as_the_runner():
     assert code["configMap"]["name"] == config_map["metadata"]["name"]
     assert all(CONFIG_KEY.match(k) for k in config_map["data"])
     assert {i["key"] for i in items} == set(config_map["data"])
+
+
+def test_the_job_takes_the_splits_api_key_from_the_stacks_secret_if_there_is_one():
+    """A run aimed at the traffic split presents its key; the key comes from the Secret the
+    stack keeps beside the endpoints (never the manifest), and a namespace without one (no
+    split) starts the Job all the same."""
+    (container,) = job_module.job(_run(), {})["spec"]["template"]["spec"]["containers"]
+    (env,) = [e for e in container["env"] if e["name"] == "HYPERPOD_DPD_API_KEY"]
+    assert env == {"name": "HYPERPOD_DPD_API_KEY", "valueFrom": {"secretKeyRef": {
+        "name": "hyperpod-dpd-traffic-api-key", "key": "apiKey", "optional": True}}}  # fmt: skip
 
 
 def test_the_job_writes_and_reads_only_what_its_role_allows():

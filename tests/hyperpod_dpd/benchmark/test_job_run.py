@@ -13,6 +13,8 @@ import sys
 import boto3
 import pytest
 
+from core import api_key
+from core.vocabulary import BENCHMARK_NAMESPACE
 from hyperpod_dpd.benchmark import job as job_module
 from hyperpod_dpd.cli import main
 from settings import parse_settings
@@ -63,8 +65,11 @@ def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
 ):
     prefix = parse_settings(stack_raw("dev")).checkpoint.effective_prefix
     _stage_tokenizer(bucket, prefix)
-    server = fake_server(first_token_ms=20, prefill_ms_per_token=0.1, tpot_ms=5)
+    # The endpoint wants the traffic split's key, which the pod takes from the stack's Secret.
+    key = "k" * 48
+    server = fake_server(key=key, first_token_ms=20, prefill_ms_per_token=0.1, tpot_ms=5)
     cluster = FakeCluster(tmp_path / "pod", s3_env)
+    cluster.secrets[(BENCHMARK_NAMESPACE, api_key.SECRET_NAME)] = {api_key.SECRET_KEY: key}
     (tmp_path / "pod").mkdir()
     monkeypatch.setattr("hyperpod_dpd.shared.kube.Cluster.from_kubeconfig", lambda *a, **k: cluster)
     kubeconfig = tmp_path / "kubeconfig"
@@ -81,7 +86,7 @@ def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
     (job,) = cluster.jobs.values()
     run_id = job["metadata"]["labels"]["hyperpod-dpd/benchmark"]
     # Progress: the pod's own log lines, as they came.
-    assert f"started Job inference/benchmark-{run_id}" in err
+    assert f"started Job hyperpod-dpd-benchmark/benchmark-{run_id}" in err
     assert "  | tokenizer: tokenizer.json, tokenizer_config.json from s3://" in err
     assert "  | uploaded" in err
     # The results, as a local run writes them, with the stack's endpoint recorded ...
@@ -98,6 +103,8 @@ def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
     assert f"benchmarks/{run_id}/aiperf.log" in keys
     assert (out / "aiperf.log").exists()
     assert cluster.closed
+    # The key reached the endpoint (no request failed) and is in no file the run wrote.
+    assert not [p for p in out.rglob("*") if p.is_file() and key in p.read_text(errors="replace")]
     # What the pod did to S3 is what its role allows (moto does not enforce IAM): until the
     # command starts copying (its first list), only the tokenizer reads and the results' writes.
     requests = s3_server.recorder.since(mark, bucket)

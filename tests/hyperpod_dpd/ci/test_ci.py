@@ -27,7 +27,7 @@ def test_a_deploy_job_of_prod_runs_on_its_codebuild_runner_with_its_deploy_role(
         # CodeBuild's label: codebuild-<project>-${{ github.run_id }}-${{ github.run_attempt }}
         "runs-on": "codebuild-hyperpod-dpd-prod-runner-4242-2",
         "region": "us-west-2",
-        "role-arn": "arn:aws:iam::111122223333:role/hyperpod-dpd-prod-deploy",
+        "role-arn": "arn:aws:iam::444455556666:role/hyperpod-dpd-prod-deploy",
         "pulumi-organization": "my-org",
     }
 
@@ -80,7 +80,7 @@ def test_the_command_prints_github_output_lines(capsys, monkeypatch):
     assert main(["ci", "--stack", "prod", "--project-dir", str(ROOT)]) == 0
     lines = dict(line.split("=", 1) for line in capsys.readouterr().out.splitlines())
     assert json.loads(lines["runs-on"]) == "codebuild-hyperpod-dpd-prod-runner-77-1"
-    assert lines["role-arn"] == "arn:aws:iam::111122223333:role/hyperpod-dpd-prod-deploy"
+    assert lines["role-arn"] == "arn:aws:iam::444455556666:role/hyperpod-dpd-prod-deploy"
 
 
 def test_a_codebuild_runner_outside_a_workflow_run_names_the_flag(capsys, monkeypatch):
@@ -123,3 +123,20 @@ def test_the_first_phase_command_reads_back_as_its_targets_in_a_shell(prod_run):
     words = shlex.split(bootstrap_command("prod", targets).replace("\\\n", ""))
     assert words[:6] == ["pulumi", "up", "--stack", "prod", "--policy-pack", "build/policy-pack"]
     assert words[6::2] == ["--target"] * len(targets) and words[7::2] == targets
+
+
+def test_a_protected_stack_in_an_account_another_stack_deploys_to_is_refused():
+    """Every deploy role administers its account; dev deploys on merge and the canary rolls out
+    without prod's reviewer: prod in their account would be theirs."""
+    from hyperpod_dpd.ci.command import shared_account_problems
+
+    prod = settings(stack_raw("prod"))
+    others = {s: settings(stack_raw(s)) for s in ("dev", "canary")}
+    assert shared_account_problems("prod", prod, others) == []  # the shipped prod: its own
+    raw = edit(stack_raw("prod"), f"{NS}:ci.deployRoleArn",
+               "arn:aws:iam::111122223333:role/hyperpod-dpd-prod-deploy")  # fmt: skip
+    (problem,) = shared_account_problems("prod", settings(raw), others)
+    assert problem.key == f"{NS}:ci.deployRoleArn"
+    assert "canary, dev deploy to 111122223333 too" in problem.allowed
+    # An unprotected stack (dev beside canary) may share.
+    assert shared_account_problems("dev", others["dev"], {"canary": others["canary"]}) == []

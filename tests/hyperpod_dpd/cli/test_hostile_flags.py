@@ -52,6 +52,7 @@ def _base(path: tuple[str, ...], tmp) -> list[str]:
         ("benchmark", "run"): ["--out", str(tmp / "run")],
         ("benchmark", "compare"): [str(tmp / "a"), str(tmp / "b"), "--out", str(tmp / "r")],
         ("pulumi-yaml",): ["--check"],
+        ("demo",): ["--dry-run", "--out", str(tmp / "demo")],  # the demo runs for minutes
     }.get(path, [])
 
 

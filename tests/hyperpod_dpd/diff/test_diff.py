@@ -166,8 +166,8 @@ def test_a_weight_change_reads_old_to_new_by_target_group(tmp_path):
                      .replace("pdBufferSize: 8GiB", "pdBufferSize: 16GiB", 1))  # fmt: skip
     make_plan(project, "canary", head)
     out = render_text(diff_plans(load_plan(base), load_plan(head)))
-    assert "defaultActions[0].forward.targetGroups[traffic-baseline].weight: 95 -> 50" in out
-    assert "defaultActions[0].forward.targetGroups[traffic-candidate].weight: 5 -> 50" in out
+    assert "actions[0].forward.targetGroups[traffic-baseline].weight: 95 -> 50" in out
+    assert "actions[0].forward.targetGroups[traffic-candidate].weight: 5 -> 50" in out
     assert "environmentVariables[PD_BUFFER_SIZE].value: 8 GiB -> 16 GiB" in out
     assert "8589934592" not in out
 

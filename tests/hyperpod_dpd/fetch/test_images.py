@@ -195,10 +195,8 @@ def test_fetch_with_a_stack_records_and_prints_the_command_that_pins_each_image(
         f"{host}/head-refused/python:3.11": manifest,
         f"{host}/team/vllm:v1": index,
     }
-    endpoint = (
-        f"pulumi config set --path 'hyperpod-dpd:endpoint.image' '{host}/team/vllm:v1@{index}'"
-    )
-    jobs = f"pulumi config set --path 'hyperpod-dpd:jobs.image' '{host}/head-refused/python:3.11@{manifest}'"
+    endpoint = f"pulumi config set --stack dev --path 'hyperpod-dpd:endpoint.image' '{host}/team/vllm:v1@{index}'"
+    jobs = f"pulumi config set --stack dev --path 'hyperpod-dpd:jobs.image' '{host}/head-refused/python:3.11@{manifest}'"
     assert f"  {endpoint}\n" in out and f"  {jobs}\n" in out
     # verify's curl pod is on Docker Hub, out of reach here: its own line, the rest done.
     assert "  not resolved: curlimages/curl:8.11.1 (hyperpod-dpd verify --curl-image): " in out
@@ -249,7 +247,7 @@ def test_the_commands_fetch_prints_pin_each_endpoint_of_a_map(
     ]
     index = "sha256:" + hashlib.sha256(INDEX).hexdigest()
     assert commands == [
-        f"pulumi config set --path 'hyperpod-dpd:endpoints.{name}.image' '{host}/team/vllm:v1@{index}'"
+        f"pulumi config set --stack canary --path 'hyperpod-dpd:endpoints.{name}.image' '{host}/team/vllm:v1@{index}'"
         for name in raw["hyperpod-dpd:endpoints"]
     ]
     for command in commands:
@@ -284,7 +282,7 @@ def test_an_unreadable_digest_record_is_replaced_with_a_warning(
     index = "sha256:" + hashlib.sha256(INDEX).hexdigest()
     assert json.loads((project / DIGESTS_FILE).read_text()) == {f"{host}/team/vllm:v1": index}
     assert (
-        f"pulumi config set --path 'hyperpod-dpd:endpoint.image' '{host}/team/vllm:v1@{index}'"
+        f"pulumi config set --stack dev --path 'hyperpod-dpd:endpoint.image' '{host}/team/vllm:v1@{index}'"
         in captured.out
     )
 

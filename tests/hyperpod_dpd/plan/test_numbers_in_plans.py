@@ -48,7 +48,7 @@ def test_a_pd_buffer_size_in_environment_variables_is_the_one_the_plan_shows(
     assert code == 0  # an advisory: 17 transfers in flight, 32 assumed
     summary = (out / "summary.md").read_text()
     assert f"| PD buffer | 4 GiB per TP rank ({ENV_KEY}) |" in summary
-    assert "| PD buffer | 4 GiB = 409 chunks |" in summary  # the sizing, not pdBufferSize's 8
+    assert "| PD buffer | 4 GiB = 409 chunks (LMCache rounds down: 6 MiB idle) |" in summary
     assert _numbers(out)["pdBufferSize"] == {"value": 4 * 2**30, "from": ENV_KEY}
     assert _numbers(base)["pdBufferSize"] == {"value": 8 * 2**30, "from": f"{E}.pdBufferSize"}
     manifest = yaml.safe_load((out / "manifests" / IEC).read_text())

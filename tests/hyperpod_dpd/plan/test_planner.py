@@ -77,6 +77,8 @@ def test_summary_has_endpoint_resources_and_outputs(dev_plan):
     assert "## Policy violations (2)" in summary  # the worker and Job images, run by tag
     assert "gpuAvailabilityZoneId" in summary
     assert "| Pod ingress | NetworkPolicy llama-3-3-70b-workers: the router, " in summary
+    assert "| Pod isolation | only the inference operator's pods (and the admins') run " in summary
+    assert "NetworkPolicy no-instance-metadata keeps them from the instance metadata" in summary
 
 
 def test_plans_are_deterministic(tmp_path):
@@ -167,6 +169,7 @@ def test_a_stack_without_network_policies_is_told_its_workers_are_open(tmp_path)
     plan = make_plan(write_project(tmp_path / "project", raw), "dev", tmp_path / "out")
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "| Pod ingress | open: networkPolicy.enabled is false" in summary
+    assert "networkPolicy.enabled is false: pods can reach the node's IAM role" in summary
     assert [(v.policy, v.enforcement) for v in plan.violations] == [
         ("hyperpod-dpd-pod-ingress", "advisory")
     ]

@@ -64,7 +64,7 @@ def test_each_endpoint_records_its_own_gpus_and_nodes_cost(canary, dev):
 
 def _verify_args(**given) -> argparse.Namespace:
     fields = dict(stack="canary", endpoint=None, name=None, namespace=None,
-                  routing_threshold=None)  # fmt: skip
+                  routing_threshold=None, traffic_url=None)  # fmt: skip
     return argparse.Namespace(**(fields | given))
 
 
@@ -79,6 +79,9 @@ def test_verify_checks_the_chosen_endpoint_dpd_or_colocated():
         resolve_target(_verify_args(stack=None, endpoint="candidate"), ROOT)
     dev = resolve_target(_verify_args(stack="dev"), ROOT)
     assert dev.name == "llama-3-3-70b"
+    # Both canary endpoints are behind its split, called by the name the stack gives it.
+    url = "https://llm.internal.example.com/v1/chat/completions"
+    assert target.split.url == baseline.split.url == url and dev.split is None
 
 
 def test_verify_of_several_endpoints_without_a_key_is_exit_2(capsys):

@@ -27,7 +27,7 @@ def test_text_output_shows_the_docs_numbers(capsys):
     assert "KV per token               40,960 B" in out
     assert "256 tokens = 10,485,760 B (10 MiB)" in out
     assert "prompt of 6,035 tokens     24 chunks = 251,658,240 B (0.2344 GiB)" in out
-    assert "8,589,934,592 B = 819 chunks (rounded down)" in out
+    assert "8,589,934,592 B = 819 chunks (LMCache rounds down: 2 MiB idle)" in out
     assert "34 in whole chunks" in out and "= 34.75 ~ 35" in out
     assert "headroom                   18.00 GiB   10.00 GiB" in out
 
@@ -91,9 +91,9 @@ def test_a_worker_that_cannot_start_is_an_error_with_the_plans_advice(capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "decode workers cannot start: llama-3.3-70b at TP 1 needs" in captured.err
-    assert "raise --tp to 8" in captured.err
-    # The advice works: at TP 8 the same flags size.
-    assert cli.main(["size", "--tp", "8"]) == 0
+    assert "raise --tp to 4" in captured.err  # the smallest TP that works, not the node's 8
+    # The advice works: at TP 4 the same flags size.
+    assert cli.main(["size", "--tp", "4"]) == 0
 
 
 def test_weights_that_fit_no_share_get_no_utilization_advice(capsys):
@@ -120,3 +120,22 @@ def test_a_misspelled_flag_is_the_commands_error_with_the_flag_it_meant(capsys):
     err = capsys.readouterr().err
     assert "hyperpod-dpd size: error: unrecognized arguments: --tps 8" in err
     assert "--tps: did you mean --tp?" in err
+
+
+def test_the_defaults_and_the_shipped_stacks_raise_no_warning_of_their_own_buffer(capsys, tmp_path):
+    """One judgement of the PD buffer's chunks, the same in `size` and `plan`: the docs' 8 GiB
+    (819 chunks and 2 MiB LMCache leaves idle) warns in neither, and both say it alike."""
+    assert cli.main(["size", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["warnings"] == []
+    assert cli.main(["size"]) == 0
+    said = "8,589,934,592 B = 819 chunks (LMCache rounds down: 2 MiB idle)"
+    assert said in capsys.readouterr().out
+    assert cli.main(["plan", "--stack", "dev", "--out", str(tmp_path)]) == 0
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| PD buffer | 8 GiB = 819 chunks (LMCache rounds down: 2 MiB idle) |" in summary
+    assert "chunk" not in "".join(v.lower() for v in _violations(tmp_path))
+
+
+def _violations(plan_dir) -> list[str]:
+    report = json.loads((plan_dir / "policy-report.json").read_text())
+    return [v["message"] for v in report["violations"]]

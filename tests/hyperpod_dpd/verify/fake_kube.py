@@ -7,7 +7,10 @@ cluster that react to the prompts:
   disaggregated prompt makes the decoder log the recorded `decoder-kv-<variant>.log` lines;
 - the one-shot prompt pod: created Pending, then on the next reads ContainerCreating, then run:
   its env is spliced into the JSON body exactly as its shell script does, and its log holds the
-  router's answer and the `__HTTP_STATUS__=` line curl's `-w` prints.
+  router's answer and the `__HTTP_STATUS__=` line curl's `-w` prints (an env entry from a Secret
+  resolved as the kubelet does: a missing Secret keeps the pod waiting, CreateContainerConfigError);
+- the canary's traffic split at its name (SPLIT_URL): the router behind its listener, which answers
+  401 without `Authorization: Bearer <split_key>` (specs/traffic.py), unless `split_open`.
 
 The Kubernetes API paths it answers, and the HTTP server it runs on, are in kube_api.py;
 `ChatServer` is the same router behind a plain /v1/chat/completions URL (the --router-url mode).
@@ -28,8 +31,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from core import api_key
+from core.vocabulary import BENCHMARK_NAMESPACE
 from settings import parse_settings
+from specs.isolation.instance_metadata import metadata_egress
 from specs.isolation.network_policies import network_policy
+from specs.traffic import UNAUTHORIZED
 from tests.conftest import stack_raw
 from tests.hyperpod_dpd.verify.kube_api import KubeApi, serve_http, status
 
@@ -44,6 +51,9 @@ ROUTER_URL = (
     "/v1/chat/completions"
 )
 AGE_MARK = re.compile(r"^### age (\d+)s")
+# The canary's split, at the name it gives it (Pulumi.canary.yaml trafficListener.domainName).
+SPLIT_URL = "https://llm.internal.example.com/v1/chat/completions"
+SPLIT_KEY = "0123456789abcdefghijklmnopqrstuvwxyz0123456789ab"
 
 
 def recorded_json(name: str) -> Any:
@@ -64,6 +74,11 @@ def recorded_log(name: str) -> list[tuple[float, str]]:
 def dev_network_policy() -> dict[str, Any]:
     settings = parse_settings(stack_raw("dev"))
     return dict(network_policy("policy", (), settings, NAME, NAMESPACE).props)
+
+
+def dev_metadata_policy() -> dict[str, Any]:
+    """The namespace's `no-instance-metadata` policy, as the program renders it."""
+    return dict(metadata_egress("policy", (), NAMESPACE).props)
 
 
 class FakeKube(KubeApi):
@@ -87,8 +102,16 @@ class FakeKube(KubeApi):
             }]
         }  # fmt: skip
         # The NetworkPolicy the dev stack gives the endpoint, as the program renders it.
-        policy = dev_network_policy()
-        self.network_policies = {(NAMESPACE, policy["metadata"]["name"]): policy}
+        self.network_policies = {
+            (NAMESPACE, p["metadata"]["name"]): p
+            for p in (dev_network_policy(), dev_metadata_policy())
+        }
+        # (namespace, name) -> data: the Secrets a prompt pod's env may name.
+        self.secrets: dict[tuple[str, str], dict[str, str]] = {
+            (BENCHMARK_NAMESPACE, api_key.SECRET_NAME): {api_key.SECRET_KEY: SPLIT_KEY}
+        }
+        self.split_key = SPLIT_KEY  # the key the split's listener rule holds
+        self.split_open = False  # a listener that forwards without a key
         self.router_threshold: int | None = None  # None: the IEC's routingThreshold
         self.kv_variant = "healthy"  # decoder-kv-<variant>.log
         self.prompt_pod_mode = "complete"  # complete | stuck
@@ -177,6 +200,15 @@ class FakeKube(KubeApi):
         }
         return 200, answer
 
+    # The traffic split's listener -------------------------------------------------------------
+
+    def at_split(self, authorization: str | None, body: dict[str, Any]) -> tuple[int, Any]:
+        """The listener: its rule forwards a request with the key to the router, its default
+        answers the rest with its fixed 401."""
+        if self.split_open or authorization == api_key.bearer(self.split_key):
+            return self.on_prompt(body)
+        return 401, json.loads(UNAUTHORIZED["fixedResponse"]["messageBody"])
+
     # The one-shot prompt pod -------------------------------------------------------------------
 
     def create_pod(self, namespace: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -211,14 +243,32 @@ class FakeKube(KubeApi):
             return
         if pod["status"]["phase"] != "Pending":
             return
-        env = {e["name"]: e["value"] for e in container["env"]}
-        # What the script does: P = SENTENCE x REPEAT; printf HEAD P TAIL | curl URL.
-        if env["URL"] != ROUTER_URL:
+        env: dict[str, str] = {}
+        for entry in container["env"]:
+            if "value" in entry:
+                env[entry["name"]] = entry["value"]
+                continue
+            ref = entry["valueFrom"]["secretKeyRef"]
+            value = self.secrets.get((pod["metadata"]["namespace"], ref["name"]), {}).get(
+                ref["key"]
+            )
+            if value is None:  # the kubelet's answer to a missing Secret
+                message = f'secret "{ref["name"]}" not found'
+                waiting = _waiting(container, "CreateContainerConfigError", message)
+                pod["status"]["containerStatuses"] = [waiting]
+                return
+            env[entry["name"]] = value
+        # What the script does: P = SENTENCE x REPEAT; printf HEAD P TAIL | curl URL [-H key].
+        if env["URL"] not in (ROUTER_URL, SPLIT_URL):
             host = urlsplit(env["URL"]).hostname
             output, code, exit_code = f"curl: (6) Could not resolve host: {host}\n", "000", 6
         else:
             body = json.loads(env["HEAD"] + env["SENTENCE"] * int(env["REPEAT"]) + env["TAIL"])
-            http, answer = self.on_prompt(body)
+            key = env.get(api_key.ENV)
+            if env["URL"] == SPLIT_URL:
+                http, answer = self.at_split(api_key.bearer(key) if key else None, body)
+            else:
+                http, answer = self.on_prompt(body)
             output, code, exit_code = json.dumps(answer), str(http), 0
         phase = "Succeeded" if exit_code == 0 else "Failed"
         pod["status"]["phase"] = phase
@@ -239,21 +289,26 @@ class FakeKube(KubeApi):
 
 
 class ChatServer:
-    """The router behind a plain URL: POST /v1/chat/completions -> FakeKube.on_prompt."""
+    """The router behind a plain URL: POST /v1/chat/completions -> FakeKube.on_prompt; with
+    `split`, the traffic split's listener in front of it (FakeKube.at_split)."""
 
-    def __init__(self, fake: FakeKube):
+    def __init__(self, fake: FakeKube, split: bool = False):
         self.fake = fake
+        self.split = split
         self.url = ""
 
     @contextmanager
     def serving(self) -> Iterator[ChatServer]:
-        fake = self.fake
+        fake, split = self.fake, self.split
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 if self.path != "/v1/chat/completions":
                     code, answer = 404, {"detail": "Not Found"}
+                elif split:
+                    body = json.loads(self.rfile.read(length))
+                    code, answer = fake.at_split(self.headers.get(api_key.HEADER), body)
                 else:
                     code, answer = fake.on_prompt(json.loads(self.rfile.read(length)))
                 data = json.dumps(answer).encode()

@@ -29,6 +29,9 @@ PODS_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
 POD_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)$")
 LOG_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 SERVICES_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/services$")
+NETWORK_POLICIES_PATH = re.compile(
+    r"^/apis/networking\.k8s\.io/v1/namespaces/([^/]+)/networkpolicies$"
+)
 NETWORK_POLICY_PATH = re.compile(
     r"^/apis/networking\.k8s\.io/v1/namespaces/([^/]+)/networkpolicies/([^/]+)$"
 )
@@ -71,6 +74,10 @@ class KubeApi:
         if m := SERVICES_PATH.match(path):
             items = self.services.get(m[1], [])
             return 200, {"apiVersion": "v1", "kind": "ServiceList", "metadata": {}, "items": items}
+        if m := NETWORK_POLICIES_PATH.match(path):
+            items = [v for (ns, _), v in self.network_policies.items() if ns == m[1]]
+            return 200, {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicyList",
+                         "metadata": {}, "items": items}  # fmt: skip
         if m := NETWORK_POLICY_PATH.match(path):
             if policy := self.network_policies.get((m[1], m[2])):
                 return 200, policy

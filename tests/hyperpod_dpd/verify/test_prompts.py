@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from core import api_key
 from hyperpod_dpd.verify import prompts
 from hyperpod_dpd.verify.prompts import (
     HttpPromptClient,
@@ -17,7 +18,7 @@ from hyperpod_dpd.verify.prompts import (
     long_prompt,
     short_prompt,
 )
-from tests.hyperpod_dpd.verify.fake_kube import ChatServer, FakeKube
+from tests.hyperpod_dpd.verify.fake_kube import SPLIT_KEY, ChatServer, FakeKube
 
 MODEL = "/opt/ml/model"
 
@@ -131,3 +132,24 @@ def test_the_pod_script_sends_the_prompt_for_real(kind):
     assert fake.prompts == [prompt.content]
     result = prompts._pod_result("Succeeded", done.stdout)
     assert result.ok and result.status == 200
+
+
+@pytest.mark.parametrize("with_key", [True, False])
+def test_the_pod_script_presents_the_key_it_is_given_for_real(with_key):
+    """The keyed pod's script, run by a local sh and curl against the split's listener: with
+    the key in its environment (as the kubelet puts the Secret's there) it is answered, without
+    it refused with 401."""
+    fake = FakeKube()
+    with ChatServer(fake, split=True).serving() as split:
+        client = PodPromptClient(None, "inference", split.url, timeout=10, poll_interval=0.01,  # type: ignore[arg-type]
+                                 keyed=with_key)  # fmt: skip
+        container = client.pod_manifest(short_prompt(MODEL), "dpd-verify-key")["spec"][
+            "containers"][0]  # fmt: skip
+        env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+        if with_key:
+            env[api_key.ENV] = SPLIT_KEY
+        done = subprocess.run(container["command"], env={"PATH": os.environ["PATH"], **env},
+                              capture_output=True, text=True, timeout=30, check=False)  # fmt: skip
+    result = prompts._pod_result("Succeeded", done.stdout)
+    assert (result.ok, result.status) == ((True, 200) if with_key else (False, 401))
+    assert SPLIT_KEY not in json.dumps(container)

@@ -282,6 +282,31 @@ def test_a_worker_on_the_host_network_is_beyond_the_policy(fake, verify):
     assert check["detail"] == f"{PREFILL_POD} runs on the host network"
 
 
+def test_workers_that_can_reach_the_instance_metadata_service_fail_with_its_cause(fake, verify):
+    """A cluster whose endpoint namespace lacks the metadata egress policy (a stack deployed
+    before it, or a policy deleted): the workers can take their node's role."""
+    del fake.network_policies[(NAMESPACE, "no-instance-metadata")]
+    check = failed_only(verify("--no-prompts", target=("--stack", "dev")), "workers guarded")
+    assert check["detail"] == (
+        f"{PREFILL_POD}, {DECODE_POD} can reach the instance metadata service (169.254.169.254)"
+    )
+    assert "no-instance-metadata" in check["fix"] and "pulumi up" in check["fix"]
+    assert check["ref"] == "docs/troubleshooting.md#workers-reach-the-instance-metadata-service"
+
+
+def test_a_policy_that_lets_the_workers_reach_the_metadata_service_again_fails(fake, verify):
+    """Another Egress policy selecting the workers that opens 169.254.169.254 (policies add up)."""
+    fake.network_policies[(NAMESPACE, "open")] = {
+        "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+        "metadata": {"name": "open", "namespace": NAMESPACE},
+        "spec": {"podSelector": {}, "policyTypes": ["Egress"],
+                 "egress": [{"to": [{"ipBlock": {"cidr": "169.254.0.0/16"}}],
+                             "ports": [{"port": 80}]}]},
+    }  # fmt: skip
+    check = failed_only(verify("--no-prompts"), "workers guarded")
+    assert "can reach the instance metadata service" in check["detail"]
+
+
 def test_a_stack_whose_policy_is_missing_in_the_cluster_fails(fake, verify):
     fake.network_policies.clear()
     check = failed_only(verify("--no-prompts", target=("--stack", "dev")), "workers guarded")

@@ -18,7 +18,7 @@ def test_repo_stacks_have_no_violations(stack):
 
 def test_every_rule_is_registered_once_with_a_kebab_name():
     names = [r.name for r in ALL_RULES]
-    assert len(names) == len(set(names)) == 26  # every rule once
+    assert len(names) == len(set(names)) == 28  # every rule once
     assert all(n.startswith("hyperpod-dpd-") and n == n.lower() for n in names)
 
 

@@ -19,9 +19,10 @@ def test_a_plain_http_listener_is_named(dev):
     assert findings("hyperpod-dpd-traffic-tls", [*dev, _listener("HTTP", 80)]) == [
         (
             URN,
-            "traffic-listener is plain HTTP on port 80: prompts and completions cross the VPC in "
-            "clear text; set hyperpod-dpd:trafficListener.certificateArn (an ACM certificate, "
-            "e.g. from ACM Private CA) for HTTPS on 443",
+            "traffic-listener is plain HTTP on port 80: prompts, completions and the API key "
+            "cross the VPC in clear text; set hyperpod-dpd:trafficListener.certificateArn (an "
+            "ACM certificate, e.g. from ACM Private CA) and trafficListener.domainName (the "
+            "name it covers) for HTTPS on 443",
         )
     ]
     assert RULES["hyperpod-dpd-traffic-tls"].enforcement == "advisory"

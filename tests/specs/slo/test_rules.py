@@ -11,11 +11,11 @@ import subprocess
 import pytest
 import yaml
 
+from hyperpod_dpd.demo.prometheus import INSTALL_HINT
+from hyperpod_dpd.demo.vllm_traffic import Minute, decode_minute, input_series, pod, prefill_minute
 from settings import parse_settings
 from specs.slo.rules import rule_file, rule_file_text
 from tests.conftest import canary_raw
-from tests.specs.prometheus_server import INSTALL_HINT
-from tests.specs.vllm_traffic import Minute, decode_minute, input_series, pod, prefill_minute
 
 MINUTES = 120
 EVAL = "110m"
@@ -111,7 +111,7 @@ def _quiet(alert: str) -> dict:
 
 
 def _rules():
-    return rule_file(parse_settings(canary_raw()))
+    return rule_file(parse_settings(canary_raw()), "canary")
 
 
 def _severity(alert: str) -> str:
@@ -123,7 +123,7 @@ def _severity(alert: str) -> str:
 
 
 def _run(tmp_path, tests: list[dict]) -> subprocess.CompletedProcess:
-    (tmp_path / "rules.yml").write_text(rule_file_text(parse_settings(canary_raw())))
+    (tmp_path / "rules.yml").write_text(rule_file_text(parse_settings(canary_raw()), "canary"))
     spec = {"rule_files": ["rules.yml"], "evaluation_interval": "1m", "tests": tests}
     (tmp_path / "tests.yml").write_text(yaml.safe_dump(spec, sort_keys=False, width=1000))
     return subprocess.run(
@@ -133,7 +133,7 @@ def _run(tmp_path, tests: list[dict]) -> subprocess.CompletedProcess:
 
 
 def test_promtool_accepts_the_rule_file_the_canary_stack_plans(tmp_path):
-    (tmp_path / "rules.yml").write_text(rule_file_text(parse_settings(canary_raw())))
+    (tmp_path / "rules.yml").write_text(rule_file_text(parse_settings(canary_raw()), "canary"))
     check = subprocess.run(
         [_promtool(), "check", "rules", "rules.yml"],
         cwd=tmp_path, capture_output=True, text=True, check=False,
@@ -153,8 +153,9 @@ def test_every_alert_has_a_scenario_and_says_what_to_do():
 def test_the_candidate_s_alerts_say_how_to_roll_it_back():
     rules = [r for g in _rules()["groups"] for r in g["rules"] if "alert" in r]
     back = (
-        "pulumi config set --path 'hyperpod-dpd:traffic.baseline' 100 && "
-        "pulumi config set --path 'hyperpod-dpd:traffic.candidate' 0 && pulumi up"
+        "pulumi config set --stack canary --path 'hyperpod-dpd:traffic.baseline' 100 && "
+        "pulumi config set --stack canary --path 'hyperpod-dpd:traffic.candidate' 0 && "
+        "pulumi up --stack canary"
     )
     candidate = [r for r in rules if r["labels"]["endpoint"] == "candidate"]
     assert candidate and all(back in r["annotations"]["action"] for r in candidate)

@@ -1,12 +1,12 @@
 """Synthetic vLLM traffic, minute by minute, for one pod: the series the pinned vLLM exports
 (names from core/vllm/vllm_metrics.json through specs/slo/series.py), written two ways:
-  - promtool's `input_series` notation (`promtool test rules`);
+  - promtool's `input_series` notation (`promtool test rules`: the alert rules' tests);
   - OpenMetrics text over a time range (`promtool tsdb create-blocks-from openmetrics`), which a
-    real Prometheus then serves (the canary's tests).
+    real Prometheus then serves (`hyperpod-dpd demo`'s canary, and the canary's tests).
 
 Every request of a minute falls in one TTFT bucket and its tokens in one ITL bucket: the
 quantiles are known (histogram_quantile interpolates within the bucket).
-Pods are named as Kubernetes names a Deployment's pods (tests/specs/fake_vllm.py k8s_pod_name).
+Pods are named as Kubernetes names a Deployment's pods (core/vllm/pod_names.py pod_name).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from core.vllm.pod_names import worker_deployment
+from core.vllm.pod_names import pod_name, worker_deployment
 from core.vllm.vllm_metrics import vllm_metrics
 from specs.slo.series import (
     ERROR_REASON,
@@ -32,8 +32,8 @@ from specs.slo.series import (
     TTFT_BUCKETS,
     WAITING,
 )
-from tests.specs.fake_vllm import MODEL, k8s_pod_name
 
+MODEL = "llama-3.3-70b"  # the model_name label of every series: no query leans on it
 # Subsets of vLLM 0.19.0's own bucket bounds (vllm/v1/metrics/loggers.py).
 TTFT_LE = (0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
 ITL_LE = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2)
@@ -129,10 +129,32 @@ def _histogram(bucket, base, bounds, per_minute, holds) -> list:
 
 
 def pod(endpoint: str, pool: str, minute: Minute, namespace: str = "inference", seed: int = 1):
-    name = k8s_pod_name(
-        worker_deployment(endpoint, pool), random.Random(f"{endpoint}/{pool}/{seed}")
-    )
+    name = pod_name(worker_deployment(endpoint, pool), random.Random(f"{endpoint}/{pool}/{seed}"))
     return SyntheticPod(name, namespace, minute)
+
+
+def canary_pods(scenarios: dict[str, tuple[Minute, Minute, Minute]]) -> list[SyntheticPod]:
+    """The canary stack's pods for each scenario, in a namespace named after it: the baseline's
+    colocated pod and the candidate's prefill and decode pods, doing (baseline, prefill,
+    decode)'s minutes."""
+    pods = []
+    for scenario, (base, prefill, decode) in scenarios.items():
+        pods += [
+            pod("baseline", "colocated", base, namespace=scenario),
+            pod("candidate", "prefill", prefill, namespace=scenario),
+            pod("candidate", "decode", decode, namespace=scenario),
+        ]
+    return pods
+
+
+def serve_canary(directory, scenarios: dict[str, tuple[Minute, Minute, Minute]], minutes: int):
+    """A real Prometheus serving `canary_pods(scenarios)`' series over the last `minutes`."""
+    import time
+
+    from hyperpod_dpd.demo.prometheus import serve_backfill
+
+    start = int(time.time()) - minutes * 60
+    return serve_backfill(directory, openmetrics(canary_pods(scenarios), start, minutes))
 
 
 def _selector(name: str, labels: dict[str, str]) -> str:

@@ -1,0 +1,53 @@
+"""Child processes a command starts and owns: each in a process group of its own, ended with
+everything it started when the command stops early (Ctrl-C, SIGTERM, an error).
+
+Ctrl-C on a terminal sends SIGINT to the whole foreground process group, but a child busy in
+native code (the simulator's pandas and pyarrow imports, a load generator's worker processes)
+may take its time to notice, or not notice at all when the signal reached the parent alone
+(`kill -INT <pid>`, a CI runner's cancel). The parent, which sees KeyboardInterrupt, ends the
+child's group itself (`stop`) and waits for it, so nothing the command started outlives it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import Any
+
+GRACE_SECONDS = 5.0
+
+
+def start(argv: list[str], **popen: Any) -> subprocess.Popen:
+    """`subprocess.Popen(argv, **popen)` in a new session (its own process group)."""
+    return subprocess.Popen(argv, start_new_session=True, **popen)
+
+
+def stop(proc: subprocess.Popen, grace: float = GRACE_SECONDS) -> None:
+    """End `proc` and its process group and reap it: SIGINT first (a Python child then undoes
+    what it began, as on Ctrl-C, and ends its own children; servers shut down cleanly), SIGTERM
+    after `grace` seconds, SIGKILL after as many again."""
+    for sig, wait in ((signal.SIGINT, grace), (signal.SIGTERM, grace), (signal.SIGKILL, None)):
+        with suppress(ProcessLookupError):  # the group is gone already
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        with suppress(ProcessLookupError, PermissionError):  # a grandchild that outlived it
+            os.killpg(proc.pid, signal.SIGKILL)
+        return
+
+
+@contextmanager
+def owned(argv: list[str], **popen: Any) -> Iterator[subprocess.Popen]:
+    """A child started by `start`, stopped with its group when the block is left by any
+    exception (KeyboardInterrupt included); on a normal exit the caller has waited for it."""
+    proc = start(argv, **popen)
+    try:
+        yield proc
+    except BaseException:
+        stop(proc)
+        raise

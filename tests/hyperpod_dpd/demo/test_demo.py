@@ -1,0 +1,110 @@
+"""`hyperpod-dpd demo` (`make demo`) for real: the fake servers, aiperf and a real Prometheus,
+run twice in a row, each run succeeding, showing the commands docs/benchmark.md shows and
+leaving nothing running or listening; interrupted with a real SIGINT, it stops every server it
+started."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from core.exits import EXIT_INTERRUPTED
+from tests import processes
+from tests.conftest import ROOT
+
+pytestmark = [pytest.mark.long, pytest.mark.xdist_group("aiperf")]  # it runs aiperf
+QUICK = ["--concurrency", "4", "--duration", "1"]
+URL = re.compile(r"http://127\.0\.0\.1:(\d+)")
+
+
+def _demo(out, *more) -> list[str]:
+    return [sys.executable, "-m", "hyperpod_dpd.cli", "demo", "--out", str(out), *more]
+
+
+def _ports(output: str) -> set[int]:
+    return {int(port) for port in URL.findall(output)}
+
+
+def _left_behind(out, ports: set[int]) -> list[str]:
+    """What still runs or listens of a demo that wrote to `out` and served on `ports`."""
+    listening = [f"port {p} listening" for p in sorted(ports & processes.listening_ports())]
+    running = [
+        f"pid {pid}: {line}"
+        for pid in processes.all_pids()
+        if (line := processes.cmdline(pid))
+        and (str(out) in line or any(f"--port {p}" in line for p in ports))
+    ]
+    return listening + running
+
+
+def test_the_demo_runs_twice_in_a_row_and_leaves_nothing_running(tmp_path):
+    out = tmp_path / "demo"
+    for attempt in (1, 2):
+        run = subprocess.run(_demo(out, *QUICK), cwd=ROOT, capture_output=True, text=True,
+                             check=False, timeout=600)  # fmt: skip
+        assert run.returncode == 0, f"run {attempt}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+        # The benchmark: both runs, compared.
+        assert (out / "benchmark" / "report" / "report.md").read_text().startswith("#")
+        for label in ("colocated", "dpd"):
+            assert (out / "benchmark" / label / "results.json").exists()
+        # The canary: its verdicts on both candidates, and their text as a user reads it.
+        verdicts = (
+            "canary: healthy candidate: promote (exit 0); failing candidate: rollback (exit 1)"
+        )
+        assert verdicts in run.stdout
+        assert run.stdout.count("verdict: promote") == 1 == run.stdout.count("verdict: rollback")
+        ports = _ports(run.stdout)
+        assert len(ports) == 4, ports  # two fake servers, two Prometheus servers
+        assert _left_behind(out, ports) == [], f"run {attempt}"
+        _docs_show(run.stdout, out)
+
+
+def _docs_show(output: str, out) -> None:
+    """The block in docs/benchmark.md is what the demo prints with its defaults (ports and the
+    output directory aside): the demo as documented is the demo that runs."""
+    printed = [line[2:] for line in output.splitlines() if line.startswith("$ ")]
+    printed = [line for line in printed if " benchmark " in line]
+    ports: dict[str, str] = {}
+    for line in printed:
+        for port in URL.findall(line) + re.findall(r"--port (\d+)", line):
+            ports.setdefault(port, f"PORT{len(ports) + 1}")
+
+    def as_documented(line: str) -> str:
+        line = line.replace(str(out), "build/demo")
+        line = line.replace(" ".join(QUICK), "--concurrency 4,8,16 --duration 10")
+        return re.sub(r"\b(\d{4,5})\b", lambda m: ports.get(m[1], m[1]), line)
+
+    docs = (ROOT / "docs" / "benchmark.md").read_text()
+    block = docs.split("<!-- the demo's commands", 1)[1].split("```sh\n", 1)[1].split("```")[0]
+    assert [as_documented(line) for line in printed] == block.strip().splitlines()
+
+
+def test_ctrl_c_stops_every_server_the_demo_started(tmp_path):
+    out = tmp_path / "demo"
+    demo = subprocess.Popen(_demo(out, "--concurrency", "4", "--duration", "30"), cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    seen = []
+    try:
+        for line in demo.stdout:  # until the load runs against the first server
+            seen.append(line)
+            if line.startswith("benchmark D("):
+                break
+        processes.wait_for(
+            lambda: any("aiperf" in processes.cmdline(p) for p in processes.all_pids()),
+            120, "aiperf started",
+        )  # fmt: skip
+        demo.send_signal(signal.SIGINT)
+        rest, err = demo.communicate(timeout=120)
+    finally:
+        demo.kill()
+        demo.wait()
+    output = "".join(seen) + rest
+    assert demo.returncode == EXIT_INTERRUPTED, output + err
+    ports = _ports(output)
+    assert len(ports) == 2, output
+    assert _left_behind(out, ports) == []
+    assert not [p for p in processes.all_pids() if str(out) in processes.cmdline(p)]

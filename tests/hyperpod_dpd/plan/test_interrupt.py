@@ -1,0 +1,52 @@
+"""Ctrl-C during `plan` removes the output directory the plan had only begun: a real SIGINT
+to the command's process while the program runs."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from core.exits import EXIT_INTERRUPTED
+from tests import processes
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.long
+
+
+def _interrupted_plan(out, running):
+    """Exit code and stderr of a plan to `out` given SIGINT once `running(pid)` holds."""
+    plan = subprocess.Popen(
+        [sys.executable, "-m", "hyperpod_dpd.cli", "plan", "--stack", "dev", "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        processes.wait_for(lambda: running(plan.pid), 120, "the plan got under way")
+        plan.send_signal(signal.SIGINT)
+        _, err = plan.communicate(timeout=60)
+    finally:
+        plan.kill()
+        plan.wait()
+    return plan.returncode, err
+
+
+def test_ctrl_c_leaves_no_directory_the_plan_had_only_begun(tmp_path):
+    out = tmp_path / "build" / "plan" / "dev"
+    # The directory is claimed once the stack is read and judged, before the program runs.
+    code, err = _interrupted_plan(out, lambda pid: out.exists())
+    assert code == EXIT_INTERRUPTED, err
+    assert "Traceback" not in err, err
+    # Neither the directory nor the parents the plan made for it.
+    assert not (tmp_path / "build").exists()
+
+
+def test_ctrl_c_leaves_an_earlier_plans_directory_as_it_was(tmp_path):
+    out = tmp_path / "plan"
+    out.mkdir()
+    (out / "plan.json").write_text("{}\n")
+    # The program runs under the mock engine's threads: the directory was claimed before.
+    code, err = _interrupted_plan(out, lambda pid: processes.threads(pid) > 1)
+    assert code == EXIT_INTERRUPTED, err
+    assert [p.name for p in out.iterdir()] == ["plan.json"]
