@@ -10,6 +10,7 @@ import io
 import re
 import threading
 from dataclasses import dataclass
+from typing import Self
 from urllib.parse import parse_qs, unquote
 
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
@@ -219,16 +220,19 @@ class QuietRequestHandler(MotoRequestHandler):
         pass
 
 
-class RecordingMotoServer(ThreadedMotoServer):
-    """ThreadedMotoServer whose app is wrapped by a Recorder (moto is pinned: 5.2.5)."""
+class QuietMotoServer(ThreadedMotoServer):
+    """moto's ThreadedMotoServer on 127.0.0.1 whose requests are not logged (QuietRequestHandler),
+    stopped within 50 ms (moto is pinned: 5.2.5)."""
 
     def __init__(self):
         super().__init__(ip_address="127.0.0.1", port=0, verbose=False)
-        self.recorder = Recorder(DomainDispatcherApplication(create_backend_app))
+
+    def _app(self):
+        return DomainDispatcherApplication(create_backend_app)
 
     def _server_entry(self) -> None:
         self._server = make_server(
-            self._ip_address, self._port, self.recorder, True, request_handler=QuietRequestHandler
+            self._ip_address, self._port, self._app(), True, request_handler=QuietRequestHandler
         )
         self._server_ready_event.set()
         self._server.serve_forever(poll_interval=0.05)  # a quick stop()
@@ -238,9 +242,20 @@ class RecordingMotoServer(ThreadedMotoServer):
         host, port = self.get_host_and_port()
         return f"http://{host}:{port}"
 
-    def __enter__(self) -> RecordingMotoServer:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+class RecordingMotoServer(QuietMotoServer):
+    """QuietMotoServer whose app is wrapped by a Recorder (every request kept, faults injected)."""
+
+    def __init__(self):
+        super().__init__()
+        self.recorder = Recorder(super()._app())
+
+    def _app(self):
+        return self.recorder

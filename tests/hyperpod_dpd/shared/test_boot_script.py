@@ -12,7 +12,6 @@ import json
 
 import boto3
 import pytest
-from moto.server import ThreadedMotoServer
 
 from hyperpod_dpd.cli.preflight import register
 from hyperpod_dpd.preflight.checks import FAIL, PASS, WARN, _boot_script
@@ -20,6 +19,7 @@ from hyperpod_dpd.shared import boot_script
 from hyperpod_dpd.shared.boot_script import Deployed, compare
 from hyperpod_dpd.verify.results import SKIP
 from specs.lifecycle import ON_CREATE_KEY, on_create_bytes, on_create_sha256
+from tests.checkpoint.s3server import QuietMotoServer
 from tests.conftest import stack_raw, write_project
 from tests.hyperpod_dpd.verify.conftest import parse
 from tests.hyperpod_dpd.verify.fake_kube import FakeKube
@@ -34,13 +34,8 @@ def s3_server():
         mp.setenv("AWS_ACCESS_KEY_ID", "testing")
         mp.setenv("AWS_SECRET_ACCESS_KEY", "testing")
         mp.delenv("AWS_PROFILE", raising=False)
-        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-        server.start()
-        try:
-            host, port = server.get_host_and_port()
-            yield f"http://{host}:{port}"
-        finally:
-            server.stop()
+        with QuietMotoServer() as server:
+            yield server.endpoint
 
 
 @pytest.fixture
