@@ -317,8 +317,8 @@ def _simulator_answers_kept_by_their_inputs():
     """`advise` run in process asks aisimulate only for configs no test asked for before
     (tests/simulator_cache.py says by what they are kept and why that is sound)."""
     from hyperpod_dpd.advise import engine
-    from tests.simulator_cache import cached
+    from tests.simulator_cache import cached_session
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine, "simulate", cached(engine.simulate))
+        mp.setattr(engine, "Session", cached_session(engine.Session))
         yield

@@ -11,9 +11,13 @@ configs nobody has asked for yet go to the real simulator, in one call, as `advi
 the parallel workers take turns per config (tests/conftest.py's `exclusive`), so a config is
 simulated once per machine, not once per test and worker.
 
-Installed for the tests that run `advise` in process (tests/conftest.py): a test that judges the
-simulator's process itself (its progress, its failure, an interrupt) runs the command as a
-subprocess, which this does not touch. `rm -r build/test-cache` forgets every answer.
+Installed for the tests that run `advise` in process (tests/conftest.py) as engine.Session (one
+simulator for a whole command): a session whose every config is known starts no simulator at all
+(its start, loading aisimulate and its tables, costs more CPU than most answers); one with a new
+config starts the real one on that request and keeps it for the command's later requests. A test
+that judges the simulator's process itself (its progress, its failure, an interrupt) runs the
+command as a subprocess, which this does not touch, or asks for the real Session
+(tests/hyperpod_dpd/advise/test_engine.py). `rm -r build/test-cache` forgets every answer.
 """
 
 from __future__ import annotations
@@ -86,6 +90,39 @@ def cached(real: Simulate, cache: Path = CACHE) -> Simulate:
         return {"engine": known[keys[0]]["engine"], "results": results}
 
     return simulate
+
+
+def cached_session(real: type, cache: Path = CACHE) -> type:
+    """engine.Session (`real`) answering known configs from `cache`, started only when asked for
+    a config the cache does not hold."""
+
+    class CachedSession:
+        REAL = real
+
+        def __init__(self, venv: Path | None = None) -> None:
+            self.venv = venv
+            self.engine: dict[str, Any] | None = None
+            self.started: Any = None  # the real session, once a request needed it
+            self._held = contextlib.ExitStack()
+            self._simulate = cached(self._real_simulate, cache)
+
+        def _real_simulate(self, configs: list[dict[str, Any]], venv: Path | None = None):
+            if self.started is None:
+                self.started = self._held.enter_context(real(self.venv))
+            return self.started.simulate(configs)
+
+        def __enter__(self) -> CachedSession:
+            return self
+
+        def simulate(self, configs: list[dict[str, Any]]) -> dict[str, Any]:
+            answer = self._simulate(configs, self.venv)
+            self.engine = answer["engine"]
+            return answer
+
+        def __exit__(self, *exc: object) -> bool | None:
+            return self._held.__exit__(*exc)
+
+    return CachedSession
 
 
 def _write(path: Path, entry: dict[str, Any]) -> None:

@@ -4,8 +4,9 @@ for the same input to the same simulator, and the caller gets its own ids back."
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
-from tests.simulator_cache import cached
+from tests.simulator_cache import cached, cached_session
 
 
 class Simulator:
@@ -97,3 +98,42 @@ def test_a_venv_of_the_callers_is_not_answered_from_the_cache(tmp_path, monkeypa
     simulate(_configs(4))
     simulate(_configs(4), tmp_path / "other-venv")
     assert real.asked == [["TP4"], ["TP4"]]
+
+
+class Session:
+    """A stand-in for engine.Session that counts the simulators started and what each is asked."""
+
+    started: ClassVar[list[Session]] = []
+
+    def __init__(self, venv=None):
+        self.simulator = Simulator()
+        self.ended = False
+
+    def __enter__(self):
+        Session.started.append(self)
+        return self
+
+    def simulate(self, configs):
+        return self.simulator(configs)
+
+    def __exit__(self, *exc):
+        self.ended = True
+
+
+def test_a_session_starts_a_simulator_only_for_a_config_never_asked_for(tmp_path, monkeypatch):
+    program, lock = _inputs(tmp_path)
+    monkeypatch.setattr("hyperpod_dpd.advise.engine.PROGRAM", program)
+    monkeypatch.setattr("hyperpod_dpd.advise.engine.REQUIREMENTS", lock)
+    monkeypatch.setattr(Session, "started", [])
+    cached = cached_session(Session, tmp_path / "cache")
+    with cached() as session:
+        session.simulate(_configs(4, 8))
+        session.simulate(_configs(8, 2))  # one simulator for the whole command
+        assert session.engine == {"name": "aisimulate", "version": "0.13.0"}
+    [first] = Session.started
+    assert first.simulator.asked == [["TP4", "TP8"], ["TP2"]] and first.ended
+    with cached() as session:
+        again = session.simulate(_configs(2, 4, prefix="x"))
+    assert len(Session.started) == 1  # all known: none started
+    assert [r["id"] for r in again["results"]] == ["x0@0", "x1@0"]
+    assert session.engine == {"name": "aisimulate", "version": "0.13.0"}
