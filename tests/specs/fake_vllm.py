@@ -129,7 +129,13 @@ def serve(fleet: Fleet) -> None:
 
 
 def stop(fleet: Fleet) -> None:
-    for pod in fleet.pods:
-        if pod.server is not None:
-            pod.server.shutdown()
-            pod.server.server_close()
+    """Every exporter stopped at once: each shutdown() waits for its loop to notice (up to its
+    poll interval, 0.5 s), and one after another the fleet's 24 took 6 s."""
+    servers = [pod.server for pod in fleet.pods if pod.server is not None]
+    stopping = [threading.Thread(target=server.shutdown) for server in servers]
+    for thread in stopping:
+        thread.start()
+    for thread in stopping:
+        thread.join()
+    for server in servers:
+        server.server_close()
