@@ -119,7 +119,6 @@ hyperpod = HyperPodCluster(
         protect=s.protect,
         partition=partition,
         region=s.region,
-        account_id=account_id,
         tags=tags,
         depends_on=[dependencies.release, *lifecycle.objects],
     ),
@@ -250,9 +249,13 @@ pulumi.export("eksClusterName", eks.cluster.name)
 pulumi.export("kubeconfig", eks.kubeconfig)
 pulumi.export("hyperpodClusterArn", hyperpod.arn)
 pulumi.export("modelBucket", models.name)
-# What `hyperpod-dpd preflight` and `verify` compare the boot script in S3 with.
+# What `hyperpod-dpd preflight` and `verify` compare the boot script in S3, its versions and the
+# cluster's lifecycle configuration with.
 pulumi.export("lifecycleBucket", lifecycle.bucket.name)
 pulumi.export("lifecycleScriptSha256", lifecycle.sha256)
+pulumi.export("lifecycleScriptVersionId", lifecycle.version_id)
+# What preflight and verify compare each instance group's ExecutionRole with (DescribeCluster).
+pulumi.export("hyperpodExecutionRoleArn", hyperpod.execution_role.arn)
 pulumi.export("modelPrefix", s.checkpoint.effective_prefix)
 pulumi.export("inferenceOperatorVersion", s.inference_operator.version)
 pulumi.export("inferenceOperatorAddonVersion", s.inference_operator.addon_version)

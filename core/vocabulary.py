@@ -107,6 +107,9 @@ OPERATOR_SERVICE_ACCOUNT = "hyperpod-inference-controller-manager"
 # The Kubernetes group of the cluster admins' access entries (eks.adminRoleArns and the deploying
 # role, infra/eks.py): who besides the operator may run pods in the endpoints' namespaces.
 ADMINS_GROUP = "hyperpod-dpd-admins"
+# The tags naming the stack that owns an AWS resource (specs/desired.py base_tags): the split's
+# target groups carry them, which is how the load balancer controller's policy finds them.
+PROJECT_TAG, STACK_TAG = "hyperpod-dpd:project", "hyperpod-dpd:stack"
 OBSERVABILITY_NAMESPACE = "hyperpod-observability"  # the observability add-on's collector
 # How often that collector scrapes the workers (the add-on's scrapeInterval, infra/observability.py):
 # a rate over the workers' counters spans several of its scrapes (core/vllm/scaling_signals.py).

@@ -25,9 +25,6 @@ class HyperPodArgs:
     protect: bool = False  # deleting the cluster ends every node's deep health checks
     partition: str = "aws"
     region: str = "us-east-1"
-    # The account the cluster is in: its execution role trusts SageMaker for that account's
-    # HyperPod clusters only (None: no source conditions, for tests of other parts).
-    account_id: pulumi.Input[str] | None = None
     tags: dict[str, str] = field(default_factory=dict)
     # The HyperPod dependencies release (SageMaker rejects the cluster without it) and the
     # uploaded lifecycle scripts (a node runs on_create.sh as it joins).
@@ -44,16 +41,21 @@ class HyperPodCluster(pulumi.ComponentResource):
         spec, out = args.spec, args.outputs
         execution = role_with_policies(
             f"{name}-execution-role",
-            # Only on behalf of this account (aws:SourceAccount: SageMaker's confused deputy
-            # prevention, "Limit Permissions With Global Condition Keys",
-            # https://docs.aws.amazon.com/sagemaker/latest/dg/security-confused-deputy-prevention.html).
-            # No aws:SourceArn: that page's per-feature examples (training, processing, inference
-            # ...) name no HyperPod ARN, and HyperPod's own pages and templates trust
-            # sagemaker.amazonaws.com with no condition at all (aws/sagemaker-hyperpod-cluster-setup
-            # eks/cloudformation/sagemaker-iam-role-template.yaml at 225929764f92). Were HyperPod
-            # to send no cluster ARN, an ArnLike on it would never match and the cluster could not
-            # assume its role: its nodes would never join.
-            service_trust("sagemaker.amazonaws.com", source_account=args.account_id),
+            # SageMaker, with no source condition: neither aws:SourceArn nor aws:SourceAccount.
+            # No public source shows that HyperPod sends either when it assumes the role for a
+            # node: SageMaker's confused deputy page gives per-feature examples (training,
+            # processing, inference, ...), none for HyperPod
+            # (https://docs.aws.amazon.com/sagemaker/latest/dg/security-confused-deputy-prevention.html),
+            # and HyperPod's own templates trust sagemaker.amazonaws.com with no condition at all
+            # (aws/sagemaker-hyperpod-cluster-setup eks/cloudformation/
+            # sagemaker-iam-role-template.yaml at 225929764f92). A condition on a key the service
+            # does not send never matches: the cluster could not assume its role and its nodes
+            # would never join, at the first `pulumi up`. What scopes the role instead: only a
+            # principal of this account can hand it to a cluster (iam:PassRole passes a role to
+            # a service of the same account only,
+            # https://docs.aws.amazon.com/IAM/latest/UserGuide/id_roles_use_passrole.html), so no
+            # other account's HyperPod cluster runs its nodes as this role.
+            service_trust("sagemaker.amazonaws.com"),
             {
                 f"{name}-execution-{policy.lower().replace('_', '-')}": managed_policy(
                     args.partition, policy

@@ -33,6 +33,9 @@ class LifecycleScripts(pulumi.ComponentResource):
     source_s3_uri: pulumi.Output[str]
     on_create: str = ON_CREATE
     sha256: str  # of the uploaded on_create.sh (the stack output lifecycleScriptSha256)
+    # The S3 version `pulumi up` wrote (the stack output lifecycleScriptVersionId): a newer one
+    # means someone wrote the script since, even if they put the original back afterwards.
+    version_id: pulumi.Output[str]
 
     def __init__(
         self, name: str, args: LifecycleScriptsArgs, opts: pulumi.ResourceOptions | None = None
@@ -58,6 +61,7 @@ class LifecycleScripts(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.bucket.policy]),
         )
         self.sha256 = on_create_sha256()
+        self.version_id = script.version_id
         self.source_s3_uri = pulumi.Output.concat("s3://", self.bucket.name, f"/{KEY_PREFIX}/")
         self.objects = [script]
         self.register_outputs({"sourceS3Uri": self.source_s3_uri})

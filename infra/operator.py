@@ -217,6 +217,7 @@ class InferenceOperator(pulumi.ComponentResource):
                 opts=self._opts(),
             )
         )
+        self._inline(self._args.spec.alb_controller_targets)
         return role
 
     def _create_keda_role(self) -> aws.iam.Role:

@@ -104,7 +104,9 @@ class StackSettings(SettingsModel):
         "(ci.deployRoleArn; without one, the identity running `pulumi up`): the admins. With "
         "that role, the only principals that may write or delete the nodes' boot scripts (the "
         "lifecycle bucket denies every other; the scripts run as root on every new or "
-        "recovered node). Role ARNs with their path, not assumed-role session ARNs.",
+        "recovered node). Role ARNs with their path (an IAM Identity Center role's: "
+        "/aws-reserved/sso.amazonaws.com/...), not assumed-role session ARNs; `hyperpod-dpd "
+        "preflight` looks each up in IAM.",
     )
     instance_groups: dict[GroupName, InstanceGroupConfig] = Field(
         description="HyperPod instance groups keyed by name (stable addresses)."

@@ -10,8 +10,9 @@ bucket's `benchmarks/` prefix; nothing else.
 The namespace is the stack's own (core/vocabulary.py BENCHMARK_NAMESPACE), not an endpoint's:
 only the operator's pods run there (specs/isolation/admission.py), and a run reaches an endpoint
 through its router's Service like any client. It enforces Pod Security `restricted`, which the
-run's pod meets (core/job_pods.py), and its pods cannot reach the instance metadata service
-(specs/isolation/instance_metadata.py).
+run's pod meets (core/job_pods.py), its pods cannot reach the instance metadata service
+(specs/isolation/instance_metadata.py), and only the admins' Jobs run there: whoever runs a pod
+there acts as this role (specs/isolation/admission.py STACK_PODS).
 """
 
 from __future__ import annotations

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 from core.refs import ref
 from core.regions import partition_of
-from core.vocabulary import ENDPOINT_ADMISSION, ENDPOINT_NAMESPACES, TRAFFIC_SPLIT_NAME
+from core.vocabulary import (
+    ENDPOINT_ADMISSION,
+    ENDPOINT_NAMESPACES,
+    PROJECT_TAG,
+    STACK_TAG,
+    TRAFFIC_SPLIT_NAME,
+)
 from core.vocabulary import cluster_name as stack_cluster_name
 from settings.stack import StackSettings
 from specs.base import Desired
@@ -59,7 +65,7 @@ AZ_NAME = ref(PLACEMENT, "azName")
 
 def base_tags(project: str, stack: str) -> dict[str, str]:
     """Tags every AWS resource of the stack carries (cost allocation, ownership)."""
-    return {"hyperpod-dpd:project": project, "hyperpod-dpd:stack": stack, "managed-by": "pulumi"}
+    return {PROJECT_TAG: project, STACK_TAG: stack, "managed-by": "pulumi"}
 
 
 @dataclass(frozen=True)
@@ -106,7 +112,8 @@ class DesiredState:
             out += [bucket.bucket, *bucket.guards]
         out += [self.hyperpod.cluster, self.hyperpod.execution_s3]
         op = self.operator
-        out += [op.s3_csi_policy, op.execution_policy, op.alb_controller_policy, op.keda_policy]
+        out += [op.s3_csi_policy, op.execution_policy, op.alb_controller_policy]
+        out += [op.alb_controller_targets, op.keda_policy]
         if self.collector_policy:
             out.append(self.collector_policy)
         if self.alerting:

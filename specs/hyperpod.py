@@ -21,7 +21,7 @@ from core.vocabulary import (
 )
 from settings.cluster.groups import InstanceGroupConfig
 from specs.base import Desired
-from specs.iam import allow, prefix_read, role_policy
+from specs.iam import Statement, allow, prefix_read, role_policy
 
 DEEP_HEALTH_CHECKS = ["InstanceStress", "InstanceConnectivity"]
 # Managed policies the HyperPod EKS docs name for the instance execution role: HyperPod's own,
@@ -140,12 +140,61 @@ def hyperpod_cluster(
             "tags": [{"key": k, "value": v} for k, v in sorted(tags.items())],
         },
     )
+    grants = [
+        allow(["s3:ListBucket"], [refs.lifecycle_bucket_arn], "ListLifecycleScripts"),
+        allow(["s3:GetObject"], [f"{refs.lifecycle_bucket_arn}/*"], "ReadLifecycleScripts"),
+        *prefix_read(refs.model_bucket_arn, model_prefixes),
+    ]
     execution_s3 = role_policy(
         f"{name}-execution-s3",
         (HYPERPOD_CLUSTER,),
         ref(role, "id"),
-        allow(["s3:ListBucket"], [refs.lifecycle_bucket_arn], "ListLifecycleScripts"),
-        allow(["s3:GetObject"], [f"{refs.lifecycle_bucket_arn}/*"], "ReadLifecycleScripts"),
-        *prefix_read(refs.model_bucket_arn, model_prefixes),
+        *grants,
+        no_other_reads(grants),
     )
     return HyperPodSpec(name, cluster, execution_s3)
+
+
+def no_other_reads(grants: list[Statement]) -> Statement:
+    """A Deny of every object of the account the execution role is not granted by `grants`.
+
+    AmazonSageMakerClusterInstanceRolePolicy, which HyperPod's docs attach to this role, lets it
+    read every object of every `sagemaker-*` bucket of its account (its statement
+    DataRetrievalFromS3BucketPermissions: s3:GetObject on arn:aws:s3:::sagemaker-* where
+    aws:ResourceAccount is the principal's,
+    https://docs.aws.amazon.com/aws-managed-policy/latest/reference/AmazonSageMakerClusterInstanceRolePolicy.html), and AWS-managed SageMaker policies let many
+    principals write such buckets (AmazonSageMakerFullAccess: s3:PutObject on *SageMaker*
+    buckets, the SDK's default bucket `sagemaker-<region>-<account>` among them). Whoever also
+    may call sagemaker:UpdateCluster could point an instance group's LifeCycleConfig at a script
+    of theirs there; the next node HyperPod creates or recovers would run it as root, and the
+    lifecycle bucket's own policy (specs/lifecycle.py) never comes into play. With this Deny the
+    node reads no object of the account but the stack's: the lifecycle scripts and the staged
+    weights the inline grants name, so such a node fails its lifecycle script instead.
+
+    What that policy's S3 grant is for: "list and retrieve lifecycle script files from an Amazon
+    S3 bucket in your account" (AWS managed policies for SageMaker HyperPod,
+    https://docs.aws.amazon.com/sagemaker/latest/dg/security-iam-awsmanpol-cluster.html), and
+    AWS's own HyperPod execution role template grants the lifecycle bucket alone
+    (aws/sagemaker-hyperpod-cluster-setup eks/cloudformation/sagemaker-iam-role-template.yaml at
+    225929764f92: the lifecycle bucket, and a restricted instance group's bucket this stack has
+    none of). Objects of other accounts (AWS's own artifacts) are not this Deny's: the condition
+    names the role's own account, as the managed policy's grant does.
+
+    What it leaves to detection (hyperpod_dpd/shared/lifecycle_config.py, in preflight and
+    verify): an UpdateCluster that also gives a group another execution role (one without this
+    Deny), or points it at the staged weights' prefix (its writers: the staging Job, the
+    deployers); both show in DescribeCluster.
+    """
+    readable = [
+        r
+        for g in grants
+        if g["Effect"] == "Allow" and "s3:GetObject" in g["Action"]
+        for r in g["Resource"]
+    ]
+    return {
+        "Sid": "ReadNoOtherObjectsOfTheAccount",
+        "Effect": "Deny",
+        "Action": ["s3:GetObject"],
+        "NotResource": readable,
+        "Condition": {"StringEquals": {"aws:ResourceAccount": "${aws:PrincipalAccount}"}},
+    }

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from core.refs import ref
 from core.versions import ALB_CONTROLLER_POLICY
-from core.vocabulary import IAM_POLICY_TYPE, INFERENCE_OPERATOR
-from specs.alb_controller.narrowing import Scope, document_text
+from core.vocabulary import IAM_POLICY_TYPE, INFERENCE_OPERATOR, PROJECT_TAG, STACK_TAG
+from specs.alb_controller.narrowing import Scope, document_text, moved
 from specs.alb_controller.upstream import upstream_policy
 from specs.base import Desired
 from specs.buckets import BucketSpec, secure_bucket
@@ -28,6 +28,9 @@ class OperatorSpec:
     execution_policy: Desired
     keda_policy: Desired
     alb_controller_policy: Desired  # a managed policy, attached to the controller's role
+    # Its target registration, narrowed to its own and the split's target groups: the role's
+    # inline policy (the managed one has no room left; specs/alb_controller/narrowing.py MOVED).
+    alb_controller_targets: Desired
 
 
 def operator(
@@ -89,6 +92,7 @@ def operator(
             "QueryPrometheus",
         ),
     )
+    scope = Scope(partition, vpc_arn, tuple((k, tags[k]) for k in (PROJECT_TAG, STACK_TAG)))
     alb = Desired(
         IAM_POLICY_TYPE,
         f"{name}-alb-controller",
@@ -98,9 +102,15 @@ def operator(
             # it still says what it said when the program read the file at deploy time.
             "description": f"AWS Load Balancer Controller {ALB_CONTROLLER_POLICY.ref} "
             "(hyperpod-dpd inference operator)",
-            "policy": document_text(upstream_policy(), Scope(partition, vpc_arn)),
+            "policy": document_text(upstream_policy(), scope),
             "tags": tags,
         },
         autoname="name",
     )
-    return OperatorSpec(name, tls, s3_csi, execution, keda, alb)
+    targets = role_policy(
+        f"{name}-alb-controller-targets",
+        parents,
+        ref(f"{name}-alb-role", "id"),
+        *moved(upstream_policy(), scope)["Statement"],
+    )
+    return OperatorSpec(name, tls, s3_csi, execution, keda, alb, targets)

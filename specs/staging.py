@@ -7,6 +7,9 @@ from a Pulumi secret through a Kubernetes Secret. Pulumi waits for the Job to co
 points at a complete, verified checkpoint (the manifest object is written last). The Job's name
 derives from (source, revision, prefix): it changes, and the Job runs again, only when those do.
 
+Only the admins' Jobs run in its namespace, and only the admins exec into them: whoever runs a
+pod there could write the weights every endpoint loads (specs/isolation/admission.py).
+
 The pod runs as a non-root user with no privileges and a read-only root file system: what it
 writes goes to its volumes (the program, its packages, HOME and TMPDIR to a small work volume;
 Hub files to the scratch volume). It installs its packages from requirements-job-staging.txt,

@@ -103,12 +103,9 @@ def _advice(layout: Layout, where: Setting, load: Workload, runs: Runs) -> Advic
     start = Start(where.target.model.name, where.target.instance_type, *where.caches)
     derived = scaling(layout, found, where.room, within, start)
     keys = None if derived is None else derived.config_keys()
-    config = patch.changes(
-        patch.config_patch(
-            layout, where.target.instance_type, where.groups, where.endpoint_key, keys
-        ),
-        _config_block(where.stack_path),
-    )
+    deploys = patch.config_patch(layout, where.target.instance_type, where.groups,
+                                 where.endpoint_key, keys, where.grown(layout))  # fmt: skip
+    config = patch.changes(deploys, _config_block(where.stack_path))
     return Advice(layout, derived, config)
 
 
@@ -191,6 +188,10 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
             note = (path, comment(load, answer["engine"], written.layout))
         patch.write(where.stack_path, written.config, note)
         scaled = "" if written.scaling is None else " and its autoscaling"
+        grown = where.grown(written.layout)
+        if grown:  # shared groups: say so, the plan prices them
+            scaled += " (the nodes it needs: " + ", ".join(
+                f"instanceGroups.{g}.instanceCount {n}" for g, n in grown.items()) + ")"  # fmt: skip
         print(f"advise: wrote {written.layout.mode} {written.layout.label}{scaled} into "
               f"{where.stack_path}; `hyperpod-dpd plan --stack {args.stack}` shows the change",
               file=sys.stderr)  # fmt: skip

@@ -10,8 +10,10 @@ merges into the mapping there, a value replaces, null removes the key.
 - A colocated layout: endpoint mode colocated with `replicas` and `tensorParallelSize`; one GPU
   group of N nodes (a colocated group if there is one, else the decode group, else the prefill
   group; the rest removed).
-- A stack of several endpoints (`endpoints`): only that endpoint's keys; they share the groups,
-  whose counts stay the user's to set (the message says how many nodes the layout needs).
+- A stack of several endpoints (`endpoints`): that endpoint's keys; they share the groups, whose
+  counts stay as they are unless the layout needs more nodes than they leave the endpoint: then
+  the first group of each short pool grows by what it lacks (hyperpod_dpd/advise/setting.py
+  `grown`), else the plan would refuse the written layout, its workers Pending.
 - With the SLO's targets (hyperpod_dpd/advise/scaling.py): the endpoint's `autoscaling`, each pool
   with a target, the capacity advise recorded and the ratio; `write` puts a comment above it naming
   the workload and the SLO, replacing the one an earlier `--write` put there. The endpoint's
@@ -92,16 +94,20 @@ def config_patch(
     groups: dict[str, dict[str, Any]] | None,
     endpoint_key: str | None,
     autoscaling: dict[str, Any] | None = None,
+    grown: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """The patch deploying `layout`. `groups`: the stack's instanceGroups (None: no stack, the
     patch then creates the GPU groups); `endpoint_key`: the endpoint's key in `endpoints`
     (None: the single `endpoint`); `autoscaling`: the endpoint's autoscaling keys (None: left
-    as they are)."""
+    as they are); `grown`: an `endpoints` entry's groups to grow, and their instanceCount."""
     keys = endpoint_keys(layout)
     if autoscaling is not None:
         keys["autoscaling"] = autoscaling
     if endpoint_key is not None:
-        return {f"{PROJECT}:endpoints": {endpoint_key: keys}}
+        out: dict[str, Any] = {f"{PROJECT}:endpoints": {endpoint_key: keys}}
+        if grown:
+            out[f"{PROJECT}:instanceGroups"] = {g: {"instanceCount": n} for g, n in grown.items()}
+        return out
     return {
         f"{PROJECT}:instanceGroups": group_keys(layout, groups or {}, instance_type),
         f"{PROJECT}:endpoint": keys,

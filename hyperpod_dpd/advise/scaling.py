@@ -5,7 +5,8 @@ replicas within the groups' nodes, and a DPD layout's prefill:decode ratio kept 
 Replicas: each worker owns a node, so a pool scales within the nodes of its groups. Where advise
 sizes the groups (the stack's one `endpoint`, or no stack) they get the layout's nodes, the
 layout being sized for the peak load asked; an endpoint of an `endpoints` map has the nodes its
-groups have that the other endpoints' pools do not claim at their maxima. A pool scales down to
+groups have that the other endpoints' pools do not claim at their maxima, and at least the
+layout's (a group with fewer is grown: hyperpod_dpd/advise/setting.py). A pool scales down to
 1 (the follower of a pair to its share of one leader replica): below the peak, fewer replicas hold
 the load within the SLO, and the nodes they leave serve another endpoint of the groups.
 
@@ -63,10 +64,6 @@ def ratio_of(layout: Layout) -> PoolRatio:
     """The layout's prefill:decode in lowest terms (2P2D: 1:1)."""
     common = math.gcd(layout.replicas, layout.decode_replicas)
     return PoolRatio(prefill=layout.replicas // common, decode=layout.decode_replicas // common)
-
-
-def _count(layout: Layout, pool: str) -> int:
-    return layout.decode_replicas if pool == "decode" else layout.replicas
 
 
 @dataclass(frozen=True)
@@ -143,22 +140,25 @@ def scaling(
     within: str,
     start: Start | None = None,
 ) -> Scaling | None:
-    """`layout`'s autoscaling from the pools' capacities; `room`: the nodes each pool may take
-    (None: the layout's own, advise sizing the groups); `start`: what a new worker starts from
-    (None: unknown, the default scale-down window). None: no pool has a target."""
+    """`layout`'s autoscaling from the pools' capacities; `room`: the nodes each pool's groups
+    leave it, the layout's own at the least (None: the layout's, advise sizing the groups);
+    `start`: what a new worker starts from (None: unknown, the default scale-down window).
+    None: no pool has a target."""
     scaled = {p: c for p, c in capacities.items() if c.target is not None}
     notes = [f"{p}: no target: {c.limit} not held ({c.why})" for p, c in capacities.items()
              if c.target is None]  # fmt: skip
     if not scaled:
         return None
-    nodes = {p: _count(layout, p) if room is None else room.get(p, 0) for p in scaled}
+    own = layout.pool_nodes
+    nodes = {p: own[p] if room is None else max(own[p], room.get(p, 0)) for p in scaled}
     bounds = {p: (1, max(1, n)) for p, n in nodes.items()}
     ratio = None
     if layout.mode == "dpd" and set(scaled) == {"prefill", "decode"}:
         ratio = ratio_of(layout)
         bounds = _paired(ratio, bounds, notes)
     if not any(low < high for low, high in bounds.values()):
-        where = "the layout's nodes" if room is None else "the nodes the groups leave it"
+        where = ("the layout's nodes" if room is None
+                 else "the layout's nodes and those the groups leave it")  # fmt: skip
         notes.append(f"no room to scale: {where} hold {_nodes(bounds)}, each pool's minimum and "
                      "maximum alike; give the groups more nodes (instanceGroups.<group>."
                      "instanceCount) and raise maxReplicas to scale out")  # fmt: skip

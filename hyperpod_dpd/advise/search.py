@@ -40,6 +40,13 @@ class Layout:
         return self.replicas + self.decode_replicas
 
     @property
+    def pool_nodes(self) -> dict[str, int]:
+        """The nodes of each pool (each worker owns one)."""
+        if self.mode == "colocated":
+            return {"colocated": self.replicas}
+        return {"prefill": self.replicas, "decode": self.decode_replicas}
+
+    @property
     def label(self) -> str:
         if self.mode == "colocated":
             return f"{self.replicas}x TP{self.tp}"

@@ -1,6 +1,7 @@
 """What `advise` takes from a stack (or from the flags and the docs' defaults): the simulation
 target, the memory a worker must fit, prices, the groups, the endpoint's key, mode and caches, each
-pool's --max-num-seqs, and the nodes an `endpoints` entry's pools may scale to."""
+pool's --max-num-seqs, the nodes an `endpoints` entry's pools may scale to, and the groups a
+layout of it needs grown."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from core.sizing.kv_cache import (
     DOCS_MAX_MODEL_LEN,
     DOCS_PD_BUFFER_BYTES,
 )
-from hyperpod_dpd.advise.search import Memory
+from hyperpod_dpd.advise.search import Layout, Memory
 from hyperpod_dpd.advise.targets import Target, target
 
 DEFAULT_MODEL, DEFAULT_INSTANCE = "llama-3.3-70b", "ml.p5.48xlarge"
@@ -37,6 +38,22 @@ class Setting:
     max_num_seqs: dict[str, int] | None = None  # prefill, decode, colocated
     room: dict[str, int] | None = None  # nodes per pool an `endpoints` entry may take
     caches: tuple[bool, bool] = (False, False)  # the endpoint's weights and image caches
+    places: dict[str, list[str]] | None = None  # an `endpoints` entry's groups, per pool
+
+    def grown(self, layout: Layout) -> dict[str, int]:
+        """The groups an `endpoints` entry's `layout` needs more nodes of, and their new
+        instanceCount: where a pool needs more than its groups leave it (`room`), the first of
+        its groups, by the nodes it lacks; else the plan would refuse the written layout, its
+        workers Pending (empty: it fits, or advise sizes the groups itself)."""
+        if self.room is None or self.places is None or self.groups is None:
+            return {}
+        out: dict[str, int] = {}
+        for pool, need in layout.pool_nodes.items():
+            lacking, places = need - self.room.get(pool, 0), self.places.get(pool) or []
+            if lacking > 0 and places:
+                group = places[0]
+                out[group] = out.get(group, self.groups[group]["instanceCount"]) + lacking
+        return out
 
     @property
     def sequences(self) -> dict[str, int]:
@@ -77,6 +94,7 @@ def _from_stack(args: argparse.Namespace, project_dir: Path) -> Setting:
     source = "stack" if args.instance_type is None else "flag"
     t = target(instance_type, args.model or e.model, source if args.model is None else "flag")
     price = price_table(s).get(instance_type) or {}
+    places = None if entry.key is None else _places(s, entry)
     return Setting(
         target=t,
         memory=Memory(
@@ -86,7 +104,7 @@ def _from_stack(args: argparse.Namespace, project_dir: Path) -> Setting:
         ),
         hourly=price.get("hourly"),
         groups={
-            n: {"role": g.role, "instanceType": g.instance_type}
+            n: {"role": g.role, "instanceType": g.instance_type, "instanceCount": g.instance_count}
             for n, g in s.instance_groups.items()
         },
         endpoint_key=entry.key,
@@ -99,8 +117,9 @@ def _from_stack(args: argparse.Namespace, project_dir: Path) -> Setting:
             "decode": _sequences(entry, "decode", e.decode.max_num_seqs),
             "colocated": _sequences(entry, "colocated", e.decode.max_num_seqs),
         },
-        room=None if entry.key is None else _room(s, entry),
+        room=None if places is None else _room(s, entry, places),
         caches=(e.cache.weights, e.cache.image),
+        places=places,
     )
 
 
@@ -111,16 +130,25 @@ def _sequences(entry: Any, pool: str, configured: int) -> int:
     return numbers.max_num_seqs.value if numbers is not None else configured
 
 
-def _room(s: Any, entry: Any) -> dict[str, int]:
-    """The nodes each pool of `entry` may scale to: those of the groups it can run on, less the
-    maxima of the other endpoints' pools that can run only there."""
+def _places(s: Any, entry: Any) -> dict[str, list[str]]:
+    """The groups each pool of `entry` can run on."""
+    from settings.endpoint.entries import placement
+
+    alone = len(s.entries()) == 1
+    return {pool: placement(entry, pool, s.instance_groups, alone)
+            for pool in ("prefill", "decode", "colocated")}  # fmt: skip
+
+
+def _room(s: Any, entry: Any, places: dict[str, list[str]]) -> dict[str, int]:
+    """The nodes each pool of `entry` may scale to: those of the groups it can run on
+    (`places`), less the maxima of the other endpoints' pools that can run only there."""
     from settings.endpoint.entries import placement
 
     listed, groups = s.entries(), s.instance_groups
     alone = len(listed) == 1
     room = {}
-    for pool in ("prefill", "decode", "colocated"):
-        mine = set(placement(entry, pool, groups, alone))
+    for pool, where in places.items():
+        mine = set(where)
         claimed = sum(
             other.replicas(p, at="max")
             for other in listed

@@ -179,6 +179,13 @@ def _s3_bucket(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str
     }
 
 
+def _s3_object(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+    """An object of a versioned bucket: S3 gives each write its own version ID (here one per
+    content, from the object's ETag)."""
+    version = _hex("version", name, str(inputs.get("etag", "")), n=32)
+    return f"{inputs.get('bucket')}/{inputs.get('key')}", {**inputs, "versionId": version}
+
+
 def _hyperpod_cluster(cloud: FakeCloud, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
     cluster_id = _hex("hyperpod", name, n=12)
     arn = cloud.arn("sagemaker", f"cluster/{cluster_id}")
@@ -277,6 +284,7 @@ _BUILDERS: dict[str, Callable[[FakeCloud, str, dict[str, Any]], tuple[str, dict]
     "aws:eks/cluster:Cluster": _eks_cluster,
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": _oidc_provider,
     "aws:s3/bucket:Bucket": _s3_bucket,
+    "aws:s3/bucketObjectv2:BucketObjectv2": _s3_object,
     "aws-native:sagemaker:Cluster": _hyperpod_cluster,
     "aws:ec2/placementGroup:PlacementGroup": _named("ec2", "placement-group"),
     "aws:iam/policy:Policy": _iam_policy,

@@ -92,7 +92,8 @@ def _pod_isolation(settings: StackSettings) -> str:
     pods out of it (specs/isolation/instance_metadata.py, specs/isolation/admission.py)."""
     admitted = (
         "only the inference operator's pods (and the admins') run in the endpoint's namespace, "
-        "within Pod Security baseline plus IPC_LOCK (ValidatingAdmissionPolicies)"
+        "within Pod Security baseline plus IPC_LOCK, from endpoint objects only the admins "
+        "write; only the admins exec or port-forward into them (ValidatingAdmissionPolicies)"
     )
     if not settings.network_policy.enabled:
         return f"{admitted}; networkPolicy.enabled is false: pods can reach the node's IAM role"

@@ -11,25 +11,16 @@ reads the account (boto3) and changes nothing.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
 from core.versions import EKS_ADDON_VERSIONS
-from hyperpod_dpd.shared import boot_script
+from hyperpod_dpd.preflight.deployers import deployer_checks
+from hyperpod_dpd.preflight.results import FAIL, PASS, WARN, Check
+from hyperpod_dpd.shared import boot_script, node_boot
 from hyperpod_dpd.shared.aws import ClientFactory, client_factory
 from settings import StackSettings
-
-PASS, FAIL, WARN = "pass", "FAIL", "warn"
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    result: str  # pass | FAIL | warn
-    detail: str
-    fix: str = ""  # what to change, for every FAIL
 
 
 def ec2_type(instance_type: str) -> str:
@@ -53,20 +44,23 @@ def run_checks(
         except (ClientError, BotoCoreError) as exc:
             checks.append(Check(name, FAIL, _aws_error(exc), fix))
     if boot is not None:
-        checks.append(_boot_script(boot, client))
+        checks += boot_checks(boot, client)
     return checks
 
 
-def _boot_script(boot: boot_script.Deployed, client: ClientFactory) -> Check:
-    """A script changed since `pulumi up` fails; one that cannot be compared (the stack not
-    deployed yet, no `pulumi` here) warns."""
-    v = boot_script.compare(client("s3") if boot.bucket else None, boot)
+def boot_checks(boot: boot_script.Deployed, client: ClientFactory) -> list[Check]:
+    """What the nodes boot with (hyperpod_dpd/shared/node_boot.py): a change since `pulumi up`
+    fails; what cannot be compared (the stack not deployed yet, no `pulumi` here) warns."""
+    return [_as_check(name, v) for name, v in node_boot.verdicts(boot, client)]
+
+
+def _as_check(name: str, v: boot_script.Verdict) -> Check:
     if v.result == "pass":
-        return Check(boot_script.CHECK, PASS, v.detail)
+        return Check(name, PASS, v.detail)
     if v.result == "skip":
-        return Check(boot_script.CHECK, WARN, v.detail)
+        return Check(name, WARN, v.detail)
     cause = f"{v.cause}. " if v.cause else ""
-    return Check(boot_script.CHECK, FAIL, v.detail, f"{cause}Fix: {v.fix}; see {v.ref}")
+    return Check(name, FAIL, v.detail, f"{cause}Fix: {v.fix}; see {v.ref}")
 
 
 # How the AWS SDK finds credentials (https://docs.aws.amazon.com/sdkref/latest/guide/standardized-credentials.html).
@@ -336,6 +330,12 @@ _STEPS = (
     (_quotas, "quotas", "the credentials need servicequotas:ListServiceQuotas for sagemaker"),
     (_training_plans, "training plans", "the credentials need sagemaker:DescribeTrainingPlan"),
     (_addon_versions, "addon versions", "the credentials need eks:DescribeAddonVersions"),
+    (
+        deployer_checks,
+        "deployers",
+        "the credentials need iam:GetRole (iam:GetUser for a user) on each "
+        "hyperpod-dpd:deployerArns entry",
+    ),
     (
         traffic_name_checks,
         "traffic name",

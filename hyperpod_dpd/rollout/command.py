@@ -8,9 +8,10 @@ A step, under the rollout's lock (journal.py):
 2. Judge: the canary's verdict (hyperpod_dpd/canary) on the window. A promotion also waits
    until the weights it judges have served a whole window (the stack's history says since when).
 3. Apply: the next weights (steps.py), shown to change the routing only (routing.py), written
-   with `pulumi config set-all --path`; a preview that must show nothing else pending (else the
-   file is put back); `pulumi up` with the policy pack; the deployed weights checked; with
-   `--commit`, the stack file committed with the verdict.
+   with `pulumi config set-all --path`; a preview that must show nothing else pending, and the
+   deployed weights read again after it (else the file is put back); `pulumi up` with the policy
+   pack; the deployed weights checked; with `--commit`, the stack file committed with the
+   verdict.
 """
 
 from __future__ import annotations
@@ -199,6 +200,19 @@ class Rollout:
                 f"besides the routing, pulumi up --stack {self.stack} would: "
                 + "; ".join(str(c) for c in besides)
                 + f". Deploy or undo that first (pulumi preview --diff --stack {self.stack})"
+            ], a)  # fmt: skip
+        # A preview takes minutes on a whole stack: another rollout's step (from another
+        # machine: the lock is this checkout's) or a deploy may land meanwhile. Read the deployed
+        # weights again, so that such a step stops this one instead of being overwritten by it
+        # (what stays open: the moment between this read and the update taking Pulumi's lock).
+        now = self.pulumi.deployed_weights()
+        if now != before:
+            self._put_back(step)
+            return self._stopped(before, [
+                f"while the step previewed, stack {self.stack} deployed {weights_text(now or {})} "
+                f"(its {WEIGHTS_OUTPUT} output; another rollout or a deploy): "
+                f"{self.stack_file.name} is back at {weights_text(before)}. Set it to the "
+                f"deployed weights (git pull, if a rollout committed them), then roll out"
             ], a)  # fmt: skip
         try:
             applied = self.pulumi.up(self.pack, self.pack_config, step.message(self.stack))

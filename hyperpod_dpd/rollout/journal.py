@@ -9,9 +9,12 @@ holds an exclusive lock of its own, `flock` on .hyperpod-dpd/rollout/<stack>.loc
 project, from its first read of the stack to its exit; a second rollout of the stack from this
 checkout refuses to start, naming the one that holds it (the kernel drops the lock when its
 holder dies, even by SIGKILL: no stale lock to clear). Between machines the workflow's
-concurrency group (.github/workflows/rollout.yml) serializes CI's runs, and each step re-reads
-the weights the stack has deployed just before writing its own: a step applied elsewhere in the
-meantime stops this one, named.
+concurrency group (.github/workflows/rollout.yml) serializes CI's runs. Nothing serializes a
+rollout run by hand beside CI's (or two people's): each step re-reads the weights the stack has
+deployed just before writing its own and again after its preview, so a step applied elsewhere
+in the meantime stops this one, named; what stays open is the moment between that last read and
+the update taking Pulumi's lock. docs/canary.md says to disable the workflow before rolling out
+by hand.
 
 The journal, .hyperpod-dpd/rollout/<stack>.json, is written before the stack file and removed
 once the step is applied (and committed, with --commit): a rollout killed in between finds it

@@ -1,5 +1,6 @@
 """Whether the nodes' boot script in S3 is the one `pulumi up` uploaded: `hyperpod-dpd preflight`
-and `verify --stack` both ask (a check each).
+and `verify --stack` both ask (a check each; hyperpod_dpd/shared/node_boot.py lists them with
+the script's version history and the cluster's lifecycle configuration).
 
 on_create.sh runs as root on every node HyperPod creates or recovers (specs/lifecycle.py says why
 only the deployers may write it). `pulumi up` records where it put the script and its SHA-256 as
@@ -17,11 +18,15 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from hyperpod_dpd.shared.stack_outputs import OutputUnavailable, stack_output
+from hyperpod_dpd.shared.stack_outputs import OutputUnavailable, stack_outputs
 from specs.lifecycle import ON_CREATE_KEY, on_create_sha256
 
 CHECK = "boot script unchanged"
 BUCKET_OUTPUT, SHA256_OUTPUT = "lifecycleBucket", "lifecycleScriptSha256"
+# Recorded since the execution role's Deny: a stack last deployed before has neither (those
+# checks then say so and skip that part).
+VERSION_OUTPUT, CLUSTER_OUTPUT = "lifecycleScriptVersionId", "hyperpodClusterArn"
+ROLE_OUTPUT = "hyperpodExecutionRoleArn"
 REF = "docs/troubleshooting.md#boot-script-changed"
 CAUSE = (
     "the lifecycle script in S3 is not the one `pulumi up` uploaded: someone replaced or "
@@ -40,12 +45,16 @@ FIX = (
 @dataclass(frozen=True)
 class Deployed:
     """Where the last `pulumi up` put the script and its SHA-256 (the stack's outputs); None
-    when they cannot be read, `note` says why."""
+    when they cannot be read, `note` says why. With them: the script's S3 version, the HyperPod
+    cluster and its execution role, as that `pulumi up` made them (None: not recorded)."""
 
     stack: str
     bucket: str | None
     sha256: str | None
     note: str = ""
+    version_id: str | None = None
+    cluster_arn: str | None = None
+    execution_role_arn: str | None = None
 
     @property
     def uri(self) -> str:
@@ -62,13 +71,22 @@ class Verdict:
 
 
 def deployed(project_dir: Path, stack: str) -> Deployed:
-    """The stack's lifecycleBucket and lifecycleScriptSha256 outputs (`pulumi stack output`)."""
+    """The stack's outputs of the script and the cluster (one `pulumi stack output --json`)."""
     try:
-        bucket = stack_output(project_dir, stack, BUCKET_OUTPUT)
-        sha256 = stack_output(project_dir, stack, SHA256_OUTPUT)
+        outputs = stack_outputs(project_dir, stack)
     except OutputUnavailable as exc:
         return Deployed(stack, None, None, f"no {BUCKET_OUTPUT} output ({exc})")
-    return Deployed(stack, bucket, sha256)
+    bucket, sha256 = outputs.get(BUCKET_OUTPUT), outputs.get(SHA256_OUTPUT)
+    if not bucket or not sha256:
+        return Deployed(stack, None, None, f"no {BUCKET_OUTPUT} or {SHA256_OUTPUT} output")
+    return Deployed(
+        stack,
+        bucket,
+        sha256,
+        version_id=outputs.get(VERSION_OUTPUT) or None,
+        cluster_arn=outputs.get(CLUSTER_OUTPUT) or None,
+        execution_role_arn=outputs.get(ROLE_OUTPUT) or None,
+    )
 
 
 def compare(s3: Any, where: Deployed) -> Verdict:

@@ -3,8 +3,10 @@ names Pulumi generated at `pulumi up` (the model bucket's), which no stack file 
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 
 class OutputUnavailable(Exception):
@@ -21,6 +23,24 @@ def stack_output(project_dir: Path, stack: str, name: str, show_secrets: bool = 
     command = ["pulumi", "stack", "output", name, "--stack", stack]
     if show_secrets:
         command.append("--show-secrets")
+    return _pulumi(project_dir, command)
+
+
+def stack_outputs(project_dir: Path, stack: str) -> dict[str, Any]:
+    """Every output of the stack at once (`pulumi stack output --json`; secrets "[secret]"),
+    or OutputUnavailable saying why."""
+    command = ["pulumi", "stack", "output", "--json", "--stack", stack]
+    text = _pulumi(project_dir, command)
+    try:
+        outputs = json.loads(text)
+    except json.JSONDecodeError:
+        raise OutputUnavailable(f"`{' '.join(command)}` printed no JSON: {text[:200]}") from None
+    if not isinstance(outputs, dict):
+        raise OutputUnavailable(f"`{' '.join(command)}` printed {type(outputs).__name__}")
+    return outputs
+
+
+def _pulumi(project_dir: Path, command: list[str]) -> str:
     try:
         proc = subprocess.run(
             command,

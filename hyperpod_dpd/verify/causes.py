@@ -10,7 +10,7 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
-from hyperpod_dpd.shared import boot_script
+from hyperpod_dpd.shared import boot_script, boot_versions, lifecycle_config
 
 
 @dataclass(frozen=True)
@@ -267,6 +267,8 @@ SPLIT_UNREACHED = Cause(
     "health: `aws elbv2 describe-target-health`",
     "docs/troubleshooting.md#split-takes-no-key-or-refuses-the-key",
 )
-# `verify --stack`'s last check, also preflight's: hyperpod_dpd/shared/boot_script.py compares
-# and fills these texts (the S3 object, its bucket and the stack).
+# `verify --stack`'s last checks, also preflight's (hyperpod_dpd/shared/node_boot.py): each
+# module compares and fills its texts (the S3 object, its bucket, the cluster and the stack).
 BOOT_SCRIPT_CHANGED = Cause(boot_script.CAUSE, boot_script.FIX, boot_script.REF)
+BOOT_SCRIPT_REWRITTEN = Cause(boot_versions.CAUSE, boot_versions.FIX, boot_versions.REF)
+LIFECYCLE_CONFIG_CHANGED = Cause(lifecycle_config.CAUSE, lifecycle_config.FIX, lifecycle_config.REF)

@@ -15,7 +15,7 @@ from core.colour import Palette
 from core.exits import EXIT_BAD_INPUT, UsageProblem
 from core.json_output import dumps
 from core.vocabulary import BENCHMARK_NAMESPACE, CHAT_COMPLETIONS_PATH, router_url
-from hyperpod_dpd.shared import boot_script
+from hyperpod_dpd.shared import boot_script, node_boot
 from hyperpod_dpd.shared.aws import client_factory
 from hyperpod_dpd.shared.endpoints import choose_endpoint
 from hyperpod_dpd.shared.kube import Cluster, ClusterError, KubeconfigError, kubeconfig_path
@@ -53,9 +53,10 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
     finally:
         cluster.close()
     if args.stack:  # the nodes the endpoint runs on booted with the stack's script
-        report.checks.append(boot_check(args, project_dir))
-        if progress := _progress(args):
-            progress(report.checks[-1])
+        for check in boot_checks(args, project_dir):
+            report.checks.append(check)
+            if progress := _progress(args):
+                progress(check)
     for warning in client.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.format == "json":
@@ -181,17 +182,20 @@ def staged_copy(settings: Any, entry: Any, stack: str, project_dir: Path) -> Sta
     return StagedCopy(stack, key, c.effective_prefix, _revision(c), bucket, note, copies)
 
 
-def boot_check(args: argparse.Namespace, project_dir: Path) -> Check:
-    """The nodes' boot script in S3 against the SHA-256 the stack's `pulumi up` recorded
-    (hyperpod_dpd/shared/boot_script.py), with the caller's AWS credentials."""
+def boot_checks(args: argparse.Namespace, project_dir: Path) -> list[Check]:
+    """What the nodes boot with against what the stack's `pulumi up` made: the script in S3,
+    its versions since, the cluster's lifecycle configuration (hyperpod_dpd/shared/node_boot.py),
+    with the caller's AWS credentials."""
     where = boot_script.deployed(project_dir, args.stack)
-    s3 = None
-    if where.bucket is not None:
+    factory = args.client_factory
+    if factory is None:
         region = read_stack(project_dir, args.stack).settings.region
-        s3 = (args.client_factory or client_factory(region))("s3")
-    v = boot_script.compare(s3, where)
-    result = {"pass": PASS, "skip": SKIP}.get(v.result, FAIL)
-    return Check(boot_script.CHECK, result, v.detail, v.cause, v.fix, v.ref)
+        factory = client_factory(region)
+    return [
+        Check(name, {"pass": PASS, "skip": SKIP}.get(v.result, FAIL), v.detail, v.cause,
+              v.fix, v.ref)
+        for name, v in node_boot.verdicts(where, factory)
+    ]  # fmt: skip
 
 
 def _revision(c: Any) -> str:

@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Str
 from pydantic.alias_generators import to_camel
 
 from core.aws.cidrs import parse_cidr
+from core.aws.principals import PRINCIPAL_ARN_PATTERN
 from core.images import parse_image
 from core.regions import AZ_ID_PATTERN, REGION_PATTERN
 from core.units import BYTE_SIZE_FORMS, parse_byte_size
@@ -18,9 +19,6 @@ from core.vocabulary import RESERVED_NAMESPACES, STACK_NAMESPACES
 # Patterns and how error messages describe them to users.
 CIDR_PATTERN = r"^[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}$"
 ROLE_ARN_PATTERN = r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/.+$"
-# An IAM role or user (with its path), as IAM puts it in aws:PrincipalArn: never an assumed-role
-# session ARN (arn:aws:sts::...:assumed-role/...), nor a wildcard.
-PRINCIPAL_ARN_PATTERN = r"^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/([\w+=,.@-]+/)*[\w+=,.@-]+$"
 DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 GROUP_NAME_PATTERN = r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"
 INSTANCE_TYPE_PATTERN = r"^ml\.[a-z0-9-]+\.([0-9]*x?large|medium)$"

@@ -1,11 +1,13 @@
 """The controller's policy narrowed to what the controller does: a pure function of the vendored
-original (upstream.py) and the stack's VPC.
+original (upstream.py), the stack's VPC and the stack's tags.
 
 The original grants, unconditioned: ingress rule writes on every security group of the account
 (`ec2:AuthorizeSecurityGroupIngress`/`Revoke...` on "*"), `ec2:CreateSecurityGroup` in every VPC,
-and listener and rule writes on every load balancer (`elasticloadbalancing:CreateListener`,
-`ModifyListener`, `CreateRule`, ... on "*"): a pod holding the role could open any security
-group of the account or rewrite the stack's own listener (the traffic split's, specs/traffic.py).
+listener and rule writes on every load balancer (`elasticloadbalancing:CreateListener`,
+`ModifyListener`, `CreateRule`, ... on "*") and target registration in every target group
+(`RegisterTargets`/`DeregisterTargets` on `targetgroup/*/*`): a pod holding the role could open
+any security group of the account, rewrite the stack's own listener (the traffic split's,
+specs/traffic.py) or put its own address behind any load balancer of the account.
 Each change below replaces one such statement of the original, found by its exact actions (and
 no condition); a change whose statement the original lacks is refused, so raising the pin to a
 file that moved its statements fails here instead of deploying a broad grant. Every other
@@ -33,6 +35,11 @@ aws-load-balancer-controller v2.13.0, core/versions.py; paths below are in that 
   in the controller's VPC (backend_sg_provider.go), the endpoint groups whose rules it cleans up
   are looked up in it (networking_manager.go fetchEndpointSGsFromAWS), and the pods' network
   interfaces are the HyperPod nodes', in the stack's subnets.
+- It registers and deregisters targets in the target group each TargetGroupBinding names
+  (pkg/targetgroupbinding/targets_manager.go RegisterTargets: tgb.Spec.TargetGroupARN), nothing
+  else: those of its own Ingresses and Services, which it created with the cluster tag
+  (target_group_manager.go Create), and those the stack binds to its routers, the traffic
+  split's (specs/traffic.py), which carry the stack's tags (core/vocabulary.py STACK_TAG).
 """
 
 from __future__ import annotations
@@ -56,10 +63,12 @@ RETAGGED = {  # other tags of a tagged resource; the cluster tag itself neither 
 
 @dataclass(frozen=True)
 class Scope:
-    """Where the stack's controller works: its partition and VPC (`vpc_arn` a placeholder)."""
+    """Where the stack's controller works: its partition and VPC (`vpc_arn` a placeholder), and
+    the tags (key, value) of the stack's own resources it binds (the split's target groups)."""
 
     partition: str
     vpc_arn: str
+    owner_tags: tuple[tuple[str, str], ...] = ()
 
     @property
     def security_groups(self) -> str:
@@ -153,7 +162,29 @@ def _listener_and_rule_settings(original: Statement, scope: Scope) -> list[State
     ]
 
 
+def _target_registration(original: Statement, scope: Scope) -> list[Statement]:
+    # Register/DeregisterTargets on every target group of the account -> on the controller's
+    # own (the cluster tag, as the original scopes its other target group writes) and on the
+    # stack's (its tags, all of them: another stack of the project differs in one). Left as
+    # upstream wrote it, a pod holding the role could put its own address behind any load
+    # balancer of the account. IAM authorizes both actions on the target group, whose
+    # aws:ResourceTag keys it evaluates (Service Authorization Reference, Elastic Load
+    # Balancing V2). The split's own groups stay open to the role: its TargetGroupBindings are
+    # exactly that grant.
+    statements = [{**original, "Condition": RESOURCE_TAGGED}]
+    if scope.owner_tags:
+        owned = {f"aws:ResourceTag/{k}": v for k, v in scope.owner_tags}
+        statements.append({**original, "Condition": {"StringEquals": owned}})
+    return statements
+
+
 Change = Callable[[Statement, Scope], list[Statement]]
+# The original's unconditioned statements whose narrowed form goes to the role's inline policy
+# (moved()) instead of the managed one: a managed policy holds 6,144 characters, white space not
+# counted (IAM User Guide, "IAM and AWS STS quotas"), and the narrowed one takes nearly all.
+MOVED: dict[frozenset[str], Change] = {
+    frozenset({f"{ELB}RegisterTargets", f"{ELB}DeregisterTargets"}): _target_registration,
+}
 # The original's unconditioned statement each change replaces, by its exact actions.
 CHANGES: dict[frozenset[str], Change] = {
     frozenset({f"{EC2}AuthorizeSecurityGroupIngress", f"{EC2}RevokeSecurityGroupIngress"}): (
@@ -187,27 +218,45 @@ def _actions(statement: Mapping[str, Any]) -> frozenset[str]:
     return frozenset([action] if isinstance(action, str) else action)
 
 
-def narrowed(original: Mapping[str, Any], scope: Scope) -> dict[str, Any]:
-    """`original` with each statement CHANGES names replaced by its narrowed statements, in
-    place; the rest as they are."""
-    statements: list[Statement] = []
+def _split(original: Mapping[str, Any], scope: Scope) -> tuple[list[Statement], list[Statement]]:
+    """The managed policy's statements and the inline policy's: each statement CHANGES names
+    replaced in place, each MOVED names replaced in the inline policy, the rest as they are."""
+    kept: list[Statement] = []
+    moved: list[Statement] = []
     replaced: set[frozenset[str]] = set()
     for s in original["Statement"]:
-        change = None if "Condition" in s else CHANGES.get(_actions(s))
+        actions = _actions(s)
+        change = None if "Condition" in s else CHANGES.get(actions) or MOVED.get(actions)
         if change is None:
-            statements.append(dict(s))
+            kept.append(dict(s))
             continue
-        replaced.add(_actions(s))
-        statements += change(dict(s), scope)
-    missing = [sorted(a) for a in CHANGES if a not in replaced]
+        replaced.add(actions)
+        (moved if actions in MOVED else kept).extend(change(dict(s), scope))
+    missing = [sorted(a) for a in (*CHANGES, *MOVED) if a not in replaced]
     if missing:
         raise UpstreamPolicyMoved(
             f"the vendored policy has no unconditioned statement of {missing}: the pinned "
             "release changed them; review specs/alb_controller/narrowing.py against it"
         )
-    return {"Version": original["Version"], "Statement": statements}
+    return kept, moved
+
+
+def narrowed(original: Mapping[str, Any], scope: Scope) -> dict[str, Any]:
+    """The managed policy: `original` with each statement CHANGES names replaced by its
+    narrowed statements, in place, those MOVED names left out; the rest as they are."""
+    return {"Version": original["Version"], "Statement": _split(original, scope)[0]}
+
+
+def moved(original: Mapping[str, Any], scope: Scope) -> dict[str, Any]:
+    """The role's inline policy: the narrowed form of the statements MOVED names."""
+    return {"Version": original["Version"], "Statement": _split(original, scope)[1]}
 
 
 def document_text(original: Mapping[str, Any], scope: Scope) -> str:
     """The narrowed policy as the engine receives it (JSON text, placeholders inside)."""
     return json.dumps(narrowed(original, scope))
+
+
+def moved_text(original: Mapping[str, Any], scope: Scope) -> str:
+    """The inline policy as the engine receives it."""
+    return json.dumps(moved(original, scope))

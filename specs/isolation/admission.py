@@ -1,11 +1,11 @@
-"""Who may run a pod in an endpoint's namespace, and what it may ask for there: two
-ValidatingAdmissionPolicies bound to the endpoints' namespaces (admissionregistration.k8s.io/v1,
-GA in Kubernetes 1.30: https://kubernetes.io/blog/2024/04/24/validating-admission-policy-ga/;
-every Kubernetes version the stack offers is newer, core/versions.py).
+"""Who may run a pod in the namespaces whose pods hold what the stack guards, and what it may ask
+for there: ValidatingAdmissionPolicies and their bindings (specs/isolation/vap.py says what
+they share), assembled here for every namespace they bind.
 
 Labels close nothing: the workers' NetworkPolicy admits the DPD role pods of their namespace
-(specs/isolation/network_policies.py), any pod can carry any label, and the namespace enforces
-Pod Security `privileged`. So no pod may run there that the inference operator did not make.
+(specs/isolation/network_policies.py), any pod can carry any label, and the endpoints'
+namespaces enforce Pod Security `privileged`. So no pod may run there that the inference
+operator did not make.
 
 Pods are not created by the operator but by kube-controller-manager's controllers, each with a
 service account of its own (`system:serviceaccount:kube-system:replicaset-controller` and so on:
@@ -19,30 +19,37 @@ reads only the request, so the chain is closed link by link:
   replicaset controller, a Job's by the job controller...); any other creator is refused. What
   a running pod runs (its containers' images, ephemeral containers: `kubectl debug`) changes
   only by the operator or an admin; its scheduling fields (the gates a queue controller such as
-  Kueue lifts) and metadata stay as open as before. Every pod, the operator's too, meets Pod Security `baseline` plus what the operator's
-  workers need (specs/isolation/baseline.py).
+  Kueue lifts) and metadata stay as open as before. Every pod, the operator's too, meets Pod
+  Security `baseline` plus what the operator's workers need (specs/isolation/baseline.py).
 - `WORKLOADS`: a Deployment, StatefulSet, DaemonSet or CronJob is created, or its pod template
   changed, by the operator or an admin only; a ReplicaSet or Job likewise, or by the controller
   that makes it from its owner (the deployment controller from a Deployment, the cronjob
   controller from a CronJob). Updates that leave the template as it was (scaling, labels, the
   controllers' own bookkeeping, the garbage collector's) pass.
-So a user with `create pods`, `create deployments`, `create replicasets` or `create jobs` in the
-namespace is refused, and so is one who edits an operator Deployment's template.
+- `MODELS` (specs/isolation/operator_resources.py): what the operator makes is decided by its
+  custom resources there, written by the admins and the operator only.
+So a user with `create pods`, `create deployments`, `create replicasets`, `create jobs` or
+`create inferenceendpointconfigs` in the namespace is refused, and so is one who edits an
+operator Deployment's template.
 
-The operator: its controller's service account (core/vocabulary.py OPERATOR_SERVICE_ACCOUNT, in
-OPERATOR_NAMESPACE). The admins: members of ADMINS_GROUP, the Kubernetes group the stack gives
-the access entries of `eks.adminRoleArns` and the deploying role (infra/eks.py; EKS puts an
-access entry's kubernetesGroups in its user's groups:
-https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateAccessEntry.html). Cluster admins can remove these policies
-anyway; the group lets them debug without doing so. When kube-controller-manager runs without
-per-controller credentials its controllers act as `system:kube-controller-manager`, which is
-accepted wherever a controller is.
+The stack's own namespaces get the same two policies with the admins alone trusted
+(`STACK_PODS`, `STACK_WORKLOADS`): the staging Job's (STAGING_NAMESPACE: its service account
+writes the model bucket, its pod reads the Hugging Face token) and the benchmark's
+(BENCHMARK_NAMESPACE: the runner's service account reads the tokenizers and writes results,
+the namespace holds the split's API key for in-cluster clients). `pulumi up` creates the staging
+Job as the deploying role, an admin. `hyperpod-dpd benchmark run --stack` and `verify`'s prompt
+pods create their Job and pod as the user who runs them, who must be an admin too: whoever
+creates a pod there acts as the runner's IAM role and holds the API key, and in the stack's own
+access model (infra/eks.py) only the admins can create anything in the cluster (viewers read);
+any other principal got `create` there from a grant made outside the stack, which these
+policies do not extend the role and the key to. Pods there meet Pod Security `restricted` (the
+namespaces enforce it), so no `baseline` validations are repeated.
 
-The namespaces are matched by `kubernetes.io/metadata.name`, which the API server sets to the
-namespace's name and nobody can change (NAMESPACE_NAME_LABEL). The CEL reads only standard CEL
-(no Kubernetes library, no optionals), so tests evaluate it with a CEL interpreter against
-AdmissionReview-shaped requests (tests/specs/isolation/). ValidatingAdmissionPolicy reads every
-field of `object`, metadata included (kubernetes/website#52303).
+`CONNECT` (specs/isolation/connect.py): exec, attach, port-forward and proxy into all of these
+namespaces' pods and the operator's, admins only.
+
+When kube-controller-manager runs without per-controller credentials its controllers act as
+`system:kube-controller-manager`, which is accepted wherever a controller is.
 """
 
 from __future__ import annotations
@@ -51,22 +58,26 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.vocabulary import (
-    ADMINS_GROUP,
     ADMISSION_BINDING_TYPE,
     ADMISSION_POLICY_TYPE,
-    NAMESPACE_NAME_LABEL,
+    BENCHMARK_NAMESPACE,
     OPERATOR_NAMESPACE,
-    OPERATOR_SERVICE_ACCOUNT,
+    STAGING_NAMESPACE,
     SYSTEM_NAMESPACE,
 )
 from settings.stack import StackSettings
 from specs.base import Desired
 from specs.isolation.baseline import CONTAINERS, EPHEMERAL, VARIABLES, baseline_validations
+from specs.isolation.connect import connect_policy
+from specs.isolation.operator_resources import models_policy
+from specs.isolation.vap import ADMIN_VARIABLE, OPERATOR_VARIABLE, binding, policy
 
-API_VERSION = "admissionregistration.k8s.io/v1"
 PODS = "hyperpod-dpd-endpoint-pods"
 WORKLOADS = "hyperpod-dpd-endpoint-workloads"
-OPERATOR = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_SERVICE_ACCOUNT}"
+STACK_PODS = "hyperpod-dpd-stack-pods"
+STACK_WORKLOADS = "hyperpod-dpd-stack-workloads"
+# The stack's own namespaces that hold credentials (the module docstring says which).
+STACK_GUARDED = (STAGING_NAMESPACE, BENCHMARK_NAMESPACE)
 CONTROLLER_MANAGER = "system:kube-controller-manager"
 # Who creates pods for which owner: kube-controller-manager's controllers, each as the service
 # account kube-system/<name> its RBAC role `system:controller:<name>` is bound to
@@ -107,60 +118,58 @@ def _owned_by(owner: str, name: str) -> str:
     )
 
 
-# The variables both policies read.
-TRUSTED = (
-    {"name": "operator", "expression": f"request.userInfo.username == '{OPERATOR}'"},
-    {
-        "name": "admin",
-        "expression": f"has(request.userInfo.groups) && '{ADMINS_GROUP}' in request.userInfo.groups",
-    },
+@dataclass(frozen=True)
+class Trust:
+    """Whom a namespace's pod and workload policies trust besides the controllers that make
+    pods and ReplicaSets or Jobs for their owners: the CEL variables that name them, the
+    expression true for any of them, and how the refusals name who makes pods there."""
+
+    variables: tuple[dict[str, str], ...]
+    trusted: str
+    pods_by: str
+    workloads_by: str
+
+
+ENDPOINTS = Trust(
+    (OPERATOR_VARIABLE, ADMIN_VARIABLE),
+    "variables.operator || variables.admin",
+    "the inference operator's workloads",
+    "the inference operator",
+)
+STACK = Trust(
+    (ADMIN_VARIABLE,),
+    "variables.admin",
+    "the stack's own Jobs",
+    "the stack's admins (eks.adminRoleArns and the deploying role)",
 )
 
 
-def _policy(
-    name: str, rules: list[dict[str, Any]], variables: list[dict], validations: list[dict]
-) -> dict[str, Any]:
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": name},
-        "spec": {
-            "failurePolicy": "Fail",
-            "matchConstraints": {"resourceRules": rules},
-            "variables": variables,
-            "validations": validations,
-        },
-    }
-
-
-def pods_policy(host_paths: tuple[str, ...]) -> dict[str, Any]:
-    """The pods' policy; `host_paths`: the weights caches' host directories (baseline.py)."""
+def pods_policy(name: str, trust: Trust, extra: tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
+    """Who creates pods and changes what they run; `extra`: more validations (baseline)."""
     by_controller = " || ".join(_owned_by(o, c) for o, c in POD_CONTROLLERS.items())
 
-    def refusal(verb: str) -> str:  # CEL: "..." strings, the text has an apostrophe
+    def refusal(verb: str) -> str:  # CEL: "..." strings, the text may have an apostrophe
         return (
-            f'"pods in " + request.namespace + " are {verb} by the inference operator\'s '
-            'workloads only, not by " + request.userInfo.username'
+            f'"pods in " + request.namespace + " are {verb} by {trust.pods_by} only, not by " '
+            "+ request.userInfo.username"
         )
 
     validations = [
         {
-            "expression": "request.operation != 'CREATE' || variables.operator || "
-            f"variables.admin || {by_controller}",
+            "expression": f"request.operation != 'CREATE' || {trust.trusted} || {by_controller}",
             "messageExpression": refusal("created"),
             "reason": "Forbidden",
         },
         {
             # What a running pod runs (images, ephemeral containers): scheduling fields (gates a
             # queue controller lifts, tolerations) and metadata stay anyone's to update.
-            "expression": "request.operation != 'UPDATE' || variables.operator || "
-            "variables.admin || (variables.containers == "
-            f"{CONTAINERS.format(o='oldObject')} && variables.ephemeralContainers == "
-            f"{EPHEMERAL.format(o='oldObject')})",
+            "expression": f"request.operation != 'UPDATE' || {trust.trusted} || "
+            f"(variables.containers == {CONTAINERS.format(o='oldObject')} && "
+            f"variables.ephemeralContainers == {EPHEMERAL.format(o='oldObject')})",
             "messageExpression": refusal("changed"),
             "reason": "Forbidden",
         },
-        *baseline_validations(host_paths),
+        *extra,
     ]
     rules = [
         {
@@ -171,17 +180,17 @@ def pods_policy(host_paths: tuple[str, ...]) -> dict[str, Any]:
             "resources": ["pods", "pods/ephemeralcontainers"],
         }
     ]
-    return _policy(PODS, rules, [*TRUSTED, *VARIABLES], validations)
+    return policy(name, rules, [*trust.variables, *VARIABLES], validations)
 
 
-def workloads_policy() -> dict[str, Any]:
+def workloads_policy(name: str, trust: Trust) -> dict[str, Any]:
     derived = " || ".join(
         f"(object.kind == '{kind}' && {_owned_by(owner, maker)})"
         for kind, (owner, maker) in DERIVED.items()
     )
     template = "(object.kind == 'CronJob' ? {o}.spec.jobTemplate : {o}.spec.template)"
     variables = [
-        *TRUSTED,
+        *trust.variables,
         {"name": "template", "expression": template.format(o="object")},
     ]
     unchanged = "request.operation == 'UPDATE' && variables.template == " + template.format(
@@ -189,10 +198,10 @@ def workloads_policy() -> dict[str, Any]:
     )
     validations = [
         {
-            "expression": f"variables.operator || variables.admin || {derived} || ({unchanged})",
-            "messageExpression": "'workloads in ' + request.namespace + ' are made by the "
-            "inference operator only: ' + request.userInfo.username + ' may not create them "
-            "or change their pod template'",
+            "expression": f"{trust.trusted} || {derived} || ({unchanged})",
+            "messageExpression": f'"workloads in " + request.namespace + " are made by '
+            f'{trust.workloads_by} only: " + request.userInfo.username + " may not create '
+            'them or change their pod template"',
             "reason": "Forbidden",
         }
     ]
@@ -205,27 +214,7 @@ def workloads_policy() -> dict[str, Any]:
         }
         for group, resources in WORKLOAD_RESOURCES.items()
     ]
-    return _policy(WORKLOADS, rules, variables, validations)
-
-
-def binding(policy: str, namespaces: tuple[str, ...]) -> dict[str, Any]:
-    """`policy` enforced (Deny) in `namespaces` and nowhere else."""
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": policy},
-        "spec": {
-            "policyName": policy,
-            "validationActions": ["Deny"],
-            "matchResources": {
-                "namespaceSelector": {
-                    "matchExpressions": [
-                        {"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": list(namespaces)}
-                    ]
-                }
-            },
-        },
-    }
+    return policy(name, rules, variables, validations)
 
 
 @dataclass(frozen=True)
@@ -241,13 +230,24 @@ class AdmissionSpec:
 def endpoint_admission(
     name: str, parents: tuple[str, ...], s: StackSettings, host_paths: tuple[str, ...]
 ) -> AdmissionSpec:
-    """The policies `{name}-pods` and `{name}-workloads` and their bindings to every endpoint's
-    namespace of `s` ("default" too, when an endpoint runs there)."""
-    namespaces = tuple(sorted({x.config.namespace for x in s.entries()}))
-    made = {"pods": pods_policy(host_paths), "workloads": workloads_policy()}
+    """The policies `{name}-<part>` and their bindings `{name}-<part>-binding`: pods, workloads
+    and the operator's resources bound to every endpoint's namespace of `s` ("default" too,
+    when an endpoint runs there); stack-pods and stack-workloads to the stack's own guarded
+    namespaces; connect to all of those and the operator's. `host_paths`: the weights caches'
+    host directories (baseline.py)."""
+    endpoints = tuple(sorted({x.config.namespace for x in s.entries()}))
+    reached = tuple(sorted({*endpoints, *STACK_GUARDED, OPERATOR_NAMESPACE}))
+    made = {
+        "pods": (pods_policy(PODS, ENDPOINTS, tuple(baseline_validations(host_paths))), endpoints),
+        "workloads": (workloads_policy(WORKLOADS, ENDPOINTS), endpoints),
+        "models": (models_policy(), endpoints),
+        "stack-pods": (pods_policy(STACK_PODS, STACK), STACK_GUARDED),
+        "stack-workloads": (workloads_policy(STACK_WORKLOADS, STACK), STACK_GUARDED),
+        "connect": (connect_policy(), reached),
+    }
     policies = tuple(
         Desired(ADMISSION_POLICY_TYPE, f"{name}-{part}", parents, manifest)
-        for part, manifest in made.items()
+        for part, (manifest, _) in made.items()
     )
     bindings = tuple(
         Desired(
@@ -256,6 +256,6 @@ def endpoint_admission(
             parents,
             binding(manifest["metadata"]["name"], namespaces),
         )
-        for part, manifest in made.items()
+        for part, (manifest, namespaces) in made.items()
     )
     return AdmissionSpec(name, policies, bindings)

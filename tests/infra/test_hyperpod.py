@@ -103,7 +103,7 @@ def _statements(run, name):
 
 
 def test_execution_role_s3_access_is_scoped_to_bucket_arns(dev):
-    statements = _statements(dev, "hyperpod-execution-s3")
+    statements = [s for s in _statements(dev, "hyperpod-execution-s3") if s["Effect"] == "Allow"]
     resources = [res for s in statements for res in s["Resource"]]
     assert all(res.startswith("arn:aws:s3:::") for res in resources)
     assert not any(res in ("*", "arn:aws:s3:::*") for res in resources)

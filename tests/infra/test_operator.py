@@ -135,13 +135,20 @@ def test_the_alb_policy_is_the_vendored_file_narrowed_to_the_stack_s_vpc(dev):
     """The statements deployed are in the plan (resources.json, the gate, the scanners): the
     pinned upstream file with its unconditioned writes narrowed (specs/alb_controller/), not a
     placeholder filled in at deploy time."""
-    from specs.alb_controller.narrowing import Scope, narrowed
+    from specs.alb_controller.narrowing import Scope, moved, narrowed
     from specs.alb_controller.upstream import upstream_policy
 
     vpc = dev.named("network-vpc")
     vpc_arn = f"arn:aws:ec2:us-east-2:123456789012:vpc/{vpc.id}"
+    scope = Scope(
+        "aws", vpc_arn, (("hyperpod-dpd:project", "hyperpod-dpd"), ("hyperpod-dpd:stack", "dev"))
+    )
     policy = json.loads(dev.named("inference-operator-alb-controller").inputs["policy"])
-    assert policy["Statement"] and policy == narrowed(upstream_policy(), Scope("aws", vpc_arn))
+    assert policy["Statement"] and policy == narrowed(upstream_policy(), scope)
+    # Its target registration: the controller role's inline policy (no room in the managed one).
+    targets = dev.named("inference-operator-alb-controller-targets")
+    assert json.loads(targets.inputs["policy"]) == moved(upstream_policy(), scope)
+    assert targets.inputs["role"] == dev.named("inference-operator-alb-role").id
     rules = [s for s in policy["Statement"] if "ec2:AuthorizeSecurityGroupIngress" in s["Action"]]
     assert rules and all("Condition" in s for s in rules)
 
@@ -154,7 +161,9 @@ def test_the_controller_cannot_touch_the_traffic_split_but_its_targets():
     from tests.security.iam import Request, allows
 
     canary = run_stack(canary_raw(), stack="canary")
-    policy = canary.named("inference-operator-alb-controller").inputs["policy"]
+    managed = json.loads(canary.named("inference-operator-alb-controller").inputs["policy"])
+    inline = json.loads(canary.named("inference-operator-alb-controller-targets").inputs["policy"])
+    policy = {**managed, "Statement": managed["Statement"] + inline["Statement"]}
     listener, alb = canary.named("traffic-listener"), canary.named("traffic-alb")
     tags = {f"aws:ResourceTag/{k}": v for k, v in listener.inputs["tags"].items()}
     assert not any("elbv2.k8s.aws" in k for k in tags)
@@ -165,6 +174,9 @@ def test_the_controller_cannot_touch_the_traffic_split_but_its_targets():
     for group in canary.of_type("aws:lb/targetGroup:TargetGroup"):
         group_tags = {f"aws:ResourceTag/{k}": v for k, v in group.inputs["tags"].items()}
         assert allows(policy, Request(f"{elb}RegisterTargets", group.id, group_tags)), group.name
+        # ...and no other stack's: a prod split in the same account.
+        prod = {**group_tags, "aws:ResourceTag/hyperpod-dpd:stack": "prod"}
+        assert not allows(policy, Request(f"{elb}RegisterTargets", group.id, prod)), group.name
 
 
 def test_public_subnets_are_tagged_for_the_alb(dev):

@@ -11,7 +11,8 @@ keys a request for it carries. Two questions:
   matches; https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition.html).
 - `allows`: whether a document allows one request (action, resource ARN, the condition keys the
   request carries), evaluated the way IAM evaluates an identity policy's Allow statements, for
-  the operators this project writes (String*, Arn*, Bool, Null).
+  the operators this project writes (String*, Arn*, Bool, Null), Resource or NotResource, and
+  policy variables in condition values.
 """
 
 from __future__ import annotations
@@ -184,6 +185,26 @@ _STRING_OPS = {
 }
 
 
+_VARIABLE = re.compile(r"\$\{([^}]+)\}")
+
+
+def _substituted(value: str, context: Mapping[str, str]) -> str | None:
+    """`value` with each policy variable (`${aws:PrincipalAccount}`) replaced by the request's
+    value of that key; None when the request lacks one: the comparison then matches nothing
+    (IAM policy elements: variables, "if the key is not present ... the condition evaluates
+    to false", https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_variables.html)."""
+    missing = False
+
+    def value_of(m: re.Match) -> str:
+        nonlocal missing
+        got = context.get(m.group(1).lower())
+        missing = missing or got is None
+        return got or ""
+
+    out = _VARIABLE.sub(value_of, value)
+    return None if missing else out
+
+
 def _condition_holds(condition: Mapping[str, Mapping[str, Any]], request: Request) -> bool:
     context = {k.lower(): v for k, v in request.context.items()}
     for operator, keys in condition.items():
@@ -207,10 +228,20 @@ def _condition_holds(condition: Mapping[str, Mapping[str, Any]], request: Reques
                 return False
             if not supports_key(request.action, key):
                 return False
-            matched = any(test(str(w), got) for w in listed(wanted))
+            values = [_substituted(str(w), context) for w in listed(wanted)]
+            matched = any(test(w, got) for w in values if w is not None)
             if matched == negated:
                 return False
     return True
+
+
+def _names(statement: Mapping, resource: str) -> bool:
+    """Whether the statement's Resource names `resource`, or its NotResource does not (a
+    NotResource statement applies to every resource but the listed ones,
+    https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_notresource.html)."""
+    if "NotResource" in statement:
+        return not any(_arn_matches(str(r), resource) for r in listed(statement["NotResource"]))
+    return any(_arn_matches(str(r), resource) for r in listed(statement.get("Resource", [])))
 
 
 def allows(document: str | Mapping, request: Request) -> bool:
@@ -221,7 +252,7 @@ def allows(document: str | Mapping, request: Request) -> bool:
             continue
         if not any(_action_matches(a, request.action) for a in listed(s["Action"])):
             continue
-        if not any(_arn_matches(str(r), request.resource) for r in listed(s.get("Resource", []))):
+        if not _names(s, request.resource):
             continue
         if not _condition_holds(s.get("Condition") or {}, request):
             continue

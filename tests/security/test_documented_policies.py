@@ -25,10 +25,11 @@ DOCUMENTED: dict[tuple[str, str], tuple[frozenset, str]] = {
         frozenset(),
         "https://docs.aws.amazon.com/eks/latest/userguide/cluster-iam-role.html",
     ),
-    # HyperPod sends no documented cluster ARN: aws:SourceAccount only (infra/hyperpod.py).
+    # No source shows HyperPod sending a source key (that page has no HyperPod example); AWS's
+    # HyperPod templates trust the service with no condition (infra/hyperpod.py).
     ("hyperpod-execution-role.assumeRolePolicy", "sagemaker.amazonaws.com"): (
-        frozenset({SOURCE_ACCOUNT}),
-        "https://docs.aws.amazon.com/sagemaker/latest/dg/security-confused-deputy-prevention.html",
+        frozenset(),
+        "https://github.com/aws/sagemaker-hyperpod-cluster-setup/blob/225929764f92613e15ff951569564a71f3711470/eks/cloudformation/sagemaker-iam-role-template.yaml",
     ),
     ("inference-operator-execution-role.assumeRolePolicy", "sagemaker.amazonaws.com"): (
         frozenset({SOURCE_ACCOUNT, ("ArnLike", "aws:SourceArn")}),

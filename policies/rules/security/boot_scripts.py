@@ -7,6 +7,14 @@ https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ClusterLifeCycleCo
 name AWS-managed SageMaker policies grant s3:PutObject on (AmazonSageMakerFeatureStoreAccess:
 arn:aws:s3:::*sagemaker*). So the bucket's policy must deny object writes and deletes to every
 principal but those it names by aws:PrincipalArn (specs/buckets.py only_writers).
+
+Such a Deny protects only if its exemption names principals: its condition's every operator is
+one of IAM's negated ARN or string operators, plain (an `...IfExists` operator is true where the
+key is absent, and the set operators `ForAllValues:`/`ForAnyValue:` judge sets, not the one ARN
+of a request: IAM User Guide, "IAM JSON policy elements: Condition operators",
+https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition_operators.html),
+on aws:PrincipalArn alone, and each value one IAM role or user ARN (core/aws/principals.py): a
+pattern such as `arn:aws:iam::*:*` under ArnNotLike exempts every principal.
 """
 
 from __future__ import annotations
@@ -14,6 +22,8 @@ from __future__ import annotations
 import fnmatch
 import json
 
+from core.aws.principals import is_principal_arn
+from core.refs import is_ref
 from core.vocabulary import HYPERPOD_CLUSTER_TYPE
 from policies.rules import views
 from policies.rules.base import Finding, Rule
@@ -23,6 +33,8 @@ POLICY = "aws:s3/bucketPolicy:BucketPolicy"
 MUST_DENY = ("s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion")
 # A Deny conditioned only on who asks: the principal's ARN (negated: everyone else).
 WHO = "aws:principalarn"
+# The operators that exempt exactly the principals they list (IAM's names are case-sensitive).
+NEGATED = ("ArnNotEquals", "ArnNotLike", "StringNotEquals", "StringNotLike")
 
 
 def _listed(value) -> list:
@@ -39,9 +51,20 @@ def _denies_all_but_named(statement: dict) -> bool:
         return False  # the objects, not only the bucket
     condition = statement.get("Condition") or {}
     return bool(condition) and all(
-        "Not" in operator and {k.lower() for k in keys} == {WHO}
-        for operator, keys in condition.items()
+        _exempts_named(operator, keys) for operator, keys in condition.items()
     )
+
+
+def _exempts_named(operator: str, keys) -> bool:
+    """`operator: {aws:PrincipalArn: values}` spares only the roles or users `values` name."""
+    if operator not in NEGATED or not isinstance(keys, dict):
+        return False
+    if {str(k).lower() for k in keys} != {WHO}:
+        return False
+    values = [v for value in keys.values() for v in _listed(value)]
+    # A whole placeholder: the gate judges the spec before the program has asked AWS who
+    # deploys (the session's issuer, program/stack_config.py); the pack sees the ARN itself.
+    return bool(values) and all(is_principal_arn(v) or is_ref(v) for v in values)
 
 
 def _guarded(policy_text) -> bool:
@@ -74,7 +97,8 @@ def check(resources, limits):
                     "s3:PutObject on it (AWS-managed SageMaker policies allow it on "
                     "*sagemaker* buckets) replace the scripts every new node runs as root: its "
                     "policy must deny object writes and deletes to all but the deployers "
-                    "(aws:PrincipalArn; hyperpod-dpd:deployerArns)",
+                    "named by role or user ARN, no pattern nor IfExists (aws:PrincipalArn; "
+                    "hyperpod-dpd:deployerArns)",
                 )
 
 

@@ -139,6 +139,8 @@ def test_the_patch_written_into_the_stack_keeps_its_mode_and_plans(
     no advisory of the tool's own, the decode pool paired with prefill; the confirmation last."""
     project = _project(tmp_path)
     monkeypatch.chdir(project)
+    stack_file = project / "Pulumi.dev.yaml"
+    stack_file.write_text(stack_file.read_text() + "    slo:\n      ttftP50Ms: 400\n")
     code = main(["advise", "--format", "json", "--no-chart", "--stack", "dev", "--write",
                  *workload])  # fmt: skip
     out = capsys.readouterr()
@@ -153,6 +155,7 @@ def test_the_patch_written_into_the_stack_keeps_its_mode_and_plans(
     assert "# Development stack" in text and "# Office egress range" in text  # comments kept
     assert "mode: dpd" in text and "mode: colocated" not in text
     assert "# Targets from `hyperpod-dpd advise`" in text
+    assert "    slo:\n      ttftP50Ms: 400\n" in text  # the endpoint's own SLO, as it was
     assert "    - arn:aws:iam::111122223333:role/PlatformAdmin" in text  # lists untouched
     plan = make_plan(project, "dev", tmp_path / "plan")
     assert beside_tags(plan.violations) == [], [v.message for v in plan.violations]

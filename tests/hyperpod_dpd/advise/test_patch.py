@@ -77,7 +77,8 @@ def test_written_targets_plan_with_their_pair_and_one_comment_naming_the_workloa
     """A 1P2D layout's targets, written twice as `--write` writes them: one comment above the
     autoscaling, the endpoint's slo and mode as they were, and a plan with no advisory of the
     tool's own (scale-in waits for a new worker's start: no cold-start advisory) whose decode
-    pool follows prefill by a second trigger."""
+    pool follows prefill by a second trigger; a target raised by hand past the capacity it
+    recorded is then the plan's capacity advisory."""
     from hyperpod_dpd.advise.capacity import PoolCapacity
     from hyperpod_dpd.advise.scaling import Start, scaling
 
@@ -119,3 +120,62 @@ def test_written_targets_plan_with_their_pair_and_one_comment_naming_the_workloa
     ]  # fmt: skip
     assert (scaled["minReplicaCount"], scaled["maxReplicaCount"]) == (2, 2)
     assert scaled["scaleDownStabilizationTime"] == 900
+    # The plan reads what advise wrote: a target then raised by hand past the recorded capacity
+    # (29 requests running per decode replica) is the capacity advisory, naming that record.
+    raised = yaml.safe_load(path.read_text())
+    raised["config"]["hyperpod-dpd:endpoint"]["autoscaling"]["decode"]["target"] = 40
+    path.write_text(yaml.safe_dump(raised))
+    plan = make_plan(project, "dev", tmp_path / "raised")
+    [advisory] = [v for v in plan.violations if v.policy == "hyperpod-dpd-autoscaling-capacity"]
+    assert advisory.message.startswith(
+        "the decode pool's target 40 is above the 29 running-requests per replica that "
+        "`hyperpod-dpd advise` recorded one replica holds within TPOT p50 <= 15 ms at ISL 4096 "
+    )
+
+
+def test_an_endpoints_entry_written_with_more_nodes_than_its_groups_leave_it_plans(tmp_path):
+    """The canary's candidate (1P1D on one prefill and one decode node) given 2P1D with its
+    targets: the prefill group grows by the node it lacks, the pair's bounds fit, and the stack
+    plans, the decode pool's maximum the pair's floor of prefill."""
+    import argparse
+
+    from hyperpod_dpd.advise.capacity import PoolCapacity
+    from hyperpod_dpd.advise.scaling import Start, scaling
+    from hyperpod_dpd.advise.setting import setting
+
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("Pulumi.yaml", "__main__.py", "Pulumi.canary.yaml"):
+        shutil.copy(ROOT / name, project / name)
+    args = argparse.Namespace(stack="canary", endpoint="candidate", instance_type=None,
+                              model=None, write=True)  # fmt: skip
+    where = setting(args, project)
+    layout = Layout("dpd", replicas=2, tp=8, decode_replicas=1, decode_tp=8)
+    assert where.grown(layout) == {"prefill": 2}  # 1 node, the layout's 2
+    found = {
+        "prefill": PoolCapacity("prefill", "prompt-tokens-per-second", 21300.0, 19700.0,
+                                "TTFT p50 <= 1000 ms", 23700.0),
+        "decode": PoolCapacity("decode", "running-requests", 29.0, 26.0, "TPOT p50 <= 15 ms",
+                               32.0),
+    }  # fmt: skip
+    keys = scaling(layout, found, where.room, "ISL 4096 / OSL 256; concurrency 8 (aisimulate)",
+                   Start("llama-3.3-70b", "ml.p5.48xlarge"))  # fmt: skip
+    path = project / "Pulumi.canary.yaml"
+    change = patch.changes(
+        patch.config_patch(layout, "ml.p5.48xlarge", where.groups, where.endpoint_key,
+                           keys.config_keys(), where.grown(layout)),
+        yaml.safe_load(path.read_text())["config"],
+    )  # fmt: skip
+    assert change["hyperpod-dpd:instanceGroups"] == {"prefill": {"instanceCount": 2}}
+    patch.write(path, change)
+    plan = make_plan(project, "canary", tmp_path / "plan")
+    assert not plan.stopped and beside_tags(plan.violations) == [], [
+        v.message for v in plan.violations
+    ]
+    [iec] = [m for m in plan.manifests.values() if m["kind"] == "InferenceEndpointConfig"
+             and m["metadata"]["name"] == "candidate"]  # fmt: skip
+    scaled = iec["spec"]["pdSpec"]["autoScalingSpec"]["prefillAutoScaling"]
+    assert (scaled["minReplicaCount"], scaled["maxReplicaCount"]) == (2, 2)
+    assert [t["name"] for t in scaled["prometheusTriggerList"]] == [
+        "candidate-prefill", "candidate-prefill-pair"
+    ]  # fmt: skip

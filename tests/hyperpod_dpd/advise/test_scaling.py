@@ -8,6 +8,7 @@ from hyperpod_dpd.advise.capacity import PoolCapacity
 from hyperpod_dpd.advise.scaling import ratio_of, scaling
 from hyperpod_dpd.advise.search import Layout
 from hyperpod_dpd.advise.workload import workload
+from settings.endpoint.scaling_pair import floor_of
 
 PREFILL = PoolCapacity("prefill", "prompt-tokens-per-second", 18400.0, 18400.0,
                        "TTFT p50 <= 500 ms", 24100.0, requests_per_second=4.5)  # fmt: skip
@@ -57,6 +58,15 @@ def test_a_shared_groups_room_caps_the_leader_at_what_the_follower_can_follow():
     s = scaling(Layout("dpd", 1, 8, 2, 8), {"prefill": PREFILL, "decode": DECODE}, room, WITHIN)
     assert s.bounds == {"prefill": (1, 2), "decode": (2, 4)}
     assert "prefill at most 2: decode's 4 nodes follow no more" in s.notes
+
+
+def test_an_endpoints_entry_scales_within_at_least_its_layouts_nodes():
+    """2P1D where the groups leave the entry 1 prefill node: prefill still gets its 2 (advise
+    grows the group), so the ratio's floor (2 prefill per decode replica) fits its maximum."""
+    room = {"prefill": 1, "decode": 1, "colocated": 0}
+    s = scaling(Layout("dpd", 2, 8, 1, 8), {"prefill": PREFILL, "decode": DECODE}, room, WITHIN)
+    assert s.bounds == {"prefill": (2, 2), "decode": (1, 1)}
+    assert floor_of(s.ratio, s.bounds["decode"][1]) <= s.bounds["prefill"][1]
 
 
 def test_one_pool_with_a_target_is_written_alone_without_a_ratio():

@@ -18,7 +18,9 @@ would run the CLI. It answers exactly the commands that SDK sends, in the shapes
   `objectValue` for an object).
 - `config set [--path] K --plaintext --stack S --non-interactive -- V` and `config set-all
   --stack S [--path] --plaintext K=V ...` (`set_config`, `set_all_config`): written into
-  Pulumi.S.yaml, comments kept (ruamel.yaml), a path's value typed as the CLI types it
+  Pulumi.S.yaml, comments kept (ruamel.yaml; the CLI edits the file's YAML tree in place since
+  pulumi/pulumi#11456, "Implement YAML roundtripping, comment preserving edits"), a path's value
+  typed as the CLI types it
   (sdk/go/common/resource/config/map.go, `adjustObjectValue`: "true"/"false" are booleans, an
   integer is an integer unless it has a leading 0, anything else a string).
 - `preview ...` and `up --yes --skip-preview ...`: the engine's events for the stack's
@@ -26,7 +28,8 @@ would run the CLI. It answers exactly the commands that SDK sends, in the shapes
   file's hyperpod-dpd:traffic differs from the deployed one, or as the test's `pending` says;
   `up` then deploys the file: its config, the `trafficWeights` output, a history entry with
   `--message`. `locked` makes both fail as a held update lock does (errors.py: "[409]
-  Conflict: Another update is currently in progress.").
+  Conflict: Another update is currently in progress."). `landsDuringPreview` (weights): another
+  rollout's update of the stack to those weights ends while the preview runs, once.
 
 Every call is recorded in the state file ($PULUMI_STANDIN_STATE, JSON). `kill` makes the
 stand-in SIGKILL its parent, the process that ran it (the rollout), at a command, `before` or
@@ -256,6 +259,10 @@ def _run(command, words, flags, rest, state, stack, project, name) -> int:
                 "resourceChanges": counts,
             })  # fmt: skip
         _send(events, flags["--event-log"][-1])
+        elsewhere = state.pop("landsDuringPreview", None) if command == "preview" else None
+        if elsewhere is not None:
+            stack["deployed"]["config"] = {**stack["deployed"]["config"], TRAFFIC: elsewhere}
+            stack["deployed"]["outputs"]["trafficWeights"] = elsewhere
         return 0
     print(f"error: the stand-in does not answer `pulumi {' '.join(words)}`", file=sys.stderr)
     return 1

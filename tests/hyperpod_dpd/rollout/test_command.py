@@ -64,6 +64,23 @@ def test_a_dry_run_judges_prints_the_step_and_its_calls_and_changes_nothing(
     assert not (project / ".hyperpod-dpd").exists()
 
 
+@pytest.mark.parametrize(
+    ("scenario", "exit_code", "said"),
+    [("failing", EXIT_FAILED, " canary rollback: candidate 5% -> 0% (dry run: nothing changed): "),
+     ("quiet", EXIT_HOLD, " canary hold: candidate at 5%: candidate served ")],
+)  # fmt: skip
+def test_a_dry_run_exits_with_the_verdicts_code_and_changes_nothing(
+    world, prometheus, capsys, scenario, exit_code, said
+):
+    project, standin = world(scenario)
+    before = (project / f"Pulumi.{STACK}.yaml").read_text()
+    code, out = rollout(project, prometheus.url, "--dry-run", capsys=capsys)
+    assert code == exit_code, out.err
+    assert said in out.out.splitlines()[0]
+    assert standin.calls() == []
+    assert (project / f"Pulumi.{STACK}.yaml").read_text() == before
+
+
 def test_a_healthy_candidate_takes_the_next_step_through_pulumi_and_git(world, prometheus, capsys):
     project, standin = world("healthy")
     code, out = rollout(project, prometheus.url, "--once", "--commit", "--format", "json",
@@ -84,8 +101,8 @@ def test_a_healthy_candidate_takes_the_next_step_through_pulumi_and_git(world, p
     # The calls the Automation API made, in order, as the CLI receives them.
     assert standin.commands() == [
         "version", "stack select", "stack output", "stack output", "stack history",
-        "stack output", "stack output", "config set-all", "preview", "up", "stack output",
-        "stack output", "stack history",
+        "stack output", "stack output", "config set-all", "preview", "stack output",
+        "stack output", "up", "stack output", "stack output", "stack history",
     ]  # fmt: skip
     calls = {" ".join(c[:2]): c for c in standin.calls()}
     assert calls["config set-all"] == [
@@ -204,10 +221,35 @@ def test_a_change_pending_besides_the_routing_stops_the_step_and_puts_the_file_b
         "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig "
         "endpoint-candidate-iec" in out.out
     )
-    assert weights(project) == {"baseline": 95, "candidate": 5}  # put back
+    _put_back_not_applied(project, standin)
     assert "# The split's listener" in (project / f"Pulumi.{STACK}.yaml").read_text()
+
+
+def _put_back_not_applied(project, standin):
+    """The step written, then undone: the stack file at its weights before, no update, no
+    journal."""
+    assert weights(project) == {"baseline": 95, "candidate": 5}
     assert "up" not in standin.commands()
     assert not (project / ".hyperpod-dpd" / "rollout" / f"{STACK}.json").exists()
+
+
+def test_a_step_that_lands_elsewhere_while_this_one_previews_stops_it_before_its_update(
+    world, prometheus, capsys
+):
+    """Another machine's rollout (which this checkout's lock does not see) rolls the candidate
+    back while this one previews its promotion: this one must not update over it."""
+    project, standin = world("healthy")
+    standin.edit(landsDuringPreview={"baseline": 100, "candidate": 0})
+    code, out = rollout(project, prometheus.url, "--once", capsys=capsys)
+    assert code == EXIT_FAILED, out.err
+    assert (
+        "stopped: candidate at 5%: while the step previewed, stack canary deployed "
+        "baseline=100,candidate=0 (its trafficWeights output; another rollout or a deploy): "
+        "Pulumi.canary.yaml is back at baseline=95,candidate=5" in out.out
+    )
+    _put_back_not_applied(project, standin)
+    assert standin.stack()["deployed"]["outputs"]["trafficWeights"] == {"baseline": 100,
+                                                                          "candidate": 0}  # fmt: skip
 
 
 def test_an_update_held_by_another_stops_the_step_naming_pulumis_lock(world, prometheus, capsys):

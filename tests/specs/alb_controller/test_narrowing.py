@@ -14,8 +14,10 @@ import pytest
 from specs.alb_controller.narrowing import (
     CHANGES,
     CLUSTER_TAG,
+    MOVED,
     Scope,
     UpstreamPolicyMoved,
+    moved,
     narrowed,
 )
 from specs.alb_controller.upstream import upstream_policy
@@ -24,11 +26,14 @@ from tests.security.iam import Request, access_level, allows, listed
 REGION, ACCOUNT = "us-east-2", "123456789012"
 VPC = f"arn:aws:ec2:{REGION}:{ACCOUNT}:vpc/vpc-0aaaaaaaaaaaaaaaa"
 OTHER_VPC = f"arn:aws:ec2:{REGION}:{ACCOUNT}:vpc/vpc-0bbbbbbbbbbbbbbbb"
-SCOPE = Scope("aws", VPC)
+OWNER = (("hyperpod-dpd:project", "hyperpod-dpd"), ("hyperpod-dpd:stack", "dev"))
+SCOPE = Scope("aws", VPC, OWNER)
 CLUSTER = "hyperpod-dpd-dev"
 SENT = {f"aws:RequestTag/{CLUSTER_TAG}": CLUSTER}  # the tag in the request
 CARRIES = {f"aws:ResourceTag/{CLUSTER_TAG}": CLUSTER}  # the tag on the resource
-STACK_TAGS = {"aws:ResourceTag/hyperpod-dpd:stack": "dev"}  # what the stack's own carry (specs/)
+# What the stack's own carry (specs/desired.py base_tags).
+STACK_TAGS = {f"aws:ResourceTag/{k}": v for k, v in OWNER}
+PROD_TAGS = {**STACK_TAGS, "aws:ResourceTag/hyperpod-dpd:stack": "prod"}  # another stack's
 
 
 def _sg(group: str) -> str:
@@ -95,6 +100,11 @@ CONTROLLER_CALLS = {
         Request(f"{ELB}{a}", RULE, CARRIES)
         for a in ("ModifyRule", "SetRulePriorities", "DeleteRule", "RemoveTags")
     ],
+    "targets in the target groups of its Ingresses and Services, created tagged "
+    "(deploy/elbv2/target_group_manager.go; targetgroupbinding/targets_manager.go)": [
+        Request(f"{ELB}{a}Targets", _elb("targetgroup/k8s-endpoint-abc123/73e2d6bc24d8a067"), CARRIES)
+        for a in ("Register", "Deregister")
+    ],
     "targets in the stack's own target groups: the traffic split's TargetGroupBindings "
     "(specs/traffic.py; controllers/elbv2 targetgroupbinding)": [
         Request(f"{ELB}RegisterTargets", _elb("targetgroup/traffic-baseline-3c1e/4f5e"), STACK_TAGS),
@@ -126,6 +136,15 @@ REFUSED = {
     "tag the stack's listener as the controller's": Request(
         f"{ELB}AddTags", STACK_LISTENER, {**STACK_TAGS, **SENT}
     ),
+    "put its address behind another stack's split": Request(
+        f"{ELB}RegisterTargets", _elb("targetgroup/traffic-baseline-9d2f/1a2b"), PROD_TAGS
+    ),
+    "put its address behind any other load balancer of the account": Request(
+        f"{ELB}RegisterTargets", _elb("targetgroup/payments-api/6d0ecf831eec9f09"), {}
+    ),
+    "take another application's targets out": Request(
+        f"{ELB}DeregisterTargets", _elb("targetgroup/payments-api/6d0ecf831eec9f09"), {}
+    ),
 }
 
 # The writes the original grants on every resource without a condition, each narrowed here.
@@ -135,7 +154,7 @@ DANGEROUS = {
     *(f"{ELB}{a}" for a in (
         "CreateListener", "DeleteListener", "CreateRule", "DeleteRule", "ModifyListener",
         "AddListenerCertificates", "RemoveListenerCertificates", "ModifyRule",
-        "SetRulePriorities", "AddTags", "RemoveTags",
+        "SetRulePriorities", "AddTags", "RemoveTags", "RegisterTargets", "DeregisterTargets",
     )),
 }  # fmt: skip
 # Unconditioned writes on "*" the narrowing keeps as upstream wrote them, and why.
@@ -158,7 +177,9 @@ def original() -> dict:
 
 @pytest.fixture(scope="module")
 def narrow(original) -> dict:
-    return narrowed(original, SCOPE)
+    """What the role is granted: the managed policy and the inline one with what MOVED."""
+    managed, inline = narrowed(original, SCOPE), moved(original, SCOPE)
+    return {**managed, "Statement": managed["Statement"] + inline["Statement"]}
 
 
 def _actions(document) -> set[str]:
@@ -171,10 +192,16 @@ def test_every_action_of_the_original_is_still_granted(original, narrow):
 
 def test_statements_it_does_not_change_are_upstream_s_verbatim(original, narrow):
     changed = [s for s in original["Statement"] if "Condition" not in s
-               and frozenset(listed(s["Action"])) in CHANGES]  # fmt: skip
+               and frozenset(listed(s["Action"])) in {*CHANGES, *MOVED}]  # fmt: skip
     kept = [s for s in original["Statement"] if s not in changed]
-    assert len(changed) == len(CHANGES) == 5
+    assert len(changed) == len(CHANGES) + len(MOVED) == 6
     assert all(s in narrow["Statement"] for s in kept)
+
+
+def test_target_registration_is_in_the_inline_policy_only(original):
+    registration = {f"{ELB}RegisterTargets", f"{ELB}DeregisterTargets"}
+    assert not registration & _actions(narrowed(original, SCOPE))
+    assert _actions(moved(original, SCOPE)) == registration
 
 
 @pytest.mark.parametrize("calls", sorted(CONTROLLER_CALLS))
@@ -202,25 +229,43 @@ def test_each_dangerous_action_now_carries_its_condition(original, narrow):
         for s in grants(narrow, action):
             keys = json.dumps(s.get("Condition", {}))
             in_vpc = listed(s["Resource"]) == [VPC]  # CreateSecurityGroup's VPC: the stack's
-            assert CLUSTER_TAG in keys or "ec2:Vpc" in keys or in_vpc, (action, s)
+            owned = all(f"aws:ResourceTag/{k}" in keys for k, _ in OWNER)  # the stack's tags
+            assert CLUSTER_TAG in keys or "ec2:Vpc" in keys or in_vpc or owned, (action, s)
 
 
-def test_no_other_write_on_every_resource_is_unconditioned(narrow):
+def _open(resource: str) -> bool:
+    """A resource of some other owner's too: "*", or a pattern whose wildcard spans a name
+    (`targetgroup/*/*`, every target group of the account), not only the Region and account
+    fields of an ARN that names one resource of the stack."""
+    parts = resource.split(":", 5)
+    return resource == "*" or (len(parts) == 6 and "*" in parts[5])
+
+
+def test_no_other_write_on_resources_of_others_is_unconditioned(narrow):
     loose = {
         a
         for s in narrow["Statement"]
-        if "Condition" not in s and "*" in listed(s["Resource"])
+        if "Condition" not in s and any(_open(r) for r in listed(s["Resource"]))
         for a in listed(s["Action"])
         if access_level(a) not in ("Read", "List")
     }
     assert loose == set(KEPT)
 
 
+def test_a_pattern_over_every_target_group_counts_as_open():
+    assert _open("*") and _open("arn:aws:elasticloadbalancing:*:*:targetgroup/*/*")
+    assert not _open(VPC) and not _open("arn:aws:ec2:*:*:vpc/vpc-0aaaaaaaaaaaaaaaa")
+
+
 def test_a_pin_whose_statements_moved_is_refused(original):
-    moved = {**original, "Statement": [s for s in original["Statement"]
-                                       if "ec2:CreateSecurityGroup" not in listed(s["Action"])]}  # fmt: skip
+    gone = {**original, "Statement": [s for s in original["Statement"]
+                                      if f"{ELB}RegisterTargets" not in listed(s["Action"])]}  # fmt: skip
+    with pytest.raises(UpstreamPolicyMoved, match="RegisterTargets"):
+        moved(gone, SCOPE)
+    shifted = {**original, "Statement": [s for s in original["Statement"]
+                                         if "ec2:CreateSecurityGroup" not in listed(s["Action"])]}  # fmt: skip
     with pytest.raises(UpstreamPolicyMoved, match="ec2:CreateSecurityGroup"):
-        narrowed(moved, SCOPE)
+        narrowed(shifted, SCOPE)
 
 
 def test_the_narrowed_policy_fits_a_managed_policy(original):

@@ -45,7 +45,7 @@ def _evaluate(expression: str, activation: dict[str, Any]) -> Any:
 class Request:
     """An AdmissionReview's request (admission.k8s.io/v1 AdmissionRequest), what a policy sees."""
 
-    operation: str  # CREATE | UPDATE
+    operation: str  # CREATE | UPDATE | CONNECT
     namespace: str
     username: str
     object: dict[str, Any]
@@ -55,13 +55,16 @@ class Request:
     version: str = "v1"
     resource: str = "pods"
     sub_resource: str = ""
+    # The object's name: a CONNECT's object (PodExecOptions...) has no metadata, the pod's
+    # name is the request's.
+    name: str = ""
 
     def review(self) -> dict[str, Any]:
         request = {
             "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
             "kind": {"group": self.group, "version": self.version, "kind": self.object["kind"]},
             "resource": {"group": self.group, "version": self.version, "resource": self.resource},
-            "name": self.object["metadata"].get("name", ""),
+            "name": self.name or self.object.get("metadata", {}).get("name", ""),
             "namespace": self.namespace,
             "operation": self.operation,
             "userInfo": {"username": self.username, "groups": list(self.groups)},
@@ -78,13 +81,26 @@ class Decision:
     messages: list[str] = field(default_factory=list)
 
 
+def _listed(values: list[str], value: str) -> bool:
+    return "*" in values or value in values
+
+
+def _resource_listed(resources: list[str], r: Request) -> bool:
+    """As RuleWithOperations reads `resources`: "*" every resource but no subresource,
+    "pods/*" every subresource of pods, "*/scale" the scale of every resource, "*/*" all
+    (admissionregistration.k8s.io/v1 Rule)."""
+    if not r.sub_resource:
+        return "*" in resources or r.resource in resources
+    wanted = {f"{r.resource}/{r.sub_resource}", f"{r.resource}/*", f"*/{r.sub_resource}", "*/*"}
+    return bool(wanted & set(resources))
+
+
 def _matches_rule(rule: dict[str, Any], r: Request) -> bool:
-    resource = f"{r.resource}/{r.sub_resource}" if r.sub_resource else r.resource
     return (
-        r.group in rule["apiGroups"]
-        and r.version in rule["apiVersions"]
-        and r.operation in rule["operations"]
-        and resource in rule["resources"]
+        _listed(rule["apiGroups"], r.group)
+        and _listed(rule["apiVersions"], r.version)
+        and _listed(rule["operations"], r.operation)
+        and _resource_listed(rule["resources"], r)
     )
 
 

@@ -16,12 +16,13 @@ from core.vocabulary import (
     BENCHMARK_NAMESPACE,
     IEC_KIND,
     OPERATOR_NAMESPACE,
-    OPERATOR_SERVICE_ACCOUNT,
+    STAGING_NAMESPACE,
 )
 from hyperpod_dpd.benchmark import job as benchmark_job
-from hyperpod_dpd.plan.planner import kubernetes_manifests
 from tests.conftest import run_stack, stack_raw, with_cache
 from tests.specs.isolation.admission_review import Request, admit
+from tests.specs.isolation.conftest import ADMIN, NS, OPERATOR
+from tests.specs.isolation.conftest import manifests as _manifests
 from tests.specs.isolation.operator_pods import (
     CRONJOB_CONTROLLER,
     DAEMONSET_CONTROLLER,
@@ -34,24 +35,6 @@ from tests.specs.isolation.operator_pods import (
     plain_pod,
     worker_pod,
 )
-
-OPERATOR = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_SERVICE_ACCOUNT}"
-NS = "inference"  # the shipped stacks' endpoint namespace
-ADMIN = "arn:aws:sts::111122223333:assumed-role/PlatformAdmin/bob"
-
-
-def _manifests(stack: str, raw: dict | None = None) -> list[dict]:
-    return list(kubernetes_manifests(run_stack(raw or stack_raw(stack), stack=stack)).values())
-
-
-@pytest.fixture(scope="module", params=["dev", "prod", "canary"])
-def stack(request):
-    return request.param, _manifests(request.param)
-
-
-@pytest.fixture(scope="module")
-def dev():
-    return _manifests("dev")
 
 
 def _iecs(manifests):
@@ -155,7 +138,7 @@ def test_a_controller_creating_a_pod_for_another_kind_of_owner_is_refused(dev):
 def test_the_benchmark_runners_pod_runs_in_its_own_namespace_not_an_endpoints(dev):
     """The class the runner was one member of: a Job's pod of someone else's Job. In the
     endpoint's namespace its Job is refused (only the operator makes Jobs there); in the
-    benchmark namespace, which no policy binds, it runs."""
+    benchmark namespace the job controller's pod of it runs."""
     from tests.hyperpod_dpd.benchmark.job_factory import _run
 
     job = benchmark_job.job(_run(), {})
@@ -314,17 +297,27 @@ def test_a_host_path_cannot_climb_out_of_the_weights_cache():
 # --- Where they apply --------------------------------------------------------------------------
 
 
-def test_the_policies_bind_every_endpoint_namespace_and_nothing_else(stack):
+def test_each_policy_binds_its_namespaces_and_nothing_else(stack):
+    """The endpoint policies bind every endpoint's namespace; the stack's own pod and workload
+    policies its staging and benchmark namespaces; CONNECT all of those and the operator's."""
     _, manifests = stack
-    bindings = [m for m in manifests if m["kind"] == "ValidatingAdmissionPolicyBinding"]
-    assert len(bindings) == 2
-    for b in bindings:
+    endpoints = sorted({i["metadata"]["namespace"] for i in _iecs(manifests)})
+    stack_own = [BENCHMARK_NAMESPACE, STAGING_NAMESPACE]
+    expected = {
+        "hyperpod-dpd-endpoint-pods": endpoints,
+        "hyperpod-dpd-endpoint-workloads": endpoints,
+        "hyperpod-dpd-endpoint-models": endpoints,
+        "hyperpod-dpd-stack-pods": sorted(stack_own),
+        "hyperpod-dpd-stack-workloads": sorted(stack_own),
+        "hyperpod-dpd-pod-connect": sorted({*endpoints, *stack_own, OPERATOR_NAMESPACE}),
+    }
+    bound = {}
+    for b in (m for m in manifests if m["kind"] == "ValidatingAdmissionPolicyBinding"):
         assert b["spec"]["validationActions"] == ["Deny"]
         (expression,) = b["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"]
-        assert expression["values"] == sorted(
-            {i["metadata"]["namespace"] for i in _iecs(manifests)}
-        )
-    for namespace in ("team-b", BENCHMARK_NAMESPACE, "hyperpod-dpd-system"):
+        bound[b["spec"]["policyName"]] = sorted(expression["values"])
+    assert bound == expected
+    for namespace in ("team-b", OPERATOR_NAMESPACE):
         assert admit(manifests, _create(plain_pod(), USER, namespace=namespace)).allowed
 
 
