@@ -35,6 +35,7 @@ from workloads.endpoint import (
     InferenceEndpoint,
     NamespacesArgs,
 )
+from workloads.routers import RouterIsolation, RouterIsolationArgs
 from workloads.service_account import ClusterAccess
 from workloads.staging import CheckpointStaging, StagingArgs
 from workloads.traffic import TrafficArgs, TrafficSplit
@@ -189,6 +190,13 @@ if desired.namespaces or desired.namespace_policies:
 admission = EndpointAdmission(
     names.ADMISSION, AdmissionArgs(desired.admission, outputs, eks.provider)
 )
+# Who may call the routers: in force before any endpoint's router starts.
+routers = None
+if desired.routers is not None:
+    routers = RouterIsolation(
+        names.ROUTERS,
+        RouterIsolationArgs(desired.routers, outputs, eks.provider, depends_on=[operator.addon]),
+    )
 endpoints = {}
 for spec in desired.endpoints:
     shared = shared_namespaces.get(spec.config.namespace)
@@ -207,6 +215,7 @@ for spec in desired.endpoints:
                 hyperpod.cluster,
                 dependencies.release,
                 admission,
+                *([routers] if routers is not None else []),
                 *([guard] if guard is not None else []),
                 *(
                     [staged[location]]

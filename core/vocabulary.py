@@ -80,6 +80,11 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 INSTANCE_METADATA_POLICY = "no-instance-metadata"
 
 
+# The NetworkPolicy of the routers' namespace (the operator's), who may open connections to its
+# pods (specs/isolation/routers.py; `verify` tries it from outside).
+ROUTERS_POLICY = "routers-ingress"
+
+
 def network_policy_name(endpoint: str) -> str:
     """The NetworkPolicy the stack gives endpoint `endpoint`'s workers, in its namespace
     (specs/isolation/network_policies.py; `verify` reads it back)."""
@@ -252,6 +257,7 @@ BENCHMARK_ACCESS = "hyperpod-dpd:workloads:BenchmarkAccess"
 ENDPOINT_NAMESPACES = "hyperpod-dpd:workloads:EndpointNamespaces"  # of several endpoints
 ENDPOINT_ADMISSION = "hyperpod-dpd:workloads:EndpointAdmission"  # who may run pods there
 TRAFFIC_SPLIT = "hyperpod-dpd:workloads:TrafficSplit"  # one URL, a weighted split
+ROUTER_ISOLATION = "hyperpod-dpd:workloads:RouterIsolation"  # who may call the routers
 CI_RUNNER = "hyperpod-dpd:infra:CiRunner"  # the deploy jobs' runner inside the VPC
 
 # --- Policy rules (policies/rules/: one module each; a test keeps the two lists equal) -------

@@ -218,6 +218,9 @@ class InferenceOperator(pulumi.ComponentResource):
             )
         )
         self._inline(self._args.spec.alb_controller_targets)
+        # No internet-facing load balancer, whatever an Ingress asks (specs/alb_controller/
+        # scheme.py).
+        self._inline(self._args.spec.alb_internal_only)
         return role
 
     def _create_keda_role(self) -> aws.iam.Role:

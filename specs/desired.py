@@ -16,6 +16,7 @@ from core.vocabulary import (
     ENDPOINT_ADMISSION,
     ENDPOINT_NAMESPACES,
     PROJECT_TAG,
+    ROUTER_ISOLATION,
     STACK_TAG,
     TRAFFIC_SPLIT_NAME,
 )
@@ -24,12 +25,13 @@ from settings.stack import StackSettings
 from specs.base import Desired
 from specs.benchmark import BenchmarkAccessSpec, benchmark_access
 from specs.buckets import BucketSpec, secure_bucket
-from specs.ci.runner import CiRunnerSpec, ci_runner
+from specs.ci.runner import CiRunnerSpec, ci_runner, runner_workflows
 from specs.eks import eks_cluster
 from specs.endpoint import ClusterFacts, EndpointSpec, endpoint, namespace_desired
 from specs.hyperpod import HyperPodRefs, HyperPodSpec, hyperpod_cluster
 from specs.isolation.admission import AdmissionSpec, endpoint_admission
 from specs.isolation.instance_metadata import guarded_namespace
+from specs.isolation.routers import router_ingress
 from specs.lifecycle import ON_CREATE, scripts_bucket, source_s3_uri
 from specs.network import SubnetSpec, flow_logs_policy, subnet_specs
 from specs.nodes import NodeSecurityGroupSpec, node_security_group
@@ -53,6 +55,7 @@ CI_RUNNER = "ci-runner"  # hyperpod-dpd:ci.runner codebuild
 NAMESPACES = "endpoint-namespaces"  # several endpoints: their namespaces, one resource each
 ADMISSION = "endpoint-admission"  # who may run pods in the endpoints' namespaces
 TRAFFIC = TRAFFIC_SPLIT_NAME  # the weighted split in front of them (core/vocabulary.py)
+ROUTERS = "routers"  # who may open connections to the routers (the operator's namespace)
 # Outputs that are not a child resource's: an invoke's, a component's, the config's.
 ACCOUNT_ID = ref("aws", "accountId")
 # Who deploys: ci.deployRoleArn, else the issuer of the session running `pulumi up`
@@ -96,6 +99,7 @@ class DesiredState:
     # (the single endpoint's is its own: EndpointSpec.metadata_policy).
     namespace_policies: tuple[Desired, ...] = ()
     ci_runner: CiRunnerSpec | None = None  # ci.runner: codebuild
+    routers: Desired | None = None  # the routers' NetworkPolicy (networkPolicy.enabled)
 
     @property
     def endpoint(self) -> EndpointSpec:
@@ -114,6 +118,7 @@ class DesiredState:
         op = self.operator
         out += [op.s3_csi_policy, op.execution_policy, op.alb_controller_policy]
         out += [op.alb_controller_targets, op.keda_policy]
+        out.append(op.alb_internal_only)
         if self.collector_policy:
             out.append(self.collector_policy)
         if self.alerting:
@@ -137,6 +142,8 @@ class DesiredState:
             out += self.traffic.resources()
         if self.ci_runner:
             out += self.ci_runner.resources()
+        if self.routers:
+            out.append(self.routers)
         return out
 
 
@@ -253,6 +260,7 @@ def desired_state(
         ),
         namespace_policies=namespace_policies,
         ci_runner=_ci_runner(s, stack, subnets, partition, tags),
+        routers=router_ingress(f"{ROUTERS}-ingress", (ROUTER_ISOLATION,), s),
     )
 
 
@@ -283,6 +291,7 @@ def _ci_runner(
         account_id=ACCOUNT_ID,
         partition=partition,
         tags=tags,
+        workflows=runner_workflows(ci.pull_request_preview, bool(s.traffic)),
     )
 
 

@@ -15,9 +15,14 @@ from settings.stack import StackSettings
 from specs.base import Desired
 from specs.iam import allow, role_policy
 
-# Load balancer discovery tags of the AWS Load Balancer Controller, which the inference
-# operator installs: public subnets for internet-facing, private for internal ALBs.
-_ELB_ROLE_TAGS = {"public": "kubernetes.io/role/elb", "private": "kubernetes.io/role/internal-elb"}
+# The AWS Load Balancer Controller's discovery tag (docs/deploy/subnet_discovery.md of
+# kubernetes-sigs/aws-load-balancer-controller): the private subnets take the internal load
+# balancers it creates (the inference operator's). The public subnets carry no
+# kubernetes.io/role/elb: nothing of the stack is internet-facing (the traffic split is internal
+# and Pulumi's). The missing tag alone does not keep an internet-facing load balancer out (the
+# controller then falls back to the subnets that route to the internet gateway); the
+# controller's role is denied creating one (specs/alb_controller/scheme.py).
+_ELB_ROLE_TAGS = {"private": "kubernetes.io/role/internal-elb"}
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from core.refs import ref
 from core.versions import ALB_CONTROLLER_POLICY
 from core.vocabulary import IAM_POLICY_TYPE, INFERENCE_OPERATOR, PROJECT_TAG, STACK_TAG
 from specs.alb_controller.narrowing import Scope, document_text, moved
+from specs.alb_controller.scheme import INTERNAL_ONLY
 from specs.alb_controller.upstream import upstream_policy
 from specs.base import Desired
 from specs.buckets import BucketSpec, secure_bucket
@@ -31,6 +32,8 @@ class OperatorSpec:
     # Its target registration, narrowed to its own and the split's target groups: the role's
     # inline policy (the managed one has no room left; specs/alb_controller/narrowing.py MOVED).
     alb_controller_targets: Desired
+    # An inline policy of the same role: no internet-facing load balancer (scheme.py).
+    alb_internal_only: Desired
 
 
 def operator(
@@ -113,4 +116,7 @@ def operator(
         ref(f"{name}-alb-role", "id"),
         *moved(upstream_policy(), scope)["Statement"],
     )
-    return OperatorSpec(name, tls, s3_csi, execution, keda, alb, targets)
+    internal_only = role_policy(
+        f"{name}-alb-internal-only", parents, ref(f"{name}-alb-role", "id"), INTERNAL_ONLY
+    )
+    return OperatorSpec(name, tls, s3_csi, execution, keda, alb, targets, internal_only)

@@ -46,6 +46,7 @@ def test_component_type_tokens(dev):
         "hyperpod-dpd:workloads:CheckpointStaging",
         "hyperpod-dpd:workloads:BenchmarkAccess",
         "hyperpod-dpd:workloads:EndpointAdmission",
+        "hyperpod-dpd:workloads:RouterIsolation",
         "hyperpod-dpd:infra:CiRunner",
     }
 
@@ -99,8 +100,9 @@ def test_a_stack_with_one_endpoint_keeps_every_resource_of_before_several_endpoi
     # Since then, the security work removed the nodes' all-traffic ingress from the whole VPC and
     # added the flow logs, the nodes' DNS egress, the workers' NetworkPolicy, the CI runner, each
     # namespace's metadata egress policy, the benchmark runner's own namespace and the endpoints'
-    # admission policies, and the load balancer controller's target registration, moved to an
-    # inline policy of its role; the preview role's read-only entry is now the stack's
+    # admission policies, the routers' NetworkPolicy, the load balancer controller's deny of
+    # internet-facing load balancers and its target registration, moved to an inline policy of
+    # its role; the preview role's read-only entry is now the stack's
     # ci.previewRoleArn (dev) or gone (prod: pull requests no longer preview it). Nothing else of
     # before is gone or new.
     removed = {"aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule nodes-vpc-ingress"}
@@ -112,6 +114,9 @@ def test_a_stack_with_one_endpoint_keeps_every_resource_of_before_several_endpoi
         "kubernetes:core/v1:Namespace benchmark-namespace",
         "hyperpod-dpd:workloads:EndpointAdmission endpoint-admission",
         "aws:iam/rolePolicy:RolePolicy inference-operator-alb-controller-targets",
+        "hyperpod-dpd:workloads:RouterIsolation routers",
+        f"{NETWORK_POLICY_TYPE} routers-ingress",
+        "aws:iam/rolePolicy:RolePolicy inference-operator-alb-internal-only",
     }  # fmt: skip
     added = {line for line in set(now) - set(before)
              if " network-flow-log" not in line and " nodes-egress-dns-" not in line

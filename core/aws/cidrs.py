@@ -4,6 +4,9 @@ A rule that string-matches `0.0.0.0/0` is bypassed by `0.0.0.0/1` + `128.0.0.0/1
 union of every listed block is taken, the address space that is not public (RFC 1918, shared,
 loopback, link-local, documentation, multicast, reserved: RFC 6890) is left out, and what remains
 is judged by its size.
+
+Each block is also judged alone (`too_wide`): one entry of a list of "your CIDRs" that holds more
+public addresses than any one organisation's egress is somebody else's network too.
 """
 
 from __future__ import annotations
@@ -17,6 +20,14 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 # ISP's allocation): no organisation's egress is that wide, so it is "the internet".
 INTERNET_WIDE_V4 = 2**24
 INTERNET_WIDE_V6 = 2**96
+# One entry: at most a /16 of public IPv4 (65,536 addresses), the widest network AWS lets you
+# build (a VPC's CIDR block is "between a /16 netmask (65,536 IP addresses) and /28", VPC User
+# Guide, https://docs.aws.amazon.com/vpc/latest/userguide/vpc-cidr-blocks.html), and far more
+# than the NAT gateways' and offices' addresses a list of allowed clients names; wider public
+# blocks are ISPs' and cloud providers' ranges, shared with their other customers. IPv6: at most
+# a /48, what an end site is assigned (RFC 6177, "IPv6 Address Assignment to End Sites").
+ENTRY_MAX_V4 = 2**16
+ENTRY_MAX_V6 = 2**80
 
 _NOT_PUBLIC_V4 = [
     ipaddress.IPv4Network(n)
@@ -69,3 +80,10 @@ def _public(networks: list, reserved: list) -> int:
 def internet_wide(cidrs: Iterable[str]) -> bool:
     v4, v6 = public_addresses(cidrs)
     return v4 >= INTERNET_WIDE_V4 or v6 >= INTERNET_WIDE_V6
+
+
+def too_wide(cidr: str) -> bool:
+    """Whether one block holds more public addresses than one organisation's clients take
+    (ENTRY_MAX_V4, ENTRY_MAX_V6); unparseable: False (the config checks report it)."""
+    v4, v6 = public_addresses([cidr])
+    return v4 > ENTRY_MAX_V4 or v6 > ENTRY_MAX_V6

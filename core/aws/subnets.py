@@ -3,7 +3,7 @@
 The VPC is cut in quarters. Quarter 0 is the GPU subnet: HyperPod gives every pod on a p5 node
 a VPC address, so it gets the largest block. Quarter 1 holds one private subnet per
 control-plane AZ (EKS control-plane ENIs, system nodes), quarter 2 one public subnet per AZ
-(NAT gateways, internet-facing load balancers), quarter 3 stays free for later growth (FSx,
+(NAT gateways; no load balancer: specs/network.py), quarter 3 stays free for later growth (FSx,
 a second GPU subnet). Keys are derived from AZ IDs, never list positions, so adding an AZ does
 not renumber (and replace) the others.
 """

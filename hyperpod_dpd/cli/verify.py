@@ -12,7 +12,14 @@ prompt to the split without the API key must get 401, and one with it an answer 
 the stack's Secret for the curl pods, from HYPERPOD_DPD_API_KEY or the stack's trafficApiKey
 output with --router-url). A colocated
 endpoint of the stack gets that check and `router service`: its router's Service is where the
-traffic split and the benchmark Job look for it (core/vocabulary.py RouterService).
+traffic split and the benchmark Job look for it (core/vocabulary.py RouterService). Every
+endpoint of the stack also gets the model's other doors tried without a key
+(hyperpod_dpd/verify/doors.py): `router refuses outsiders` (a curl pod of `default` on a GPU
+node must get no answer from the router's Service) and `operator load balancer` (the inference
+operator's own load balancer of the endpoint must be internal and answer no prompt without a
+key); both from pods, not with --router-url. From the same kind of pod, `metadata closed on GPU
+nodes`: the instance metadata service must not answer a pod on a GPU node (the boot script's
+rule, hyperpod_dpd/verify/node_metadata.py).
 
 Exit codes: 0 every check passed (skipped ones allowed), 1 a check failed, 2 bad input (unknown
 stack, no kubeconfig, unreachable API server, endpoint not found).

@@ -16,6 +16,8 @@ from core.units import format_gib
 from core.vocabulary import (
     CHAT_COMPLETIONS_PATH,
     INSTANCE_METADATA_POLICY,
+    OPERATOR_NAMESPACE,
+    ROUTERS_POLICY,
     network_policy_name,
 )
 from hyperpod_dpd.plan.endpoint_summary import headline, render_endpoints
@@ -27,6 +29,7 @@ from settings.cold_starts import pool_cold_starts
 from settings.endpoint.entries import EndpointEntry
 from settings.endpoint.numbers import EffectiveNumbers, Given
 from settings.stack import endpoint_sizing
+from specs.isolation.routers import client_namespaces, private_cidrs
 
 
 def resource_counts(resources: Iterable[Any]) -> list[tuple[str, int]]:
@@ -63,6 +66,7 @@ def endpoint_facts(settings: StackSettings, entry: EndpointEntry) -> list[tuple[
         ("Instance groups", groups),
         ("vLLM", vllm),
         ("Pod ingress", _pod_ingress(settings, e.name)),
+        ("Router ingress", _router_ingress(settings)),
         ("Pod isolation", _pod_isolation(settings)),
     ]
     if e.mode == "dpd":
@@ -81,9 +85,28 @@ def _pod_ingress(settings: StackSettings, name: str) -> str:
         return "open: networkPolicy.enabled is false, any pod of the cluster reaches the workers"
     more = [f"namespaces {', '.join(policy.allow_namespaces)}"] if policy.allow_namespaces else []
     more += [f"addresses {', '.join(policy.allow_cidrs)}"] if policy.allow_cidrs else []
+    collector = ", the metrics collector" if settings.observability.enabled else ""
     return (
-        f"NetworkPolicy {network_policy_name(name)}: the router, the endpoint's own pods, the "
-        f"metrics collector{''.join(', ' + m for m in more)} (the VPC CNI enforces it)"
+        f"NetworkPolicy {network_policy_name(name)}: every pod of {OPERATOR_NAMESPACE} (each "
+        "endpoint's router, the operator, its KEDA and load balancer controller), the "
+        f"endpoint's own pods and its namespace's prefill and decode pods{collector}"
+        f"{''.join(', ' + m for m in more)} (the VPC CNI enforces it)"
+    )
+
+
+def _router_ingress(settings: StackSettings) -> str:
+    """Who may call the routers, which ask for no API key (specs/isolation/routers.py)."""
+    if not settings.network_policy.enabled:
+        return (
+            "open: networkPolicy.enabled is false, any pod of the cluster calls the routers, "
+            "which ask for no API key"
+        )
+    cidrs = [*private_cidrs(settings), *settings.network_policy.allow_cidrs]
+    return (
+        f"NetworkPolicy {ROUTERS_POLICY} in {OPERATOR_NAMESPACE}: its own pods, namespaces "
+        f"{', '.join(client_namespaces(settings))}, addresses {', '.join(dict.fromkeys(cidrs))} "
+        "(the private subnets: the EKS control plane, the load balancers, and any pod on a "
+        "system node); the routers ask for no API key"
     )
 
 
@@ -95,11 +118,17 @@ def _pod_isolation(settings: StackSettings) -> str:
         "within Pod Security baseline plus IPC_LOCK, from endpoint objects only the admins "
         "write; only the admins exec or port-forward into them (ValidatingAdmissionPolicies)"
     )
+    # The GPU nodes' boot script refuses it to every pod whatever the policies
+    # (infra/lifecycle_scripts/on_create.sh guard_pod_metadata).
+    gpu_nodes = "the GPU nodes' boot script refuses it to their pods from the first packet"
     if not settings.network_policy.enabled:
-        return f"{admitted}; networkPolicy.enabled is false: pods can reach the node's IAM role"
+        return (
+            f"{admitted}; networkPolicy.enabled is false: pods on the system nodes can reach "
+            f"the node's IAM role (the instance metadata service); {gpu_nodes}"
+        )
     return (
         f"{admitted}; NetworkPolicy {INSTANCE_METADATA_POLICY} keeps them from the instance "
-        "metadata service (the node's IAM role)"
+        f"metadata service (the node's IAM role) once it reaches a new pod, and {gpu_nodes}"
     )
 
 

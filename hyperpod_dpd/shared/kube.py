@@ -123,6 +123,10 @@ class Cluster:
         )
         return list(found.get("items") or [])
 
+    def list_ingresses(self, namespace: str) -> list[dict[str, Any]]:
+        found = self._json("list ingresses", self.networking.list_namespaced_ingress, namespace)
+        return list(found.get("items") or [])
+
     def list_pods(self, namespace: str, label_selector: str | None = None) -> list[dict[str, Any]]:
         kwargs = {"label_selector": label_selector} if label_selector else {}
         pods = self._json("list pods", self.core.list_namespaced_pod, namespace, **kwargs)

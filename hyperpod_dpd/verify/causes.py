@@ -267,6 +267,50 @@ SPLIT_UNREACHED = Cause(
     "health: `aws elbv2 describe-target-health`",
     "docs/troubleshooting.md#split-takes-no-key-or-refuses-the-key",
 )
+ROUTER_OPEN = Cause(
+    "a pod of namespace {outsider} on a GPU node got an answer from the router ({url}), which "
+    "asks for no API key: no NetworkPolicy of hyperpod-inference-system keeps it out (the "
+    "stack's routers-ingress is missing or admits it), or the VPC CNI enforces no policies",
+    "`kubectl get networkpolicy -n hyperpod-inference-system routers-ingress -o yaml`: missing, "
+    "run `pulumi up --stack {stack}` (networkPolicy.enabled, the default); present, check the "
+    'VPC CNI add-on enforces policies (its configuration `enableNetworkPolicy: "true"`)',
+    "docs/troubleshooting.md#router-answers-outsiders",
+)
+OPERATOR_LB_PUBLIC = Cause(
+    "the inference operator's own load balancer of this endpoint (Ingress {ingress}) is "
+    "{scheme}: it would put the router, which asks for no API key, on the internet. The stack "
+    "denies the load balancer controller's role every load balancer but an internal one (the "
+    "role policy inference-operator-alb-internal-only), so such an Ingress gets no address, "
+    "unless its load balancer was made before that deny",
+    "run `pulumi up --stack {stack}`; if the Ingress has an address ({hostname}), delete it "
+    "(`kubectl delete ingress -n {ingress_namespace} {ingress}`: the controller deletes its "
+    "load balancer, the operator writes the Ingress again) and check no internet-facing one "
+    "is left (`aws elbv2 describe-load-balancers`); report the scheme the operator asked for "
+    "to AWS",
+    "docs/troubleshooting.md#operator-load-balancer-answers-without-a-key",
+)
+OPERATOR_LB_OPEN = Cause(
+    "the inference operator's own load balancer of this endpoint ({hostname}, Ingress "
+    "{ingress}) answered a prompt that carried no API key: it forwards to the router, which "
+    "checks none, and its security group (the controller's) admits 443 from anywhere that "
+    "reaches it: every pod of the cluster, the CI runner, networks peered with the VPC. The "
+    "operator's CRD has no setting for its scheme, sources or authentication",
+    "treat the VPC as this door's boundary: peer or connect only trusted networks, keep "
+    "untrusted pods off the cluster; clients use the split and its key, never this load "
+    "balancer. verify warns (exit 0) until the operator can close it",
+    "docs/troubleshooting.md#operator-load-balancer-answers-without-a-key",
+)
+NODE_METADATA_OPEN = Cause(
+    "a pod of namespace {outsider} on a GPU node got an answer from the EC2 instance metadata "
+    "service (169.254.169.254), where any pod there gets the node's role, the HyperPod "
+    "execution role: the node's boot script did not close pods' route to it (the node was "
+    "created before the stack's on_create.sh did, or it has no iptables)",
+    "the node's /var/log/provision-hyperpod-dpd.log says which ('pod metadata guard: ...'); "
+    "run `pulumi up --stack {stack}` so the bucket holds the current script, then replace the "
+    "nodes created before it (`aws sagemaker batch-replace-cluster-nodes --cluster-name "
+    "<cluster> --node-ids <id>`)",
+    "docs/troubleshooting.md#gpu-nodes-answer-the-metadata-service",
+)
 # `verify --stack`'s last checks, also preflight's (hyperpod_dpd/shared/node_boot.py): each
 # module compares and fills its texts (the S3 object, its bucket, the cluster and the stack).
 BOOT_SCRIPT_CHANGED = Cause(boot_script.CAUSE, boot_script.FIX, boot_script.REF)

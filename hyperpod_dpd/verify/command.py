@@ -14,17 +14,30 @@ from core import api_key
 from core.colour import Palette
 from core.exits import EXIT_BAD_INPUT, UsageProblem
 from core.json_output import dumps
-from core.vocabulary import BENCHMARK_NAMESPACE, CHAT_COMPLETIONS_PATH, router_url
+from core.vocabulary import (
+    BENCHMARK_NAMESPACE,
+    CHAT_COMPLETIONS_PATH,
+    OPERATOR_NAMESPACE,
+    router_url,
+)
 from hyperpod_dpd.shared import boot_script, node_boot
 from hyperpod_dpd.shared.aws import client_factory
 from hyperpod_dpd.shared.endpoints import choose_endpoint
 from hyperpod_dpd.shared.kube import Cluster, ClusterError, KubeconfigError, kubeconfig_path
 from hyperpod_dpd.shared.stack_outputs import OutputUnavailable, stack_output
+from hyperpod_dpd.verify.doors import OUTSIDER_CURL_SECONDS, gpu_node_placement
 from hyperpod_dpd.verify.prompts import HttpPromptClient, PodPromptClient
 from hyperpod_dpd.verify.report import render_text, report_json
 from hyperpod_dpd.verify.results import FAIL, PASS, SKIP, Check, Split, StagedCopy, Target
-from hyperpod_dpd.verify.runner import EndpointNotFound, Options, SplitClients, verify
+from hyperpod_dpd.verify.runner import (
+    DoorClients,
+    EndpointNotFound,
+    Options,
+    SplitClients,
+    verify,
+)
 from settings.stack_file import read_stack
+from specs.isolation.routers import client_namespaces
 
 
 def run(args: argparse.Namespace, project_dir: Path) -> int:
@@ -44,8 +57,10 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
             send_prompts=not args.no_prompts, model=args.model, poll_interval=args.poll_interval
         )
         clients = split_clients(args, cluster, target, project_dir) if target.split else None
+        # From pods in the cluster: not when the prompts go from here (--router-url).
+        doors = door_clients(args, cluster) if target.doors and not args.router_url else None
         try:
-            report = verify(cluster, target, client, options, _progress(args), clients)
+            report = verify(cluster, target, client, options, _progress(args), clients, doors)
         except EndpointNotFound as exc:
             return _bad_input(args, str(exc))
         except ClusterError as exc:
@@ -82,6 +97,12 @@ def resolve_target(args: argparse.Namespace, project_dir: Path) -> Any:
             network_policy=settings.network_policy.enabled and not args.name,
             staged=staged_copy(settings, entry, args.stack, project_dir),
             split=split_of(settings, entry, args, project_dir),
+            doors=not args.name,
+            router_clients=(
+                (OPERATOR_NAMESPACE, *client_namespaces(settings))
+                if settings.network_policy.enabled
+                else None
+            ),
         )
     if key is not None:
         raise UsageProblem(
@@ -133,6 +154,27 @@ def split_clients(
     )  # fmt: skip
     source = f"Secret {namespace}/{api_key.SECRET_NAME}"
     return SplitClients(PodPromptClient(**pod), PodPromptClient(**pod, keyed=True), source)
+
+
+def door_clients(args: argparse.Namespace, cluster: Any) -> DoorClients:
+    """One-shot pods that try the model's other doors without a key (doors.py): one in a
+    namespace the routers do not admit, on a GPU node; one in the prompts' namespace."""
+    common = dict(
+        cluster=cluster, timeout=args.timeout, poll_interval=args.poll_interval,
+        image=args.curl_image,
+    )  # fmt: skip
+    return DoorClients(
+        outsider=lambda namespace, url: PodPromptClient(
+            namespace=namespace,
+            url=url,
+            placement=gpu_node_placement(),
+            curl_timeout=OUTSIDER_CURL_SECONDS,
+            **common,
+        ),
+        inside=lambda url: PodPromptClient(
+            namespace=args.prompt_namespace or BENCHMARK_NAMESPACE, url=url, **common
+        ),
+    )
 
 
 def _local_key(stack: str, project_dir: Path) -> tuple[str | None, str, str]:

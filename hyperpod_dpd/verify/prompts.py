@@ -41,6 +41,10 @@ TOKENS_PER_WORD_MAX = 1.25  # upper bound for this sentence, used against --max-
 LONG_FACTOR = 1.5  # the long prompt has threshold x 1.5 words
 MAX_TOKENS = 32
 STATUS_MARK = "__HTTP_STATUS__="
+# What curl -sS prints when --max-time runs out, connecting or waiting: its exit code 28,
+# "Operation timeout" (curl's man page, EXIT CODES). A NetworkPolicy that drops a connection
+# leaves the client exactly that.
+CURL_TIMEOUT = "curl: (28)"
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,9 @@ class PromptResult:
     status: int | None  # HTTP status, None: no HTTP answer
     answer: str  # the completion text when ok, else the error the client saw
     timed_out: bool = False
+    # False: the request was never sent (the prompt pod could not be created or did not run to
+    # its end), so "no HTTP answer" says nothing of the other end.
+    sent: bool = True
 
     @property
     def summary(self) -> str:
@@ -217,6 +224,8 @@ class PodPromptClient:
         poll_interval: float,
         image: str = DEFAULT_CURL_IMAGE,
         keyed: bool = False,
+        placement: dict[str, Any] | None = None,
+        curl_timeout: float | None = None,
     ):
         self.cluster = cluster
         self.namespace = namespace
@@ -225,6 +234,10 @@ class PodPromptClient:
         self.poll_interval = poll_interval
         self.image = image
         self.keyed = keyed  # present the key of the stack's Secret in `namespace`
+        # Where the pod may run (tolerations, affinity: pod spec fields), and how long curl
+        # waits for an answer when that is shorter than the wait for the pod itself.
+        self.placement = placement or {}
+        self.curl_timeout = curl_timeout
         with_key = f" with the API key of Secret {api_key.SECRET_NAME}" if keyed else ""
         self.description = f"one-shot pod ({image}) in {namespace} -> {url}{with_key}"
         self.warnings: list[str] = []
@@ -237,7 +250,7 @@ class PodPromptClient:
             "TAIL": tail,
             "SENTENCE": prompt.sentence,
             "REPEAT": str(prompt.repeat),
-            "MAX_TIME": str(max(1, math.ceil(self.timeout))),
+            "MAX_TIME": str(max(1, math.ceil(self.curl_timeout or self.timeout))),
         }
         return {
             "apiVersion": "v1",
@@ -252,6 +265,7 @@ class PodPromptClient:
                 # Backstop if verify dies before it deletes the pod.
                 "activeDeadlineSeconds": math.ceil(self.timeout) + 60,
                 "automountServiceAccountToken": False,
+                **self.placement,
                 "securityContext": {
                     "runAsNonRoot": True,
                     "runAsUser": 100,  # curl_user of curlimages/curl (a name, not a number)
@@ -284,11 +298,11 @@ class PodPromptClient:
         try:
             self.cluster.create_pod(self.namespace, self.pod_manifest(prompt, name))
         except ClusterError as exc:
-            return PromptResult(False, None, f"cannot create the prompt pod: {exc}")
+            return PromptResult(False, None, f"cannot create the prompt pod: {exc}", sent=False)
         try:
             return self._await(name)
         except ClusterError as exc:
-            return PromptResult(False, None, f"prompt pod {name}: {exc}")
+            return PromptResult(False, None, f"prompt pod {name}: {exc}", sent=False)
         finally:
             try:
                 self.cluster.delete_pod(self.namespace, name)
@@ -316,6 +330,7 @@ class PodPromptClient:
             None,
             f"prompt pod {name} did not finish within {self.timeout:g} s ({state})",
             True,
+            sent=False,
         )
 
 
@@ -328,7 +343,8 @@ def _pod_result(phase: str, log: str) -> PromptResult:
         status = int(code) if code.isdigit() and code != "000" else None
     if status is None:
         shown = " ".join(body.split())[:300] or "no output"
-        return PromptResult(False, None, f"curl got no HTTP answer (pod {phase}): {shown}")
+        text = f"curl got no HTTP answer (pod {phase}): {shown}"
+        return PromptResult(False, None, text, timed_out=CURL_TIMEOUT in body)
     return interpret(status, body)
 
 

@@ -1,12 +1,12 @@
 """What `hyperpod-dpd verify` prints: the report as a table (with cause, fix and reference of
-each failure) or as JSON for CI."""
+each failure and warning) or as JSON for CI."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 from typing import Any
 
-from hyperpod_dpd.verify.results import FAIL, PASS, SKIP, Check, Report
+from hyperpod_dpd.verify.results import FAIL, PASS, SKIP, WARN, Check, Report
 
 
 def report_json(report: Report) -> dict[str, Any]:
@@ -23,6 +23,7 @@ def report_json(report: Report) -> dict[str, Any]:
         "passed": report.count(PASS),
         "failed": report.count(FAIL),
         "skipped": report.count(SKIP),
+        "warned": report.count(WARN),
         "exitCode": report.exit_code,
     }
 
@@ -44,12 +45,13 @@ def render_text(report: Report) -> str:
     lines += [
         "",
         f"serves: {report.model_location or 'no modelLocation in the IEC'}",
-        f"{report.count(PASS)} passed, {report.count(FAIL)} failed, {report.count(SKIP)} skipped",
+        f"{report.count(PASS)} passed, {report.count(FAIL)} failed, {report.count(SKIP)} skipped"
+        + (f", {report.count(WARN)} warned" if report.count(WARN) else ""),
     ]
     return "\n".join(lines)
 
 
 def _cause_lines(c: Check, indent: str) -> list[str]:
-    if c.result != FAIL:
+    if c.result not in (FAIL, WARN):
         return []
     return [f"{indent}cause: {c.cause}", f"{indent}fix:   {c.fix}", f"{indent}see:   {c.ref}"]

@@ -15,9 +15,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.vocabulary import DPD_ROLE_POD_LABEL, RouterService, network_policy_name
+from core.vocabulary import (
+    CHAT_COMPLETIONS_PATH,
+    DPD_ROLE_POD_LABEL,
+    OPERATOR_NAMESPACE,
+    RouterService,
+    network_policy_name,
+)
 from hyperpod_dpd.shared.kube import ROUTER_NAMESPACE, Cluster, ClusterError
 from hyperpod_dpd.verify import causes, logs
+from hyperpod_dpd.verify.doors import (
+    INTERNAL,
+    OPERATOR_LB,
+    OUTSIDER_NAMESPACE,
+    ROUTER_CLOSED,
+    endpoint_ingresses,
+    hostname_of,
+    judge_operator_lb,
+    judge_outsider,
+    scheme_of,
+)
 from hyperpod_dpd.verify.endpoint import (
     EXPECTED_ROLE,
     endpoint_facts,
@@ -44,6 +61,7 @@ from hyperpod_dpd.verify.kv_transfer import (
     kv_diagnostics,
 )
 from hyperpod_dpd.verify.matching import long_prompt_retrievals, match_decision
+from hyperpod_dpd.verify.node_metadata import METADATA_CLOSED, METADATA_URL, judge_metadata
 from hyperpod_dpd.verify.prompts import (
     Prompt,
     PromptClient,
@@ -64,6 +82,8 @@ from hyperpod_dpd.verify.routing import (
 )
 
 ROLE_LABEL = DPD_ROLE_POD_LABEL
+# The doors are tried from one-shot pods in the cluster, never from this machine.
+NO_DOOR_PODS = "tried from pods in the cluster, not with --no-prompts or --router-url"
 DEFAULT_THRESHOLD = 4096
 LOG_SLACK_SECONDS = 5
 
@@ -100,6 +120,16 @@ class SplitClients:
 
 
 @dataclass(frozen=True)
+class DoorClients:
+    """What tries the model's other doors without a key (doors.py): a client in `namespace`
+    that runs on a GPU node, to the router's URL; and one to a URL found at run time (the
+    operator's load balancer)."""
+
+    outsider: Callable[[str, str], PromptClient]  # (namespace, url) -> client on a GPU node
+    inside: Callable[[str], PromptClient]  # url -> client in the stack's benchmark namespace
+
+
+@dataclass(frozen=True)
 class Options:
     send_prompts: bool = True
     model: str | None = None  # default: the IEC's --served-model-name or --model
@@ -119,6 +149,7 @@ def verify(
     options: Options,
     on_check: Callable[[Check], None] | None = None,
     split_clients: SplitClients | None = None,
+    door_clients: DoorClients | None = None,
 ) -> Report:
     """Run every check. Raises EndpointNotFound when the IEC does not exist, ClusterError when
     the IEC cannot be read at all (both are bad input for the CLI)."""
@@ -142,6 +173,8 @@ def verify(
         run.prompts()
     if target.split is not None:
         run.front_door(split_clients)
+    if target.doors:
+        run.doors(door_clients)
     return run.report
 
 
@@ -284,6 +317,65 @@ class _Run:
             self.add(Check.skipped(SPLIT_ANSWERS, clients.no_key))
         else:
             self.add(judge_answer(clients.keyed.send(prompt), ctx))
+
+    def doors(self, clients: DoorClients | None) -> None:
+        """The router refuses a pod it does not admit; the operator's load balancer of the
+        endpoint is internal and answers no prompt without a key."""
+        if self.options.send_prompts and clients is not None:
+            self.add(self.outsider(clients), self.operator_lb(clients))
+            self.add(self.node_metadata(clients))
+        else:
+            self.add(Check.skipped(ROUTER_CLOSED, NO_DOOR_PODS), self.operator_lb(None))
+            self.add(Check.skipped(METADATA_CLOSED, NO_DOOR_PODS))
+
+    def node_metadata(self, clients: DoorClients) -> Check:
+        """A pod of a namespace with none of the stack's policies, on a GPU node, gets no
+        answer from the instance metadata service (node_metadata.py)."""
+        ctx = {**self.door_context, "outsider": OUTSIDER_NAMESPACE, "url": METADATA_URL}
+        prompt = short_prompt(self.options.model or self.facts.model)
+        return judge_metadata(clients.outsider(OUTSIDER_NAMESPACE, METADATA_URL).send(prompt), ctx)
+
+    @property
+    def door_context(self) -> dict[str, Any]:
+        stack = self.target.staged.stack if self.target.staged else "STACK"
+        return {**self.base, "stack": stack}
+
+    def outsider(self, clients: DoorClients) -> Check:
+        admitted = self.target.router_clients
+        if admitted is None:
+            return Check.skipped(ROUTER_CLOSED, "the stack gives the routers no NetworkPolicy")
+        if OUTSIDER_NAMESPACE in admitted:
+            detail = f"{OUTSIDER_NAMESPACE} is a client namespace of the routers"
+            return Check.skipped(ROUTER_CLOSED, detail)
+        url = RouterService(self.target.name, self.target.namespace).url()
+        ctx = {**self.door_context, "outsider": OUTSIDER_NAMESPACE, "url": url}
+        prompt = short_prompt(self.options.model or self.facts.model)
+        return judge_outsider(clients.outsider(OUTSIDER_NAMESPACE, url).send(prompt), ctx)
+
+    def operator_lb(self, clients: DoorClients | None) -> Check:
+        t = self.target
+        try:
+            listed = [
+                *self.cluster.list_ingresses(OPERATOR_NAMESPACE),
+                *self.cluster.list_ingresses(t.namespace),
+            ]
+        except ClusterError as exc:
+            return Check.failed(OPERATOR_LB, str(exc), causes.API_ERROR, **self.base)
+        found = endpoint_ingresses(listed, t.name)
+        if not found:
+            detail = f"no alb-* Ingress of {t.name} in {OPERATOR_NAMESPACE} or {t.namespace}"
+            return Check.skipped(OPERATOR_LB, detail)
+        # The one that is not internal, if any, else the first.
+        ingress = next((i for i in found if scheme_of(i) != INTERNAL), found[0])
+        ctx = {**self.door_context, "not_sent": NO_DOOR_PODS}
+        host = hostname_of(ingress)
+        if clients is None or host is None or scheme_of(ingress) != INTERNAL:
+            return judge_operator_lb(ingress, None, ctx)
+        # The path the operator's load balancer forwards: the IEC's invocationEndpoint.
+        path = str((self.iec.get("spec") or {}).get("invocationEndpoint") or CHAT_COMPLETIONS_PATH)
+        client = clients.inside(f"https://{host}/{path.lstrip('/')}")
+        prompt = short_prompt(self.options.model or self.facts.model)
+        return judge_operator_lb(ingress, client.send(prompt), ctx)
 
     def roles(self) -> None:
         """Role wiring, from the workers' startup lines."""

@@ -1,5 +1,6 @@
-"""Who may open connections to an endpoint's worker pods: Kubernetes NetworkPolicies, enforced
-by the VPC CNI's network policy agent (specs/isolation/network_policies.py renders them)."""
+"""Who may open connections to an endpoint's worker pods and to the routers in front of them:
+Kubernetes NetworkPolicies, enforced by the VPC CNI's network policy agent
+(specs/isolation/network_policies.py and specs/isolation/routers.py render them)."""
 
 from __future__ import annotations
 
@@ -16,19 +17,29 @@ from settings.config.fields import Cidr, DnsLabel, SettingsModel
 class NetworkPolicyConfig(SettingsModel):
     enabled: bool = Field(
         True,
-        description="Give every endpoint a NetworkPolicy that admits only its router (the "
-        "operator's namespace), its own pods, the observability collector and what "
-        "allowNamespaces and allowCidrs name; give every namespace the stack runs pods in one "
-        "that keeps its pods from the instance metadata service (the nodes' IAM role); and turn "
-        "on the VPC CNI add-on's network policy enforcement (enableNetworkPolicy). false: no "
-        "policies, and the add-on keeps its default (not enforcing).",
+        description="Give every endpoint a NetworkPolicy that admits only the operator's "
+        "namespace (its routers), its own pods, the observability collector and what "
+        "allowNamespaces and allowCidrs name; give the routers' namespace one that admits its "
+        "own pods, the endpoints' and benchmark namespaces, the private subnets (the EKS "
+        "control plane, the load balancers) and what clientNamespaces, allowNamespaces and "
+        "allowCidrs name; give every namespace the stack runs pods in one that keeps its pods "
+        "from the instance metadata service (the nodes' IAM role); and turn on the VPC CNI "
+        "add-on's network policy enforcement (enableNetworkPolicy). false: no policies, and "
+        "the add-on keeps its default (not enforcing).",
     )
     allow_namespaces: list[DnsLabel] = Field(
         default_factory=list,
         description="More namespaces whose pods may reach every endpoint's workers directly, "
-        "e.g. a gateway of your own. Requests through the router (the endpoint's URL) need "
-        "nothing here.",
+        "e.g. a gateway of your own (they reach the routers too). A client that calls the "
+        "router (the endpoint's in-cluster URL) needs only clientNamespaces.",
         examples=[["my-gateway"]],
+    )
+    client_namespaces: list[DnsLabel] = Field(
+        default_factory=list,
+        description="Namespaces whose pods may call the endpoints' routers (their in-cluster "
+        "URL) besides the stack's benchmark namespace. The routers ask for no API key (only "
+        "the traffic split does): list only namespaces whose pods may prompt the models.",
+        examples=[["my-app"]],
     )
     allow_cidrs: list[Cidr] = Field(
         default_factory=list,

@@ -8,20 +8,35 @@ GitHub's `workflow_job` queued event; a job whose `runs-on` is
 `codebuild-<project>-${{ github.run_id }}-${{ github.run_attempt }}` runs in a fresh container
 of the project, here in the stack's private subnets.
 
-What it holds, on purpose, is nothing but network reach:
+What it holds, on purpose, is no credential:
 - its service role (the container's credentials) may write its own log group, create and
   describe the network interfaces CodeBuild needs in the VPC ("Allow CodeBuild to access AWS
   services required to create a VPC network interface",
   https://docs.aws.amazon.com/codebuild/latest/userguide/auth-and-access-control-iam-identity-based-access-control.html)
   and use the one connection; every deploy credential comes from the job's own GitHub OIDC
   token, which AWS and Pulumi Cloud trust only in the stack's protected environment
-  (ci/aws-github-oidc.yaml). A job of another workflow that names this runner gets the reach
-  and no credential to use it with: the EKS API answers IAM identities only.
-- its security group lets it out on 443 (GitHub, the AWS APIs, Pulumi Cloud, PyPI) and into
-  the EKS cluster security group on 443 (the API server), nothing in.
+  (ci/aws-github-oidc.yaml). The EKS API answers IAM identities only.
+- its security group lets it out on 443 (GitHub, the AWS APIs, Pulumi Cloud, PyPI, through the
+  NAT) and into the EKS cluster security group on 443 (the API server), nothing in.
 
-The webhook's WORKFLOW_NAME filter keeps other workflows' jobs off it by default; it is a
-convenience, not a boundary (a branch can rename a workflow).
+What it does hold is network reach inside the stack's VPC, and a job of any workflow that names
+this runner gets it. So the webhook takes the jobs of the stack's own workflows only
+(`runner_workflows`): `deploy` always, `pull-request` only where pull requests preview the
+stack (ci.pullRequestPreview: dev, never prod) and `rollout` only where the stack has a traffic
+split to move (hyperpod-dpd:traffic). A narrower filter is not a boundary either: a branch can
+add a workflow named `deploy`, and the runner's label is predictable; what such a job can reach
+is what the VPC lets it reach. Its egress cannot be narrowed to "the internet but not the VPC":
+a security group rule only allows, and GitHub's and AWS's addresses are the internet's, so
+443 to 0.0.0.0/0 holds the VPC's own addresses too. Inside the VPC on 443 it finds the API
+server (IAM only), the traffic split (its group admits the HyperPod nodes and the listener's
+named clients, not this runner, and asks for the API key), the nodes (their group admits
+neither the runner nor the rest of the VPC, specs/nodes.py) and the inference operator's own
+load balancer, which forwards to the router without a key: `hyperpod-dpd verify` checks it
+(docs/troubleshooting.md#operator-load-balancer-answers-without-a-key). GitHub recommends
+self-hosted runners for private repositories only: a fork's pull request runs its code on
+them ("Adding self-hosted runners",
+https://docs.github.com/en/actions/how-tos/managing-self-hosted-runners/adding-self-hosted-runners);
+keep a repository with this runner private.
 """
 
 from __future__ import annotations
@@ -47,9 +62,11 @@ WEBHOOK_TYPE = "aws:codebuild/webhook:Webhook"
 ROLE_TYPE = "aws:iam/role:Role"
 LOG_GROUP_TYPE = "aws:cloudwatch/logGroup:LogGroup"
 HTTPS = 443
-# The workflows whose jobs the runner takes (their `name:`): the deploy, the pull requests'
-# dev preview and the rollout of the canary.
-WORKFLOWS = ("deploy", "pull-request", "rollout")
+# The project's workflows whose jobs a runner may take (their `name:`, .github/workflows): the
+# deploy, the pull requests' preview and the traffic rollout; each stack's runner takes the ones
+# that concern it (runner_workflows).
+DEPLOY, PULL_REQUEST, ROLLOUT = "deploy", "pull-request", "rollout"
+WORKFLOWS = (DEPLOY, PULL_REQUEST, ROLLOUT)
 # A deploy creates the HyperPod cluster (30-60 min of deep health checks) and the operator
 # add-on (up to 40): the build may last as long as GitHub lets a job run (6 hours).
 BUILD_TIMEOUT_MINUTES = 360
@@ -84,6 +101,16 @@ class CiRunnerSpec:
         ]
 
 
+def runner_workflows(pull_request_preview: bool, traffic: bool) -> tuple[str, ...]:
+    """The workflows a stack's runner takes jobs from: its deploys; the pull requests' preview
+    only with ci.pullRequestPreview; the rollout only with a traffic split to move."""
+    return (
+        DEPLOY,
+        *((PULL_REQUEST,) if pull_request_preview else ()),
+        *((ROLLOUT,) if traffic else ()),
+    )
+
+
 def ci_runner(
     name: str,
     stack: str,
@@ -98,8 +125,10 @@ def ci_runner(
     account_id: str,
     partition: str,
     tags: dict[str, str],
+    workflows: tuple[str, ...] = (DEPLOY,),
 ) -> CiRunnerSpec:
-    """The runner `{name}-*` of `stack`; the ids and the account are placeholders."""
+    """The runner `{name}-*` of `stack`, taking the jobs of `workflows` (runner_workflows);
+    the ids and the account are placeholders."""
     project_name = ci_runner_project(stack)
     parents = (CI_RUNNER,)
     group = Desired(
@@ -282,7 +311,7 @@ def ci_runner(
                 {
                     "filters": [
                         {"type": "EVENT", "pattern": "WORKFLOW_JOB_QUEUED"},
-                        {"type": "WORKFLOW_NAME", "pattern": f"^({'|'.join(WORKFLOWS)})$"},
+                        {"type": "WORKFLOW_NAME", "pattern": f"^({'|'.join(workflows)})$"},
                     ]
                 }
             ],

@@ -24,6 +24,22 @@ on 0.0.0.0/0 limited to some ports (DNS, say) overwrote this one (aws/aws-networ
 (aws/aws-network-policy-agent#92, #120), older than every pinned VPC CNI (core/versions.py). The agent enforces
 NetworkPolicies only with `networkPolicy.enabled` (specs/eks.py), which these follow.
 
+Two gaps a NetworkPolicy leaves, and what covers them:
+- the startup window: the VPC CNI's agent runs in `standard` mode, where a new pod allows
+  everything until its policies reach the node (aws/amazon-vpc-cni-k8s v1.19.5 README,
+  NETWORK_POLICY_ENFORCING_MODE). `strict` mode, which starts pods denied, denies for good every
+  pod no policy selects, kube-system's and the add-ons' included: not this stack's to choose for
+  namespaces it does not own. Instead the GPU nodes' boot script refuses every pod's forwarded
+  traffic to the service (infra/lifecycle_scripts/on_create.sh guard_pod_metadata), whatever its
+  namespace and from its first packet; `hyperpod-dpd verify` tries it from a pod.
+- the operator's namespace (the routers): no policy here. It also runs the load balancer
+  controller, which reads its VPC and Region from the metadata service when it is not given them
+  (kubernetes-sigs/aws-load-balancer-controller pkg/aws/cloud.go), and the inference operator's
+  add-on gives it neither (its documented configuration: executionRoleArn, the TLS bucket, the
+  cluster and the roles); closing the namespace, or the system nodes it runs on, could stop the
+  controller and the load balancers with it. The routers run there with their node's role
+  within reach; the operator decides what runs in them.
+
 What the pods asked the metadata service for besides credentials, the Region, is given to them:
 AWS_REGION and AWS_DEFAULT_REGION (core/regions.py region_environment) in the workers'
 environment (the IEC's worker.environmentVariables, specs/endpoint.py) and in both Jobs'. The

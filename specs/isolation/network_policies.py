@@ -63,12 +63,12 @@ def admitted(s: StackSettings) -> list[dict[str, Any]]:
     """The peers every endpoint's workers admit besides the endpoint's own pods (which
     network_policy adds: it knows the endpoint), as NetworkPolicy peers."""
     peers = [
-        _namespace(OPERATOR_NAMESPACE),  # the routers
+        namespace_peer(OPERATOR_NAMESPACE),  # the routers
         {"podSelector": {"matchExpressions": [_exists(DPD_ROLE_POD_LABEL)]}},
     ]
     if s.observability.enabled:
-        peers.append(_namespace(OBSERVABILITY_NAMESPACE))
-    peers += [_namespace(n) for n in s.network_policy.allow_namespaces]
+        peers.append(namespace_peer(OBSERVABILITY_NAMESPACE))
+    peers += [namespace_peer(n) for n in s.network_policy.allow_namespaces]
     peers += [{"ipBlock": {"cidr": cidr}} for cidr in s.network_policy.allow_cidrs]
     return peers
 
@@ -100,7 +100,8 @@ def policy_desired(
     )
 
 
-def _namespace(namespace: str) -> dict[str, Any]:
+def namespace_peer(namespace: str) -> dict[str, Any]:
+    """A NetworkPolicy peer: every pod of `namespace`."""
     return {"namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: namespace}}}
 
 

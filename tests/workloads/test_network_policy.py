@@ -38,8 +38,14 @@ def _policies(stack="dev", *edits):
 
 
 def _workers(policies):
-    """The workers' (Ingress) policies among `policies`."""
-    return [p for p in policies if "Ingress" in p["spec"]["policyTypes"]]
+    """The workers' (Ingress) policies among `policies` (not the routers', whose namespace is
+    the operator's: tests/specs/isolation/test_routers.py)."""
+    return [
+        p
+        for p in policies
+        if "Ingress" in p["spec"]["policyTypes"]
+        and p["metadata"]["namespace"] != OPERATOR_NAMESPACE
+    ]
 
 
 def _worker(name, role, app=None, namespace="inference"):

@@ -76,9 +76,23 @@ def test_summary_has_endpoint_resources_and_outputs(dev_plan):
     assert "| `aws:ec2/subnet:Subnet` | 5 |" in summary
     assert "## Policy violations (2)" in summary  # the worker and Job images, run by tag
     assert "gpuAvailabilityZoneId" in summary
-    assert "| Pod ingress | NetworkPolicy llama-3-3-70b-workers: the router, " in summary
+    # What the workers' policy admits, said whole: the operator's namespace is more than the
+    # routers.
+    assert (
+        "| Pod ingress | NetworkPolicy llama-3-3-70b-workers: every pod of "
+        "hyperpod-inference-system (each endpoint's router, the operator, its KEDA and load "
+        "balancer controller), "
+    ) in summary
+    assert (
+        "| Router ingress | NetworkPolicy routers-ingress in hyperpod-inference-system: its own "
+        "pods, namespaces inference, hyperpod-dpd-benchmark, hyperpod-observability, addresses "
+        "10.0.64.0/21, 10.0.72.0/21 (the private subnets: the EKS control plane, the load "
+        "balancers, and any pod on a system node); the routers ask for no API key |"
+    ) in summary
     assert "| Pod isolation | only the inference operator's pods (and the admins') run " in summary
     assert "NetworkPolicy no-instance-metadata keeps them from the instance metadata" in summary
+    # ... and what closes the moment before the policy reaches a new pod.
+    assert "the GPU nodes' boot script refuses it to their pods from the first packet" in summary
 
 
 def test_plans_are_deterministic(tmp_path):
@@ -169,10 +183,14 @@ def test_a_stack_without_network_policies_is_told_its_workers_are_open(tmp_path)
     plan = make_plan(write_project(tmp_path / "project", raw), "dev", tmp_path / "out")
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "| Pod ingress | open: networkPolicy.enabled is false" in summary
-    assert "networkPolicy.enabled is false: pods can reach the node's IAM role" in summary
+    assert "| Router ingress | open: networkPolicy.enabled is false, any pod" in summary
+    assert (
+        "networkPolicy.enabled is false: pods on the system nodes can reach the node's IAM role"
+    ) in summary
+    # The routers' and the workers' policies, both missing.
     assert [(v.policy, v.enforcement) for v in plan.violations] == [
         ("hyperpod-dpd-pod-ingress", "advisory")
-    ]
+    ] * 2
     assert plan.exit_code == 0
 
 

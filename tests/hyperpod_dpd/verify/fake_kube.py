@@ -10,7 +10,15 @@ cluster that react to the prompts:
   router's answer and the `__HTTP_STATUS__=` line curl's `-w` prints (an env entry from a Secret
   resolved as the kubelet does: a missing Secret keeps the pod waiting, CreateContainerConfigError);
 - the canary's traffic split at its name (SPLIT_URL): the router behind its listener, which answers
-  401 without `Authorization: Bearer <split_key>` (specs/traffic.py), unless `split_open`.
+  401 without `Authorization: Bearer <split_key>` (specs/traffic.py), unless `split_open`;
+- the routers' NetworkPolicy: a prompt pod reaches the router only if the fake's policies of the
+  router's namespace admit it (tests/workloads/network_paths.py: a pod placed on a GPU node has
+  a GPU subnet address, others a system node's); refused, curl times out;
+- the operator's load balancer of the endpoint (`ingresses`, at OPERATOR_LB_URL): it forwards to
+  the router without a key when `operator_lb_open`, else the connection times out;
+- the instance metadata service (METADATA_URL): a GPU node's boot script refuses pods the
+  connection (infra/lifecycle_scripts/on_create.sh) unless `gpu_metadata_open`; elsewhere it
+  answers, 401 to a request without an IMDSv2 token.
 
 The Kubernetes API paths it answers, and the HTTP server it runs on, are in kube_api.py;
 `ChatServer` is the same router behind a plain /v1/chat/completions URL (the --router-url mode).
@@ -32,13 +40,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core import api_key
-from core.vocabulary import BENCHMARK_NAMESPACE
+from core.vocabulary import BENCHMARK_NAMESPACE, ROLE_LABEL
+from hyperpod_dpd.verify.node_metadata import METADATA_URL
 from settings import parse_settings
 from specs.isolation.instance_metadata import metadata_egress
 from specs.isolation.network_policies import network_policy
+from specs.isolation.routers import router_ingress
 from specs.traffic import UNAUTHORIZED
 from tests.conftest import stack_raw
 from tests.hyperpod_dpd.verify.kube_api import KubeApi, serve_http, status
+from tests.workloads.network_paths import Pod, reaches
 
 RECORDED = Path(__file__).parent / "recorded"
 NAME, NAMESPACE = "llama-3-3-70b", "inference"
@@ -54,6 +65,13 @@ AGE_MARK = re.compile(r"^### age (\d+)s")
 # The canary's split, at the name it gives it (Pulumi.canary.yaml trafficListener.domainName).
 SPLIT_URL = "https://llm.internal.example.com/v1/chat/completions"
 SPLIT_KEY = "0123456789abcdefghijklmnopqrstuvwxyz0123456789ab"
+# The operator's internal load balancer of the endpoint, as its Ingress's status gives it.
+OPERATOR_LB_HOST = "internal-k8s-hyperpod-alb1234-0123456789.us-east-2.elb.amazonaws.com"
+OPERATOR_LB_URL = f"https://{OPERATOR_LB_HOST}/v1/chat/completions"
+# Addresses of the dev VPC's subnets (core/aws/subnets.py): a GPU node's pods, a system node's.
+GPU_POD_IP, SYSTEM_POD_IP = "10.0.5.50", "10.0.64.50"
+TIMED_OUT = "curl: (28) Connection timed out after 15001 milliseconds\n", "000", 28
+REFUSED = "curl: (7) Failed to connect to 169.254.169.254 port 80: Connection refused\n", "000", 7
 
 
 def recorded_json(name: str) -> Any:
@@ -74,6 +92,24 @@ def recorded_log(name: str) -> list[tuple[float, str]]:
 def dev_network_policy() -> dict[str, Any]:
     settings = parse_settings(stack_raw("dev"))
     return dict(network_policy("policy", (), settings, NAME, NAMESPACE).props)
+
+
+def dev_routers_policy() -> dict[str, Any]:
+    """The routers' NetworkPolicy the dev stack renders (specs/isolation/routers.py)."""
+    policy = router_ingress("policy", (), parse_settings(stack_raw("dev")))
+    assert policy is not None
+    return dict(policy.props)
+
+
+def operator_ingress(scheme: str | None = None, host: str | None = OPERATOR_LB_HOST) -> dict:
+    """The Ingress the operator writes for the endpoint (helm_to_addon.sh finds them as alb-*)."""
+    annotations = {"alb.ingress.kubernetes.io/scheme": scheme} if scheme else {}
+    return {
+        "metadata": {"name": f"alb-{NAME}-{NAMESPACE}", "namespace": ROUTER_NS,
+                     "annotations": annotations},
+        "spec": {"ingressClassName": "alb"},
+        "status": {"loadBalancer": {"ingress": [{"hostname": host}] if host else []}},
+    }  # fmt: skip
 
 
 def dev_metadata_policy() -> dict[str, Any]:
@@ -103,9 +139,13 @@ class FakeKube(KubeApi):
         }  # fmt: skip
         # The NetworkPolicy the dev stack gives the endpoint, as the program renders it.
         self.network_policies = {
-            (NAMESPACE, p["metadata"]["name"]): p
-            for p in (dev_network_policy(), dev_metadata_policy())
+            (p["metadata"]["namespace"], p["metadata"]["name"]): p
+            for p in (dev_network_policy(), dev_metadata_policy(), dev_routers_policy())
         }
+        # namespace -> Ingresses; the recorded deployment's were not recorded.
+        self.ingresses: dict[str, list[dict[str, Any]]] = {}
+        self.operator_lb_open = True  # the operator's load balancer forwards without a key
+        self.gpu_metadata_open = False  # a GPU node without the boot script's rule
         # (namespace, name) -> data: the Secrets a prompt pod's env may name.
         self.secrets: dict[tuple[str, str], dict[str, str]] = {
             (BENCHMARK_NAMESPACE, api_key.SECRET_NAME): {api_key.SECRET_KEY: SPLIT_KEY}
@@ -200,6 +240,27 @@ class FakeKube(KubeApi):
         }
         return 200, answer
 
+    def takes(self, url: str, pod: dict[str, Any]) -> bool:
+        """Whether a connection from `pod` to `url` gets through (else it times out)."""
+        if url == ROUTER_URL:
+            return self.router_admits(pod)
+        return url != OPERATOR_LB_URL or self.operator_lb_open
+
+    @staticmethod
+    def on_gpu_node(pod: dict[str, Any]) -> bool:
+        """Placed on a GPU node by its node affinity (the role label of the GPU groups)."""
+        return ROLE_LABEL in json.dumps(pod["spec"].get("affinity") or {})
+
+    def router_admits(self, pod: dict[str, Any]) -> bool:
+        """Whether the routers' namespace's policies let this pod's connection in."""
+        source = Pod(
+            pod["metadata"]["namespace"],
+            pod["metadata"].get("labels") or {},
+            ip=GPU_POD_IP if self.on_gpu_node(pod) else SYSTEM_POD_IP,
+        )
+        router = Pod(ROUTER_NS, {"app": "router"}, ip=SYSTEM_POD_IP)
+        return reaches(list(self.network_policies.values()), source, router, 8080)
+
     # The traffic split's listener -------------------------------------------------------------
 
     def at_split(self, authorization: str | None, body: dict[str, Any]) -> tuple[int, Any]:
@@ -259,9 +320,16 @@ class FakeKube(KubeApi):
                 return
             env[entry["name"]] = value
         # What the script does: P = SENTENCE x REPEAT; printf HEAD P TAIL | curl URL [-H key].
-        if env["URL"] not in (ROUTER_URL, SPLIT_URL):
+        if env["URL"] == METADATA_URL:
+            if self.on_gpu_node(pod) and not self.gpu_metadata_open:
+                output, code, exit_code = REFUSED
+            else:
+                output, code, exit_code = "", "401", 0
+        elif env["URL"] not in (ROUTER_URL, SPLIT_URL, OPERATOR_LB_URL):
             host = urlsplit(env["URL"]).hostname
             output, code, exit_code = f"curl: (6) Could not resolve host: {host}\n", "000", 6
+        elif not self.takes(env["URL"], pod):
+            output, code, exit_code = TIMED_OUT
         else:
             body = json.loads(env["HEAD"] + env["SENTENCE"] * int(env["REPEAT"]) + env["TAIL"])
             key = env.get(api_key.ENV)

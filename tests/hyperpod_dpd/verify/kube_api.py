@@ -1,5 +1,5 @@
 """The Kubernetes API side of the fake cluster (tests/hyperpod_dpd/verify/fake_kube.py): the
-paths `verify` calls (an InferenceEndpointConfig, a namespace's Services, its pods by label selector, one pod
+paths `verify` calls (an InferenceEndpointConfig, a namespace's Services and Ingresses, its pods by label selector, one pod
 to read, create or delete, a container's log with sinceSeconds, tailLines and limitBytes),
 answered from `FakeKube`'s state with the API server's Status objects and codes, a kubeconfig
 that reaches it with a bearer token, and the HTTP server on 127.0.0.1 (a free port, from a
@@ -32,6 +32,7 @@ SERVICES_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/services$")
 NETWORK_POLICIES_PATH = re.compile(
     r"^/apis/networking\.k8s\.io/v1/namespaces/([^/]+)/networkpolicies$"
 )
+INGRESSES_PATH = re.compile(r"^/apis/networking\.k8s\.io/v1/namespaces/([^/]+)/ingresses$")
 NETWORK_POLICY_PATH = re.compile(
     r"^/apis/networking\.k8s\.io/v1/namespaces/([^/]+)/networkpolicies/([^/]+)$"
 )
@@ -77,6 +78,10 @@ class KubeApi:
         if m := NETWORK_POLICIES_PATH.match(path):
             items = [v for (ns, _), v in self.network_policies.items() if ns == m[1]]
             return 200, {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicyList",
+                         "metadata": {}, "items": items}  # fmt: skip
+        if m := INGRESSES_PATH.match(path):
+            items = self.ingresses.get(m[1], [])
+            return 200, {"apiVersion": "networking.k8s.io/v1", "kind": "IngressList",
                          "metadata": {}, "items": items}  # fmt: skip
         if m := NETWORK_POLICY_PATH.match(path):
             if policy := self.network_policies.get((m[1], m[2])):

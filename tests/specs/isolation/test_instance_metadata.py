@@ -82,6 +82,8 @@ def test_no_pod_reaches_the_instance_metadata_service(stack):
 def test_every_pod_still_reaches_what_it_needs(stack, what, end, port, protocol):
     policies, pods = stack
     for pod in pods:
+        if what == "the router" and pod.namespace == STAGING_NAMESPACE:
+            continue  # the staging Job calls no router; the routers admit no such namespace
         if isinstance(end, Pod):
             assert connects(policies, pod, end, port, protocol), (what, pod)
         else:
