@@ -107,9 +107,9 @@ def bench_make_test(runs: int, work: Path) -> tuple[list[Part], Path]:
     return parts, cpu_log
 
 
-def slowest(cpu_log: Path, count: int) -> list[tuple[float, float, str]]:
-    """(CPU s, wall s, test) of the `count` tests that cost the most CPU (setup, call and
-    teardown together), from bench/pytest_cpu.py's records."""
+def per_test(cpu_log: Path) -> tuple[dict[str, float], dict[str, float]]:
+    """CPU and wall seconds of each test (setup, call and teardown together), from
+    bench/pytest_cpu.py's records of the last suite run."""
     cpu: dict[str, float] = defaultdict(float)
     wall: dict[str, float] = defaultdict(float)
     for path in cpu_log.parent.glob(cpu_log.name + ".*"):
@@ -117,6 +117,12 @@ def slowest(cpu_log: Path, count: int) -> list[tuple[float, float, str]]:
             record = json.loads(line)
             cpu[record["nodeid"]] += record["cpu"]
             wall[record["nodeid"]] += record["wall"]
+    return cpu, wall
+
+
+def slowest(cpu_log: Path, count: int) -> list[tuple[float, float, str]]:
+    """(CPU s, wall s, test) of the `count` tests that cost the most CPU."""
+    cpu, wall = per_test(cpu_log)
     ranked = sorted(cpu, key=cpu.__getitem__, reverse=True)[:count]
     return [(cpu[t], wall[t], t) for t in ranked]
 
@@ -157,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         parts, cpu_log = bench_make_test(args.runs, work)
         ranked = slowest(cpu_log, args.slowest)
+        tests_cpu, _ = per_test(cpu_log)
         clone = [] if args.skip_clone else bench_fresh_clone(args.clone_runs, work)
     print(f"\n`make test` by part, {args.runs} run(s) each ({_load()} at the end):")
     print(f"{'part':<28} {'median s':>9} {'min s':>7} {'max s':>7} {'CPU s':>7}")
@@ -165,7 +172,10 @@ def main(argv: list[str] | None = None) -> int:
     total = [tuple(map(sum, zip(*s, strict=True))) for s in zip(*(p.samples for p in parts),
                                                                   strict=True)]  # fmt: skip
     print(_row("make test (sum)", total))
-    print(f"\nthe {len(ranked)} tests that cost the most CPU (last run; setup + call + teardown):")
+    print(f"\n{len(tests_cpu)} tests, {sum(tests_cpu.values()):.1f} s CPU in their setup, call "
+          "and teardown (last run; the rest of the suite's CPU is the workers' start-up and "
+          "collection)")  # fmt: skip
+    print(f"the {len(ranked)} tests that cost the most CPU (last run; setup + call + teardown):")
     for cpu, wall, test in ranked:
         print(f"  {cpu:6.1f} s CPU {wall:6.1f} s wall  {test}")
     if clone:
