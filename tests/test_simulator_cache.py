@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+import pytest
+
 from tests.simulator_cache import cached, cached_session
 
 
@@ -32,17 +34,19 @@ def _configs(*tps: int, prefix: str = "") -> list[dict]:
             for i, tp in enumerate(tps)]  # fmt: skip
 
 
-def _inputs(tmp_path: Path) -> tuple[Path, Path]:
+@pytest.fixture
+def inputs(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
+    """A simulator program and an advise lock of the test's own, as the cache's keys read them."""
     program, lock = tmp_path / "simulate.py", tmp_path / "requirements-advise.txt"
     program.write_text("print('v1')\n")
     lock.write_text("aisimulate==0.13.0 --hash=sha256:00\n")
+    monkeypatch.setattr("hyperpod_dpd.advise.engine.PROGRAM", program)
+    monkeypatch.setattr("hyperpod_dpd.advise.engine.REQUIREMENTS", lock)
     return program, lock
 
 
-def test_only_configs_never_asked_for_reach_the_simulator(tmp_path, monkeypatch):
-    program, lock = _inputs(tmp_path)
-    monkeypatch.setattr("hyperpod_dpd.advise.engine.PROGRAM", program)
-    monkeypatch.setattr("hyperpod_dpd.advise.engine.REQUIREMENTS", lock)
+@pytest.mark.usefixtures("inputs")
+def test_only_configs_never_asked_for_reach_the_simulator(tmp_path):
     real = Simulator()
     simulate = cached(real, tmp_path / "cache")
     first = simulate(_configs(4, 8, 16))
@@ -56,10 +60,8 @@ def test_only_configs_never_asked_for_reach_the_simulator(tmp_path, monkeypatch)
     assert len(real.asked) == 2  # the refusal was kept
 
 
-def test_a_changed_simulator_or_lock_asks_again(tmp_path, monkeypatch):
-    program, lock = _inputs(tmp_path)
-    monkeypatch.setattr("hyperpod_dpd.advise.engine.PROGRAM", program)
-    monkeypatch.setattr("hyperpod_dpd.advise.engine.REQUIREMENTS", lock)
+def test_a_changed_simulator_or_lock_asks_again(inputs, tmp_path):
+    program, lock = inputs
     real = Simulator()
     cached(real, tmp_path / "cache")(_configs(4))
     program.write_text("print('v2')\n")
@@ -69,10 +71,8 @@ def test_a_changed_simulator_or_lock_asks_again(tmp_path, monkeypatch):
     assert real.asked == [["TP4"]] * 3
 
 
-def test_a_trace_is_known_by_its_content_not_its_path(tmp_path, monkeypatch):
-    program, lock = _inputs(tmp_path)
-    monkeypatch.setattr("hyperpod_dpd.advise.engine.PROGRAM", program)
-    monkeypatch.setattr("hyperpod_dpd.advise.engine.REQUIREMENTS", lock)
+@pytest.mark.usefixtures("inputs")
+def test_a_trace_is_known_by_its_content_not_its_path(tmp_path):
     real = Simulator()
     simulate = cached(real, tmp_path / "cache")
 
@@ -89,10 +89,8 @@ def test_a_trace_is_known_by_its_content_not_its_path(tmp_path, monkeypatch):
     assert real.asked == [["a.jsonl"], ["c.jsonl"]]
 
 
-def test_a_venv_of_the_callers_is_not_answered_from_the_cache(tmp_path, monkeypatch):
-    program, lock = _inputs(tmp_path)
-    monkeypatch.setattr("hyperpod_dpd.advise.engine.PROGRAM", program)
-    monkeypatch.setattr("hyperpod_dpd.advise.engine.REQUIREMENTS", lock)
+@pytest.mark.usefixtures("inputs")
+def test_a_venv_of_the_callers_is_not_answered_from_the_cache(tmp_path):
     real = Simulator()
     simulate = cached(real, tmp_path / "cache")
     simulate(_configs(4))
@@ -120,10 +118,8 @@ class Session:
         self.ended = True
 
 
+@pytest.mark.usefixtures("inputs")
 def test_a_session_starts_a_simulator_only_for_a_config_never_asked_for(tmp_path, monkeypatch):
-    program, lock = _inputs(tmp_path)
-    monkeypatch.setattr("hyperpod_dpd.advise.engine.PROGRAM", program)
-    monkeypatch.setattr("hyperpod_dpd.advise.engine.REQUIREMENTS", lock)
     monkeypatch.setattr(Session, "started", [])
     cached = cached_session(Session, tmp_path / "cache")
     with cached() as session:
