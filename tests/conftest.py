@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from settings.yaml_files import safe_load
+from tests.quiet_output import pytest_runtest_makereport  # noqa: F401 (a hook: noise fails a test)
 
 ROOT = Path(__file__).resolve().parents[1]
 # The suite keeps a large, long-lived heap (the SDKs' classes, program runs kept for reuse):
@@ -137,15 +138,30 @@ def split_of(count: int) -> dict[str, Any]:
 
 _RUNS: dict[tuple, Any] = {}
 _SHARED_RUNS: Path | None = None
+# A pytest started by a test (the fix-hint audit's recording run) shares its program runs with
+# the session that started it: the directory, handed down in this variable.
+SHARED_RUNS_ENV = "HYPERPOD_DPD_TEST_PROGRAM_RUNS"
+# False: this session runs every program itself (each run's own work is what it watches, as the
+# recording run watches every stack the program reads) and only leaves its runs for the others.
+READ_SHARED_RUNS = True
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _share_runs_between_workers(tmp_path_factory, worker_id):
     global _SHARED_RUNS
-    if worker_id != "master":
+    if os.environ.get(SHARED_RUNS_ENV):
+        _SHARED_RUNS = Path(os.environ[SHARED_RUNS_ENV])
+    elif worker_id != "master":
         # Every xdist worker's base temp is a child of one directory per session.
         _SHARED_RUNS = tmp_path_factory.getbasetemp().parent / "program-runs"
-        _SHARED_RUNS.mkdir(exist_ok=True)
+    else:
+        _SHARED_RUNS = tmp_path_factory.getbasetemp() / "program-runs"
+    _SHARED_RUNS.mkdir(exist_ok=True)
+
+
+def shared_runs_env() -> dict[str, str]:
+    """The environment for a pytest a test starts, to share this session's program runs."""
+    return {SHARED_RUNS_ENV: str(_SHARED_RUNS)} if _SHARED_RUNS else {}
 
 
 @contextlib.contextmanager
@@ -223,15 +239,15 @@ def aws_accepts(run, config: dict[str, str], preview: bool):
 
 
 def _shared_run(key: tuple, run):
-    """`run()`, once per test session across the parallel workers: the first worker to need a
-    config runs it and leaves the result where the session's workers all look (pytest's base
-    temporary directory, which pytest itself cleans up); the others wait on the file's lock and
-    read it. Without xdist, just `run()`."""
+    """`run()`, once per test session across the parallel workers (and a pytest a test starts
+    with shared_runs_env()): the first worker to need a config runs it and leaves the result
+    where the session's workers all look (pytest's base temporary directory, which pytest itself
+    cleans up); the others wait on the file's lock and read it."""
     if _SHARED_RUNS is None:
         return run()
     path = _SHARED_RUNS / hashlib.sha256(repr(key).encode()).hexdigest()
     with exclusive(path.with_suffix(".lock")):
-        if path.exists():
+        if path.exists() and READ_SHARED_RUNS:
             return pickle.loads(path.read_bytes())
         result = run()
         partial = path.with_suffix(".partial")
@@ -271,7 +287,8 @@ def _plans_reuse_program_runs():
             preview,
             provider_environment(),
         )
-        if key not in runs:
+
+        def run():
             # A run that stops (a mandatory violation) raises before it is kept, with `recorded`
             # filled in as it happened: the plan still counts what it registered.
             done = run_program(
@@ -284,9 +301,24 @@ def _plans_reuse_program_runs():
                 preview=preview,
                 handed=handed,
             )
-            runs[key] = aws_accepts(done, config, preview)
+            return aws_accepts(done, config, preview)
+
+        if key not in runs:  # once per session, across the workers too
+            runs[key] = _shared_run(("plan", *key), run)
         return copy.deepcopy(runs[key])
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(plan_module, "run_program", reused)
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _simulator_answers_kept_by_their_inputs():
+    """`advise` run in process asks aisimulate only for configs no test asked for before
+    (tests/simulator_cache.py says by what they are kept and why that is sound)."""
+    from hyperpod_dpd.advise import engine
+    from tests.simulator_cache import cached_session
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(engine, "Session", cached_session(engine.Session))
         yield

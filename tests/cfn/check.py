@@ -266,11 +266,24 @@ def lint(documents: list[Document], region: str) -> list[Finding]:
     return findings
 
 
+@functools.cache
+def _rules() -> Any:
+    """cfn-lint's rules, loaded once per process as its own CLI loads them once for all the
+    templates it is given (cfnlint/runner/cli.py Runner): each lint without them loaded every
+    rule again, with the JSON schemas the rules read (a third of a second a template). The
+    configuration (the Region, the rules not judged) is applied as each template is run."""
+    from cfnlint.config import ConfigMixIn
+    from cfnlint.runner.cli import Runner
+
+    return Runner(ConfigMixIn()).rules
+
+
 def _lint_new(keys: list[tuple[str, str, str]], region: str) -> list[Finding]:
     """Lint the documents of `keys` as one template and keep what each got; what is no
     resource's (the template's own) is returned."""
-    from cfnlint.api import ManualArgs
-    from cfnlint.api import lint as cfn_lint
+    from cfnlint.config import ConfigMixIn, ManualArgs
+    from cfnlint.decode.decode import decode_str
+    from cfnlint.runner import run_template_by_data
 
     if not keys:
         return []
@@ -283,9 +296,11 @@ def _lint_new(keys: list[tuple[str, str, str]], region: str) -> list[Finding]:
     template["Parameters"] = {k: v for k, v in PARAMETERS.items() if f'"{k}"' in text}
     for key in keys:
         _LINTED[key] = []
-    config = ManualArgs(regions=[region], ignore_checks=sorted(NOT_JUDGED))
+    config = ConfigMixIn(**ManualArgs(regions=[region], ignore_checks=sorted(NOT_JUDGED)))
+    # As cfnlint.api.lint runs a template, with the rules loaded once (_rules).
+    decoded, matches = decode_str(json.dumps(template))
     own = []
-    for match in cfn_lint(json.dumps(template), config=config):
+    for match in matches or run_template_by_data(decoded, config, _rules()):
         path = [str(p) for p in match.path]
         key = ids.get(path[1]) if len(path) > 1 and path[0] == "Resources" else None
         if key is None:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import re
 import threading
 from dataclasses import dataclass
+from typing import Self
 from urllib.parse import parse_qs, unquote
 
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
@@ -38,6 +40,8 @@ class Request:
     key: str
     status: int
     part: int | None = None  # UploadPart's partNumber
+    app: str = ""  # the sender's app id in its User-Agent (AWS_SDK_UA_APP_ID: "app/<id>")
+    upload: str = ""  # the uploadId a multipart request names (its first 8 characters)
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,9 @@ def operation(method: str, key: str, query: dict, headers: dict) -> str:
     return f"{method} {'object' if key else 'bucket'}"
 
 
+_APP = re.compile(r"(?:^| )app/(\S+)")
+
+
 class Recorder:
     """WSGI middleware in front of moto."""
 
@@ -141,11 +148,15 @@ class Recorder:
                 fault.times -= 1
             seq = len(self.requests)
             part = int(query["partNumber"][0]) if op == "UploadPart" else None
-            self.requests.append(Request(seq, op, bucket, key, 0, part))
+            app = _APP.search(environ.get("HTTP_USER_AGENT", ""))
+            app = app[1] if app else ""
+            upload = query.get("uploadId", [""])[0][:8]
+            self.requests.append(Request(seq, op, bucket, key, 0, part, app, upload))
 
         def record(status: str, headers, exc_info=None):
             with self._lock:
-                self.requests[seq] = Request(seq, op, bucket, key, int(status.split()[0]), part)
+                code = int(status.split()[0])
+                self.requests[seq] = Request(seq, op, bucket, key, code, part, app, upload)
             return start_response(status, headers, exc_info)
 
         if (
@@ -198,16 +209,30 @@ def _read_body(environ) -> bytes:
     return stream.read() if environ.get("wsgi.input_terminated") else b""
 
 
-class RecordingMotoServer(ThreadedMotoServer):
-    """ThreadedMotoServer whose app is wrapped by a Recorder (moto is pinned: 5.2.5)."""
+class QuietRequestHandler(MotoRequestHandler):
+    """moto's handler without werkzeug's access log: a line per request ("PUT /bucket/key
+    HTTP/1.1" 200), hundreds per test, on stderr once werkzeug has added its own handler (it does
+    when it first logs where no handler listens, e.g. between tests) and in every failing test's
+    report. The Recorder keeps every request for the tests that count them; errors are still
+    logged."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass
+
+
+class QuietMotoServer(ThreadedMotoServer):
+    """moto's ThreadedMotoServer on 127.0.0.1 whose requests are not logged (QuietRequestHandler),
+    stopped within 50 ms (moto is pinned: 5.2.5)."""
 
     def __init__(self):
         super().__init__(ip_address="127.0.0.1", port=0, verbose=False)
-        self.recorder = Recorder(DomainDispatcherApplication(create_backend_app))
+
+    def _app(self):
+        return DomainDispatcherApplication(create_backend_app)
 
     def _server_entry(self) -> None:
         self._server = make_server(
-            self._ip_address, self._port, self.recorder, True, request_handler=MotoRequestHandler
+            self._ip_address, self._port, self._app(), True, request_handler=QuietRequestHandler
         )
         self._server_ready_event.set()
         self._server.serve_forever(poll_interval=0.05)  # a quick stop()
@@ -217,9 +242,20 @@ class RecordingMotoServer(ThreadedMotoServer):
         host, port = self.get_host_and_port()
         return f"http://{host}:{port}"
 
-    def __enter__(self) -> RecordingMotoServer:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+class RecordingMotoServer(QuietMotoServer):
+    """QuietMotoServer whose app is wrapped by a Recorder (every request kept, faults injected)."""
+
+    def __init__(self):
+        super().__init__()
+        self.recorder = Recorder(super()._app())
+
+    def _app(self):
+        return self.recorder

@@ -165,3 +165,20 @@ def test_the_locks_hold_the_jobs_pins():
     # Every lock says how it was made and is what the generator writes (its header names it).
     for lock in ROOT.glob("requirements-job-*.txt"):
         assert "scripts/lock_job_requirements.py" in lock.read_text().splitlines()[0]
+
+
+def test_the_advise_venv_is_byte_compiled_as_it_is_installed(tmp_path, monkeypatch):
+    """The simulator runs with PYTHONDONTWRITEBYTECODE (hyperpod_dpd/advise/engine.py): a venv
+    installed without its bytecode would compile pandas, pyarrow and aisimulate at every start."""
+    from hyperpod_dpd.advise.engine import REQUIREMENTS, advise_venv
+
+    commands = _recorded(monkeypatch, uv="/x/uv")
+    advise_venv(tmp_path / "advise-venv", REQUIREMENTS)
+    (sync,) = [c for c in commands if "sync" in c]
+    assert "--compile-bytecode" in sync
+    # Venvs whose programs write their own bytecode are installed without it (uv's default).
+    commands.clear()
+    (tmp_path / "laptop.txt").write_text((ROOT / "requirements-loadtest.txt").read_text())
+    venvs.venv_from(tmp_path / "laptop.txt", tmp_path / "laptop-venv")
+    (sync,) = [c for c in commands if "sync" in c]
+    assert "--compile-bytecode" not in sync

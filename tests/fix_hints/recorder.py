@@ -23,6 +23,15 @@ def _recording(raw, secret_keys=()):
     return _ORIGINAL(raw, secret_keys)
 
 
+def pytest_configure(config) -> None:
+    """Every program runs here, even one the session that started this run has run already
+    (tests/conftest.py shares runs with it): the stacks a program reads are recorded as it
+    reads them."""
+    import tests.conftest
+
+    tests.conftest.READ_SHARED_RUNS = False
+
+
 def pytest_collection_finish(session) -> None:
     """Every module that imported parse_settings by name (the tests, the settings package, the
     program's config reader) now calls the recording one."""

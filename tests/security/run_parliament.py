@@ -1,6 +1,7 @@
 """Run by build/scan-venv's Python (parliament lives there, tests/security/scanners.py says
 why): reads {"name": ..., "kind": "identity"|"resource", "policy": text} lines on stdin, prints
-one JSON finding per line: name, issue, severity, detail. Imports nothing of the project."""
+one JSON finding per line: name, issue, severity, detail (and the line's "label", if it has
+one: several plans' documents judged in one run). Imports nothing of the project."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def main() -> int:
         policy = analyze_policy_string(doc["policy"], include_community_auditors=True)
         for f in policy.findings:
             print(json.dumps({"name": doc["name"], "issue": f.issue, "severity": f.severity,
-                              "detail": str(f.detail)[:300]}))  # fmt: skip
+                              "detail": str(f.detail)[:300], "label": doc.get("label")}))  # fmt: skip
     return 0
 
 

@@ -102,10 +102,10 @@ def _merge(into: dict[str, Any], part: dict[str, Any]) -> None:
             into.setdefault(k, v)
 
 
-def _checkov(directory: Path, framework: str) -> list[dict[str, Any]]:
+def _checkov(directory: Path, *frameworks: str) -> list[dict[str, Any]]:
     python = scan_venv() / "bin" / "checkov"
     done = subprocess.run(
-        [str(python), "-d", str(directory), "--framework", framework, "-o", "json", "--quiet",
+        [str(python), "-d", str(directory), "--framework", *frameworks, "-o", "json", "--quiet",
          "--compact", "--skip-download"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
@@ -113,35 +113,83 @@ def _checkov(directory: Path, framework: str) -> list[dict[str, Any]]:
         raise RuntimeError(f"checkov failed ({done.returncode}): {done.stderr[-2000:]}")
     report = json.loads(done.stdout or "{}")
     reports = report if isinstance(report, list) else [report]
-    return [c for rep in reports for c in rep.get("results", {}).get("failed_checks", [])]
+    return [
+        c | {"framework": rep.get("check_type")}
+        for rep in reports
+        for c in rep.get("results", {}).get("failed_checks", [])
+    ]
 
 
-def checkov_findings(stack: str, run, manifests: dict[str, Any], workdir: Path) -> list[Found]:
-    region = next(
+def _region(run) -> str:
+    return next(
         (r.inputs["region"] for r in run.resources if r.type == "pulumi:providers:aws-native"),
         "us-east-1",
     )
-    cfn, names = template(run, region)
-    (workdir / "cfn").mkdir(parents=True, exist_ok=True)
-    (workdir / "cfn" / "template.json").write_text(json.dumps(cfn, indent=1))
-    found = []
-    for c in _checkov(workdir / "cfn", "cloudformation"):
-        logical = c["resource"].rsplit(".", 1)[-1]
-        found.append(Found("checkov", c["check_id"], names.get(logical, logical), stack,
-                           c.get("check_name", "")))  # fmt: skip
+
+
+def _write_template(run, directory: Path) -> dict[str, str]:
+    """The run's CloudFormation template into `directory`; logical id -> Pulumi name."""
+    cfn, names = template(run, _region(run))
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "template.json").write_text(json.dumps(cfn, indent=1))
+    return names
+
+
+def _write_manifests(manifests: dict[str, Any], directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for file, manifest in manifests.items():
+        (directory / file).write_text(yaml.safe_dump(manifest))
+
+
+def _found(check: dict[str, Any], stack: str, names: dict[str, str]) -> Found:
+    """One checkov failed check: a CloudFormation resource by its Pulumi name, a Kubernetes one
+    as checkov names it (Kind.namespace.name)."""
+    resource = check["resource"]
+    if check["framework"] == "cloudformation":
+        logical = resource.rsplit(".", 1)[-1]
+        resource = names.get(logical, logical)
+    return Found("checkov", check["check_id"], resource, stack, check.get("check_name", ""))
+
+
+def checkov_findings(stack: str, run, manifests: dict[str, Any], workdir: Path) -> list[Found]:
+    names = _write_template(run, workdir / "cfn")
+    found = [_found(c, stack, names) for c in _checkov(workdir / "cfn", "cloudformation")]
     return found + checkov_kubernetes(stack, manifests, workdir)
 
 
 def checkov_kubernetes(stack: str, manifests: dict[str, Any], workdir: Path) -> list[Found]:
     """checkov's Kubernetes checks on a plan's manifests."""
-    k8s = workdir / "k8s"
-    k8s.mkdir(parents=True, exist_ok=True)
-    for file, manifest in manifests.items():
-        (k8s / file).write_text(yaml.safe_dump(manifest))
-    return [
-        Found("checkov", c["check_id"], c["resource"], stack, c.get("check_name", ""))
-        for c in _checkov(k8s, "kubernetes")
-    ]
+    _write_manifests(manifests, workdir / "k8s")
+    return [_found(c, stack, {}) for c in _checkov(workdir / "k8s", "kubernetes")]
+
+
+@dataclass(frozen=True)
+class Scanned:
+    """A plan to scan: its stack's name, its program run (None: its manifests alone) and its
+    manifests."""
+
+    stack: str
+    run: Any
+    manifests: dict[str, Any]
+
+
+def scan(plans: dict[str, Scanned], workdir: Path) -> dict[str, list[Found]]:
+    """Both scanners over several plans at once, each finding under its plan's label: what
+    checkov_findings and parliament_findings find for each plan, with one start of each tool
+    (checkov takes seconds to start and load its checks, more than it takes to judge a plan)."""
+    names: dict[str, dict[str, str]] = {}
+    for label, plan in plans.items():
+        if plan.run is not None:
+            names[label] = _write_template(plan.run, workdir / label / "cfn")
+        _write_manifests(plan.manifests, workdir / label / "k8s")
+    found: dict[str, list[Found]] = {label: [] for label in plans}
+    for check in _checkov(workdir, "cloudformation", "kubernetes"):
+        label = Path(check["file_path"].lstrip("/")).parts[0]  # /<label>/cfn/template.json
+        found[label].append(_found(check, plans[label].stack, names.get(label, {})))
+    scanned = {label: plan for label, plan in plans.items() if plan.run is not None}
+    for label, f in _parliament({label: policy_documents(p.run) for label, p in scanned.items()}):
+        found[label].append(Found(f.tool, f.check, f.resource, plans[label].stack, f.detail))
+    return found
 
 
 def policy_documents(run) -> list[dict[str, str]]:
@@ -160,14 +208,21 @@ def policy_documents(run) -> list[dict[str, str]]:
 
 
 def parliament_findings(stack: str, run) -> list[Found]:
+    return [Found(f.tool, f.check, f.resource, stack, f.detail)
+            for _, f in _parliament({stack: policy_documents(run)})]  # fmt: skip
+
+
+def _parliament(documents: dict[str, list[dict[str, str]]]) -> list[tuple[str, Found]]:
+    """parliament over the policy documents of each label, in one run: (label, finding)."""
     python = scan_venv() / "bin" / "python"
-    lines = "".join(json.dumps(d) + "\n" for d in policy_documents(run))
+    lines = "".join(json.dumps(d | {"label": label}) + "\n"
+                    for label, docs in documents.items() for d in docs)  # fmt: skip
     done = subprocess.run(
         [str(python), str(Path(__file__).with_name("run_parliament.py"))],
         input=lines, capture_output=True, text=True, check=True,
     )  # fmt: skip
     return [
-        Found("parliament", f["issue"], f["name"], stack, f["detail"])
+        (f["label"], Found("parliament", f["issue"], f["name"], "", f["detail"]))
         for f in map(json.loads, done.stdout.splitlines())
     ]
 

@@ -19,6 +19,7 @@ main's own jobs get exactly what they need.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import re
@@ -73,6 +74,17 @@ def settings_of(stack: str):
 def repository() -> str:
     (repo,) = {settings_of(s).ci.repository for s in STACKS}
     return repo
+
+
+@cache
+def _parsed_roles_template() -> dict[str, Any]:
+    return yaml.load(AWS_ROLES.read_text(), Loader=_CfnLoader)
+
+
+def roles_template() -> dict[str, Any]:
+    """ci/aws-github-oidc.yaml, parsed once (the audit asks for its roles once per token, over a
+    thousand times), each caller getting its own copy."""
+    return copy.deepcopy(_parsed_roles_template())
 
 
 def load(path: Path) -> dict:
@@ -155,7 +167,7 @@ def _iam_like(pattern: str, text: str) -> bool:
 def aws_trusts(stack: str, repo: str) -> Iterator[tuple[str, Reach, Any]]:
     """(role, reach, a predicate on a token) for each role of the template deployed for
     `stack`."""
-    template = yaml.load(AWS_ROLES.read_text(), Loader=_CfnLoader)
+    template = roles_template()
     params = stack_parameters(stack, repo)
     conditions = {
         "Preview": params["PullRequestPreview"] == "true",
@@ -400,7 +412,7 @@ def test_the_roles_trust_main_s_workflow_files_and_the_preview_only_pull_request
     repo = repository()
     for stack in STACKS:
         for role, reach, _ in aws_trusts(stack, repo):
-            template = yaml.load(AWS_ROLES.read_text(), Loader=_CfnLoader)
+            template = roles_template()
             params = stack_parameters(stack, repo)
             conditions = {"Preview": True, "RolledOut": params["Rollout"] == "true",
                           "CreateProvider": True}  # fmt: skip
@@ -421,7 +433,7 @@ def test_the_roles_trust_main_s_workflow_files_and_the_preview_only_pull_request
 def test_the_preview_role_reads_no_data():
     """ViewOnlyAccess (lists and describes: no object, secret or log reads) and the one
     cluster's describe."""
-    preview = yaml.load(AWS_ROLES.read_text(), Loader=_CfnLoader)["Resources"]["PreviewRole"]
+    preview = roles_template()["Resources"]["PreviewRole"]
     props = _resolve(preview["Properties"], {"Stack": "dev"}, {"CreateProvider": True})
     assert props["ManagedPolicyArns"] == [
         "arn:${AWS::Partition}:iam::aws:policy/job-function/ViewOnlyAccess"

@@ -9,26 +9,28 @@ import pytest
 from hyperpod_dpd.plan.planner import make_plan
 from tests.conftest import stack_raw, write_project
 from tests.pinned_images import pinned
-from tests.security.scanners import (
-    STACKS,
-    checkov_findings,
-    checkov_kubernetes,
-    is_reviewed,
-    parliament_findings,
-    reviewed,
-)
+from tests.security.scanners import STACKS, Scanned, is_reviewed, reviewed, scan
+
+PINNED = "dev-pinned"  # the dev stack with every image pinned, as `hyperpod-dpd fetch` prints
 
 
 @pytest.fixture(scope="module")
-def findings(tmp_path_factory):
-    found = []
-    for stack in STACKS:
-        base = tmp_path_factory.mktemp(f"scan-{stack}")
-        plan = make_plan(write_project(base / "project", stack_raw(stack), stack), stack,
-                         base / "plan")  # fmt: skip
-        found += checkov_findings(stack, plan.run, plan.manifests, base / "scan")
-        found += parliament_findings(stack, plan.run)
-    return sorted(set(found))
+def scanned(tmp_path_factory) -> dict[str, list]:
+    """Both scanners over the dev, prod and canary plans and the pinned dev stack's manifests,
+    each tool started once for all of them."""
+    base = tmp_path_factory.mktemp("scan")
+    plans = {}
+    for label, stack, raw in [*((s, s, stack_raw(s)) for s in STACKS),
+                              (PINNED, "dev", pinned(stack_raw("dev")))]:  # fmt: skip
+        plan = make_plan(write_project(base / label / "project", raw, stack), stack,
+                         base / label / "plan")  # fmt: skip
+        plans[label] = Scanned(stack, None if label == PINNED else plan.run, plan.manifests)
+    return scan(plans, base / "scan")
+
+
+@pytest.fixture(scope="module")
+def findings(scanned):
+    return sorted({f for stack in STACKS for f in scanned[stack]})
 
 
 @pytest.mark.long
@@ -55,11 +57,10 @@ def test_every_reviewed_resource_still_has_its_finding(findings):
 
 @pytest.mark.long
 @pytest.mark.xdist_group("scanners")
-def test_a_stack_with_every_image_pinned_has_no_image_finding(tmp_path):
+def test_a_stack_with_every_image_pinned_has_no_image_finding(scanned):
     """CKV_K8S_43 (image without digest) and CKV_K8S_15 (pull policy, moot with a digest) are
     reviewed for the repo's stacks, which run their images by tag (hyperpod-dpd-images-by-digest
     says so); pinned as `hyperpod-dpd fetch --stack` prints, the Job has neither."""
-    plan = make_plan(write_project(tmp_path / "project", pinned(stack_raw("dev"))), "dev",
-                     tmp_path / "plan")  # fmt: skip
-    checks = {f.check for f in checkov_kubernetes("dev", plan.manifests, tmp_path / "scan")}
+    assert any(f.check == "CKV_K8S_43" for f in scanned["dev"])  # the unpinned one has it
+    checks = {f.check for f in scanned[PINNED]}
     assert checks and not checks & {"CKV_K8S_43", "CKV_K8S_15"}, checks

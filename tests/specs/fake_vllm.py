@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from core.vllm.pod_names import pod_name as k8s_pod_name
 from core.vllm.pod_names import worker_deployment
 from core.vllm.vllm_metrics import VllmMetric, vllm_metrics
+from tests.quiet_http import QuietHTTPServer
 
 ENGINES = ("0", "1")  # two engines per pod (data parallel): two series per pod and metric
 MODEL = "llama-3.3-70b"  # one model name for all: selectors must not lean on it
@@ -122,13 +123,19 @@ def serve(fleet: Fleet) -> None:
             def log_message(self, *args):  # quiet
                 pass
 
-        pod.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        pod.server = QuietHTTPServer(("127.0.0.1", 0), Handler)
         pod.port = pod.server.server_address[1]
         threading.Thread(target=pod.server.serve_forever, daemon=True).start()
 
 
 def stop(fleet: Fleet) -> None:
-    for pod in fleet.pods:
-        if pod.server is not None:
-            pod.server.shutdown()
-            pod.server.server_close()
+    """Every exporter stopped at once: each shutdown() waits for its loop to notice (up to its
+    poll interval, 0.5 s), and one after another the fleet's 24 took 6 s."""
+    servers = [pod.server for pod in fleet.pods if pod.server is not None]
+    stopping = [threading.Thread(target=server.shutdown) for server in servers]
+    for thread in stopping:
+        thread.start()
+    for thread in stopping:
+        thread.join()
+    for server in servers:
+        server.server_close()

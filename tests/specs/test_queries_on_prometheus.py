@@ -55,7 +55,9 @@ BUILT_IN = [
 ]
 
 
-@pytest.fixture(scope="session")
+# Module-scoped: a Prometheus scraping the fleet every second, kept to the session's end, cost its
+# worker more CPU than all these tests (it scraped on through every test after them).
+@pytest.fixture(scope="module")
 def fleet():
     f = fake_vllm.fleet_of(ENDPOINTS)
     fake_vllm.serve(f)
@@ -63,7 +65,7 @@ def fleet():
     fake_vllm.stop(f)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def prometheus(fleet, tmp_path_factory):
     for tool in ("prometheus", "promtool"):
         if shutil.which(tool) is None:

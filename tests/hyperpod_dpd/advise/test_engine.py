@@ -15,6 +15,12 @@ from hyperpod_dpd.advise.targets import target
 pytestmark = pytest.mark.long
 
 
+@pytest.fixture(autouse=True)
+def _the_real_simulator(monkeypatch):
+    """The process is what these tests judge: not the suite's cache of its answers."""
+    monkeypatch.setattr(engine, "Session", getattr(engine.Session, "REAL", engine.Session))
+
+
 def _config(concurrency: int) -> dict:
     t = target("ml.p5.48xlarge", "llama-3.1-8b")
     traffic = {"source": {"type": "synthetic", "input_tokens": 256, "output_tokens": 16},

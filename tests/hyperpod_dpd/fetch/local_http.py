@@ -8,10 +8,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from tests.quiet_http import QuietHTTPServer
+
 
 @contextmanager
 def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[tuple[str, str]]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd = QuietHTTPServer(("127.0.0.1", 0), handler)
     # A short poll interval: shutdown() waits up to one interval (0.5 s by default).
     threading.Thread(
         target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True

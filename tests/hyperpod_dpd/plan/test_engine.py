@@ -69,6 +69,32 @@ def test_a_duplicate_urn_fails_as_in_the_real_engine(tmp_path):
     assert [r.name for r in run.resources] == ["one"]
 
 
+def test_a_failed_run_is_reported_once_not_again_when_collected(tmp_path, caplog):
+    """The failure reaches the caller; the SDK's copies of it on the failed resource's other
+    outputs are not reported again, when collected, as "Future exception was never retrieved"
+    (56 tracebacks for one duplicate Bucket, in whatever later test's output)."""
+    import asyncio
+    import gc
+
+    from hyperpod_dpd.plan.engine import DuplicateUrnError, run_program
+
+    program = tmp_path / "__main__.py"
+    program.write_text("import pulumi_aws as aws\naws.s3.Bucket('same')\naws.s3.Bucket('same')\n")
+    try:
+        run_program(program, {"aws:region": "us-east-2"}, [], project="p", stack="dev")
+    except DuplicateUrnError as error:
+        failure = error
+    unread = [
+        o for o in gc.get_objects()
+        if isinstance(o, asyncio.Future) and o.done() and o._log_traceback
+        and o._exception is failure
+    ]  # fmt: skip
+    assert unread  # the SDK's copies of the failure, left for the collector
+    for future in unread:
+        future.__del__()  # what the collector does when it frees one
+    assert not [r for r in caplog.records if "never retrieved" in r.getMessage()]
+
+
 def test_the_programs_warnings_reach_stderr_but_not_the_advisories_the_plan_lists(tmp_path, capsys):
     from hyperpod_dpd.plan.engine import run_program
 

@@ -10,9 +10,9 @@ import json
 
 import boto3
 import pytest
-from moto.server import ThreadedMotoServer
 
 from specs.lifecycle import ON_CREATE_KEY, on_create_bytes
+from tests.checkpoint.s3server import QuietMotoServer
 
 REGION = "us-east-2"
 _numbers = itertools.count()
@@ -24,13 +24,8 @@ def s3_server():
         mp.setenv("AWS_ACCESS_KEY_ID", "testing")
         mp.setenv("AWS_SECRET_ACCESS_KEY", "testing")
         mp.delenv("AWS_PROFILE", raising=False)
-        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-        server.start()
-        try:
-            host, port = server.get_host_and_port()
-            yield f"http://{host}:{port}"
-        finally:
-            server.stop()
+        with QuietMotoServer() as server:  # no access log: tests/quiet_output.py
+            yield server.endpoint
 
 
 @pytest.fixture

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
+from tests.quiet_http import QuietHTTPServer
+
 TOKEN = "fake-token-for-tests"
 IEC_PATH = re.compile(
     r"^/apis/inference\.sagemaker\.aws\.amazon\.com/v1/namespaces/([^/]+)/"
@@ -198,8 +200,7 @@ class KubeApi:
 
 @contextmanager
 def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
+    server = QuietHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()
     try:
