@@ -79,6 +79,21 @@ def test_no_prompts_is_read_only(fake, verify):
     assert all(method == "GET" for method, _ in fake.requests)
 
 
+# Behind the canary's split, checked by prompts, which --no-prompts leaves out; the model's
+# other doors, tried by prompts (the operator's Ingress is not recorded); the nodes' boot, with
+# no AWS answers here.
+SKIPPED_WITHOUT_PROMPTS = {
+    "split refuses no key": SKIP,
+    "split answers the key": SKIP,
+    "router refuses outsiders": SKIP,
+    "operator load balancer": SKIP,
+    "metadata closed on GPU nodes": SKIP,
+    "boot script unchanged": SKIP,
+    "boot script not rewritten": SKIP,
+    "lifecycle config unchanged": SKIP,
+}
+
+
 def test_a_colocated_endpoint_of_the_stack_gets_its_router_service_checked(fake, verify):
     """The canary's baseline is colocated: the DPD checks do not apply, but the split binds to
     its router's Service all the same, so that Service is checked, and the copy it loads, and
@@ -95,30 +110,14 @@ def test_a_colocated_endpoint_of_the_stack_gets_its_router_service_checked(fake,
     assert missing.code == 1 and missing.results() == {
         "serves the staged copy": PASS,
         "router service": FAIL,
-        # It is behind the canary's split: checked by prompts, which --no-prompts leaves out.
-        "split refuses no key": SKIP,
-        "split answers the key": SKIP,
-        # The model's other doors: tried by prompts; the operator's Ingress was not recorded.
-        "router refuses outsiders": SKIP,
-        "operator load balancer": SKIP,
-        "metadata closed on GPU nodes": SKIP,
-        "boot script unchanged": SKIP,
-        "boot script not rewritten": SKIP,
-        "lifecycle config unchanged": SKIP,
+        **SKIPPED_WITHOUT_PROMPTS,
     }
     fake.services["hyperpod-inference-system"].append(service)
     found = verify(target=target)
     assert found.code == 0 and found.results() == {
         "serves the staged copy": PASS,
         "router service": PASS,
-        "split refuses no key": SKIP,
-        "split answers the key": SKIP,
-        "router refuses outsiders": SKIP,
-        "operator load balancer": SKIP,
-        "metadata closed on GPU nodes": SKIP,
-        "boot script unchanged": SKIP,
-        "boot script not rewritten": SKIP,
-        "lifecycle config unchanged": SKIP,
+        **SKIPPED_WITHOUT_PROMPTS,
     }
     assert found.check("router service")["detail"] == (
         "hyperpod-inference-system/baseline-inference-routing-service"
