@@ -10,6 +10,7 @@ Its parser is hyperpod_dpd/cli/verify.py; the run, `command`.
 - `prompts`: the short/long prompts and the `PromptClient` seam (one-shot pod or direct HTTP);
 - `results`: the check results (`Check`, `Target`, `Report`);
 - `endpoint`, `routing`, `kv_transfer`, `matching`: the checks, as pure judgements;
-- `runner`: `verify()`, which runs them in order against a cluster;
+- `runner`: `verify()`, which runs them in order against a cluster (`run_state`: what a run
+  holds; `prompt_checks`: the prompts it sends; `door_checks`: the model's doors it tries);
 - `report`: the report as text or JSON.
 """

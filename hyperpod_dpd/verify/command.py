@@ -25,17 +25,13 @@ from hyperpod_dpd.shared.aws import client_factory
 from hyperpod_dpd.shared.endpoints import choose_endpoint
 from hyperpod_dpd.shared.kube import Cluster, ClusterError, KubeconfigError, kubeconfig_path
 from hyperpod_dpd.shared.stack_outputs import OutputUnavailable, stack_output
+from hyperpod_dpd.verify.door_checks import DoorClients, SplitClients
 from hyperpod_dpd.verify.doors import OUTSIDER_CURL_SECONDS, gpu_node_placement
 from hyperpod_dpd.verify.prompts import HttpPromptClient, PodPromptClient
 from hyperpod_dpd.verify.report import render_text, report_json
 from hyperpod_dpd.verify.results import FAIL, PASS, SKIP, Check, Split, StagedCopy, Target
-from hyperpod_dpd.verify.runner import (
-    DoorClients,
-    EndpointNotFound,
-    Options,
-    SplitClients,
-    verify,
-)
+from hyperpod_dpd.verify.run_state import Options
+from hyperpod_dpd.verify.runner import EndpointNotFound, verify
 from settings.stack_file import read_stack
 from specs.isolation.routers import client_namespaces
 

@@ -1,6 +1,6 @@
 """The model's other doors, tried from inside the cluster: the router Service, which asks for no
 API key, and the inference operator's own load balancer of the endpoint, which forwards to it.
-Pure judges of what the one-shot pods got back; runner.py sends them.
+Pure judges of what the one-shot pods got back; door_checks.py sends them.
 
 - "router refuses outsiders": a pod of a namespace the routers' NetworkPolicy does not admit
   (`default`), on a GPU node (the subnet the policy closes: specs/isolation/routers.py), posts a

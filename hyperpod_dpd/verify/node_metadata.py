@@ -8,7 +8,7 @@ has none of them, on a GPU node (doors.py gpu_node_placement).
 
 Any HTTP answer is the service reached (IMDSv2 answers a request without its token with 401,
 https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instance-metadata-v2-how-it-works.html);
-no answer (the rule refuses the connection) is the route closed. Pure judge; runner.py sends."""
+no answer (the rule refuses the connection) is the route closed. Pure judge; door_checks.py sends."""
 
 from __future__ import annotations
 
