@@ -1,5 +1,5 @@
 """The traffic split's API key: how a client presents it, and where the stack keeps it for the
-clients it runs itself. One place for the names the stack (specs/traffic.py), `verify` and
+clients it runs itself. One place for the names the stack (specs/traffic_keys.py), `verify` and
 `benchmark` (and the in-cluster benchmark program, which ships this file) share.
 
 Clients send `Authorization: Bearer <key>`, what OpenAI clients send for their `api_key`

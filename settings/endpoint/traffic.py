@@ -43,7 +43,7 @@ from settings.endpoint.names import router_service
 # longer than ELB_NAME_MAX: "name '...-' plus 7 random chars is longer than maximum length 32"
 # (with --skip-preview, after what was registered before it is created).
 TARGET_GROUP_NAME_MAX = ELB_NAME_MAX
-# The longest endpoint key a split takes: its target group is named after it (specs/traffic.py).
+# The longest endpoint key a split takes: its target group is named after it (specs/traffic_targets.py).
 TRAFFIC_KEY_MAX = (
     TARGET_GROUP_NAME_MAX - AUTONAME_SUFFIX - len(target_group_name(TRAFFIC_SPLIT_NAME, ""))
 )
@@ -83,7 +83,7 @@ _ONE_RULE = (
 # at most ALB_CONDITION_VALUES_MAX values (core/aws/aws_rules.py): the key clients use, the next
 # one and the one before, while a rotation is under way.
 API_KEYS_MAX = ALB_CONDITION_VALUES_MAX
-# A key's name (not the key: each is generated, specs/traffic.py): it names the key's resource.
+# A key's name (not the key: each is generated, specs/traffic_keys.py): it names the key's resource.
 API_KEY_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,14}[a-z0-9])?$"
 FIRST_API_KEY = "first"
 

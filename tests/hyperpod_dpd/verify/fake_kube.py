@@ -46,7 +46,7 @@ from settings import parse_settings
 from specs.isolation.instance_metadata import metadata_egress
 from specs.isolation.network_policies import network_policy
 from specs.isolation.routers import router_ingress
-from specs.traffic import UNAUTHORIZED
+from specs.traffic_keys import UNAUTHORIZED
 from tests.conftest import stack_raw
 from tests.hyperpod_dpd.verify.kube_api import KubeApi, serve_http, status
 from tests.workloads.network_paths import Pod, reaches
