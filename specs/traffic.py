@@ -61,7 +61,7 @@ from core.vocabulary import (
     RouterService,
     target_group_name,
 )
-from settings.endpoint.traffic import TrafficListenerConfig
+from settings.endpoint.listener import TrafficListenerConfig
 from settings.stack import StackSettings
 from specs.base import Desired
 from specs.buckets import BucketSpec, secure_bucket
