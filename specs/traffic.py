@@ -55,7 +55,7 @@ from core.vocabulary import (
     SG_INGRESS_TYPE,
     TRAFFIC_SPLIT,
 )
-from settings.endpoint.traffic import TrafficListenerConfig
+from settings.endpoint.listener import TrafficListenerConfig
 from settings.stack import StackSettings
 from specs.base import Desired
 from specs.buckets import BucketSpec
