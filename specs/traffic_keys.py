@@ -10,7 +10,7 @@ import json
 from core import api_key
 from core.refs import ref
 from core.vocabulary import SECRET_TYPE, TRAFFIC_SPLIT
-from settings.endpoint.traffic import TrafficListenerConfig
+from settings.endpoint.listener import TrafficListenerConfig
 from specs.base import Desired
 
 RANDOM_PASSWORD_TYPE = "random:index/randomPassword:RandomPassword"
