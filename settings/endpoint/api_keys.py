@@ -15,7 +15,7 @@ from settings.config.errors import full_key, set_fix
 # at most ALB_CONDITION_VALUES_MAX values (core/aws/aws_rules.py): the key clients use, the next
 # one and the one before, while a rotation is under way.
 API_KEYS_MAX = ALB_CONDITION_VALUES_MAX
-# A key's name (not the key: each is generated, specs/traffic_keys.py): it names its resource.
+# A key's name (not the key: each is generated, specs/traffic/keys.py): it names its resource.
 API_KEY_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,14}[a-z0-9])?$"
 FIRST_API_KEY = "first"
 

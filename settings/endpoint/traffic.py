@@ -30,7 +30,7 @@ from settings.endpoint.names import router_service
 # (with --skip-preview, after what was registered before it is created).
 TARGET_GROUP_NAME_MAX = ELB_NAME_MAX
 # The longest endpoint key a split takes: its target group is named after it
-# (specs/traffic_targets.py).
+# (specs/traffic/targets.py).
 TRAFFIC_KEY_MAX = (
     TARGET_GROUP_NAME_MAX - AUTONAME_SUFFIX - len(target_group_name(TRAFFIC_SPLIT_NAME, ""))
 )

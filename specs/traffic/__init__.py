@@ -59,9 +59,9 @@ from settings.endpoint.listener import TrafficListenerConfig
 from settings.stack import StackSettings
 from specs.base import Desired
 from specs.buckets import BucketSpec
-from specs.traffic_keys import UNAUTHORIZED, api_keys, key_secret
-from specs.traffic_logs import ACCESS_LOG_PREFIX, log_bucket
-from specs.traffic_targets import target_groups
+from specs.traffic.keys import UNAUTHORIZED, api_keys, key_secret
+from specs.traffic.logs import ACCESS_LOG_PREFIX, log_bucket
+from specs.traffic.targets import target_groups
 
 LOAD_BALANCER_TYPE = "aws:lb/loadBalancer:LoadBalancer"
 LISTENER_TYPE = "aws:lb/listener:Listener"

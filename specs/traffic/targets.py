@@ -1,6 +1,6 @@
 """The traffic split's targets: one target group per endpoint, bound to the endpoint's router
 Service by a TargetGroupBinding of the AWS Load Balancer Controller (its CRD
-`elbv2.k8s.aws/v1beta1`), which registers the router pods as targets (specs/traffic.py says why
+`elbv2.k8s.aws/v1beta1`), which registers the router pods as targets (specs/traffic/__init__.py says why
 not an Ingress)."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def target_groups(
         router = RouterService(e.name, e.namespace)
         # The router speaks plain HTTP on its Service port 443 (core/vocabulary.py ROUTER_PORT):
         # the hop from the balancer to it stays in the VPC, between the split's security group and
-        # the nodes' (specs/traffic.py).
+        # the nodes' (specs/traffic/__init__.py).
         tg = Desired(
             TARGET_GROUP_TYPE,
             target_group_name(name, key),

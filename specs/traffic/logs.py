@@ -1,5 +1,5 @@
 """The traffic split's access logs (`trafficListener.accessLogs`): a bucket of its own, SSE-S3
-(the only encryption ALB log delivery takes), and who may write into it (specs/traffic.py
+(the only encryption ALB log delivery takes), and who may write into it (specs/traffic/__init__.py
 describes the split)."""
 
 from __future__ import annotations

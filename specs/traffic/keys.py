@@ -1,6 +1,6 @@
 """The traffic split's API keys: each generated (random.RandomPassword, a Pulumi secret) and held
 by the listener's rule, what the listener answers a request without one, and the newest as a
-Kubernetes Secret for the clients the stack runs in the cluster (specs/traffic.py says why the
+Kubernetes Secret for the clients the stack runs in the cluster (specs/traffic/__init__.py says why the
 load balancer checks the key and not vLLM)."""
 
 from __future__ import annotations
