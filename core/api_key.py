@@ -1,11 +1,11 @@
 """The traffic split's API key: how a client presents it, and where the stack keeps it for the
-clients it runs itself. One place for the names the stack (specs/traffic.py), `verify` and
+clients it runs itself. One place for the names the stack (specs/traffic/keys.py), `verify` and
 `benchmark` (and the in-cluster benchmark program, which ships this file) share.
 
 Clients send `Authorization: Bearer <key>`, what OpenAI clients send for their `api_key`
 (aiperf's `--api-key`, the `openai` package), so no client needs a header of its own. The split's
 listener forwards only requests that carry one of the stack's keys and answers every other one
-with 401 (specs/traffic.py says why the load balancer checks it and not vLLM).
+with 401 (specs/traffic/__init__.py says why the load balancer checks it and not vLLM).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ form registries return in Docker-Content-Digest and `hyperpod-dpd fetch` records
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 
 _PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
@@ -175,10 +176,11 @@ def is_pinned(text: str) -> bool:
         return False
 
 
-def pin_command(key: str, image: str) -> str:
+def pin_command(key: str, image: str, stack: str) -> str:
     """The command that sets the image key `key` (e.g. 'hyperpod-dpd:endpoint.image') to `image`
-    in Pulumi.<stack>.yaml: `pulumi config set --path` edits the nested key in the stack file in
+    in Pulumi.<stack>.yaml, naming the stack (without `--stack` it would act on whichever stack
+    is selected): `pulumi config set --path` edits the nested key in the stack file in
     place (https://www.pulumi.com/docs/iac/cli/commands/pulumi_config_set/), where a pasted
     `hyperpod-dpd:endpoint.image: ...` line would be a new top-level key. Both words are single-
     quoted for the shell (a key or a reference the settings take holds no quote)."""
-    return f"pulumi config set --path '{key}' '{image}'"
+    return f"pulumi config set --stack {shlex.quote(stack)} --path '{key}' '{image}'"

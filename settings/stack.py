@@ -57,22 +57,14 @@ from settings.endpoint.checkpoints import (
     check_one_model,
 )
 from settings.endpoint.entries import EndpointEntry, check_endpoints, entries
-from settings.endpoint.model import (
-    EndpointConfig,
-    check_colocated,
-    check_derived_names,
-    check_worker_inputs,
-)
+from settings.endpoint.listener import TrafficListenerConfig, check_traffic_listener
+from settings.endpoint.model import EndpointConfig
+from settings.endpoint.names import check_derived_names
 from settings.endpoint.number_checks import check_numbers
 from settings.endpoint.sizing import check_sizing_inputs, check_step_budget, size_endpoint
 from settings.endpoint.slo import OptionalSlo, check_slo
-from settings.endpoint.traffic import (
-    TARGET_GROUP_NAME_MAX,
-    TRAFFIC_KEY_MAX,
-    TrafficListenerConfig,
-    check_traffic,
-    check_traffic_listener,
-)
+from settings.endpoint.traffic import TARGET_GROUP_NAME_MAX, TRAFFIC_KEY_MAX, check_traffic
+from settings.endpoint.worker_inputs import check_colocated, check_worker_inputs
 from settings.jobs import JobsConfig
 from settings.model_cache import check_model_cache
 from settings.observability import ObservabilityConfig

@@ -243,7 +243,7 @@ def _role(s: StackSettings, role: str, replicas: int, where: EndpointPlacement) 
 
 def colocated_args(s: StackSettings) -> list[str]:
     """Colocated mode's vLLM flags: the decoder's, then the chunked-prefill knobs of
-    endpoint.colocated (settings/endpoint/model.py refuses the same flag in both places)."""
+    endpoint.colocated (settings/endpoint/worker_inputs.py refuses the same flag in both places)."""
     return merge_args(effective_role_args(s, "decode"), s.endpoint.colocated.flags())
 
 

@@ -25,7 +25,7 @@ says so, and nothing from the rest of the VPC.
   is not filtered by security groups
   (https://docs.aws.amazon.com/vpc/latest/userguide/security-group-rules.html), a DNS server of
   your own in the VPC is.
-- The traffic split's load balancer, when there is one (specs/traffic.py adds traffic-to-routers).
+- The traffic split's load balancer, when there is one (specs/traffic/__init__.py adds traffic-to-routers).
 
 Nothing else: the old all-traffic ingress from the whole VPC CIDR (vpc-ingress) is gone.
 """

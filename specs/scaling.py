@@ -29,8 +29,9 @@ from typing import Any
 from core.vllm.pod_names import pod_name_pattern, worker_deployment
 from core.vllm.scaling_signals import SIGNALS, pair_query, signal_query
 from core.vocabulary import DPD_ROLES
+from settings.endpoint.autoscaling import ScalingConfig
 from settings.endpoint.entries import scaling_of
-from settings.endpoint.model import EndpointConfig, ScalingConfig
+from settings.endpoint.model import EndpointConfig
 from specs.iec import PrometheusTrigger, RoleAutoScaling
 
 

@@ -1,6 +1,6 @@
 """How a canary moves through `hyperpod-dpd:traffic`: the weight steps (5 -> 25 -> 50 -> 100) and
 the `pulumi config set` lines that take the next one or roll back. Moving a weight changes the
-split's listener only (specs/traffic.py), so each step is one `pulumi up` away.
+split's listener only (specs/traffic/__init__.py), so each step is one `pulumi up` away.
 
 The baseline of a split is its heaviest endpoint (the first by key on a tie): the one serving
 most users, which a candidate is compared with and whose weight a step takes from."""

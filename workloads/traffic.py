@@ -1,4 +1,4 @@
-"""The weighted split in front of several endpoints, registered from its spec (specs/traffic.py
+"""The weighted split in front of several endpoints, registered from its spec (specs/traffic/__init__.py
 says why an ALB listener and TargetGroupBindings, not an Ingress).
 
 Weights live in the listener rule alone: `pulumi up` after a change of `hyperpod-dpd:traffic`

@@ -21,7 +21,7 @@ from checkpoint.sources.base import SourceFile
 
 COMMIT_SHA = re.compile(r"^[0-9a-f]{40}$")
 DEFAULT_HF_ENDPOINT = "https://huggingface.co"
-HF_TOKEN_CONFIG = "pulumi config set --secret hyperpod-dpd:hfToken <token>"
+HF_TOKEN_CONFIG = "pulumi config set --stack <stack> --secret hyperpod-dpd:hfToken <token>"
 
 
 def parse_hf_uri(uri: str) -> str:

@@ -204,7 +204,7 @@ def targets_beside(run: dict[str, Any], layout: Layout, found: dict[str, Any],
             scope = () if pool == "colocated" else (pool,)
             keys = [full_key((*base, "autoscaling", *scope, *name))
                     for name in (("target",), ("capacity", "perReplica"))]  # fmt: skip
-            row["fix"] = " && ".join(f"pulumi config set --path '{k}' {round_down(target):g} "
-                                     f"--stack {stack or '<stack>'}" for k in keys)  # fmt: skip
+            row["fix"] = " && ".join(f"pulumi config set --stack {stack or '<stack>'} --path "
+                                     f"'{k}' {round_down(target):g}" for k in keys)  # fmt: skip
         rows.append(row)
     return rows

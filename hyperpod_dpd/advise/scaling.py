@@ -28,7 +28,7 @@ from core.kubernetes.autoscaling import MAX_STABILIZATION_WINDOW_SECONDS
 from hyperpod_dpd.advise.capacity import PERCENTILE, PoolCapacity, round_down
 from hyperpod_dpd.advise.search import Layout
 from hyperpod_dpd.advise.workload import Workload
-from settings.endpoint.model import PoolRatio, ScalingConfig
+from settings.endpoint.autoscaling import PoolRatio, ScalingConfig
 from settings.endpoint.scaling_pair import floor_of
 
 DEFAULT_HOLD = ScalingConfig.model_fields["scale_down_stabilization_seconds"].default

@@ -60,7 +60,7 @@ class Setting:
         """Each pool's --max-num-seqs: the stack's, else the settings' defaults."""
         if self.max_num_seqs is not None:
             return self.max_num_seqs
-        from settings.endpoint.model import DecodeConfig, PrefillConfig
+        from settings.endpoint.roles import DecodeConfig, PrefillConfig
 
         prefill = PrefillConfig.model_fields["max_num_seqs"].default
         decode = DecodeConfig.model_fields["max_num_seqs"].default

@@ -13,7 +13,7 @@ tokens`; each further token comes `tpot-ms` after the last. Two shapes of a real
   first token waits `--transfer-ms` more for the KV cache to cross from prefiller to decoder.
 
 With the environment variable HYPERPOD_DPD_API_KEY set, it refuses every /v1 request without
-`Authorization: Bearer <that key>` with 401, as the traffic split's listener does (specs/traffic.py).
+`Authorization: Bearer <that key>` with 401, as the traffic split's listener does (specs/traffic/__init__.py).
 
 A prompt's tokens are counted as its whitespace-separated words (the tests' tokenizer is one
 token per word); each streamed token is one word. The server runs in the benchmark venv, which

@@ -205,7 +205,7 @@ def job(run: ClusterRun, files: dict[str, str]) -> dict[str, Any]:
                                 {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
                                 *index_environment(run.pip_index_url),
                                 # The traffic split's API key, where the stack keeps it for
-                                # in-cluster clients (specs/traffic.py); none without a split.
+                                # in-cluster clients (specs/traffic/keys.py); none without a split.
                                 {
                                     "name": api_key.ENV,
                                     "valueFrom": {

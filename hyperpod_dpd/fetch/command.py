@@ -29,7 +29,7 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
         print("Images: `hyperpod-dpd fetch --stack <stack>` resolves the digests of the images "
               "a stack runs by tag and prints the commands that pin them.")  # fmt: skip
         return EXIT_OK
-    lines, failed = resolve_images(settings, project_dir)
+    lines, failed = resolve_images(settings, project_dir, args.stack)
     print(f"Images of stack '{args.stack}' (digests recorded in {DIGESTS_FILE}); run each "
           f"command to pin its image in Pulumi.{args.stack}.yaml (--path edits the nested key "
           "in place):")  # fmt: skip

@@ -28,16 +28,17 @@ def images_to_resolve(settings: StackSettings) -> list[StackImage]:
     return [*stack_images(settings), StackImage(VERIFY_FLAG, VERIFY_CURL_IMAGE)]
 
 
-def _line(key: str, ref: ImageRef) -> str:
+def _line(key: str, ref: ImageRef, stack: str) -> str:
     """The command that runs `ref`; single quotes for the shell (a reference holds none)."""
     if key == VERIFY_FLAG:
         return f"{key} '{ref}'"
-    return pin_command(key, str(ref))
+    return pin_command(key, str(ref), stack)
 
 
 def resolve_images(
     settings: StackSettings,
     project_dir: Path,
+    stack: str,
     resolve: Callable[[ImageRef], str] = resolve_digest,
 ) -> tuple[list[str], int]:
     """Resolve and record the stack's tag-only images; the lines to print and how many failed."""
@@ -54,7 +55,7 @@ def resolve_images(
             lines.append(f"  not resolved: {item.image} ({item.key}): {exc}")
             continue
         found[ref.tagged] = digest
-        lines.append(f"  {_line(item.key, ref.with_digest(digest))}")
+        lines.append(f"  {_line(item.key, ref.with_digest(digest), stack)}")
     if found and (warning := _record(project_dir / DIGESTS_FILE, found)):
         lines.append(warning)
     return lines, failed

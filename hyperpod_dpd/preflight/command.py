@@ -4,11 +4,12 @@ hyperpod_dpd/cli/preflight.py."""
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from core.exits import EXIT_FAILED, EXIT_OK
 from core.json_output import dumps
+from core.pulumi_commands import naming_stack
 from hyperpod_dpd.preflight import checks as aws_checks
 from hyperpod_dpd.shared import boot_script
 from settings.stack_file import read_stack
@@ -18,7 +19,9 @@ def run(args: argparse.Namespace, project_dir: Path) -> int:
     settings = read_stack(project_dir, args.stack).settings
     factory = args.client_factory or aws_checks.boto3_factory(settings.region)
     boot = boot_script.deployed(project_dir, args.stack)
-    checks = aws_checks.run_checks(settings, factory, boot)
+    # The fixes' Pulumi commands name this stack (core/pulumi_commands.py), as the plan's do.
+    checks = [replace(c, fix=naming_stack(c.fix, args.stack)) if c.fix else c
+              for c in aws_checks.run_checks(settings, factory, boot)]  # fmt: skip
     if args.format == "json":
         print(dumps([asdict(c) for c in checks]))
     else:

@@ -47,7 +47,7 @@ class Applying(RolloutState):
             pending = self.pulumi.preview(self.pack, self.pack_config)
         except StepFailed as exc:
             self._put_back(step)
-            return self._stopped(before, [f"pulumi preview failed: {exc}"], a)
+            return self._stopped(before, [f"pulumi preview --stack {self.stack} failed: {exc}"], a)
         besides = [c for c in pending if not (c.op == "update" and c.urn in routing.urns)]
         if besides:
             self._put_back(step)
@@ -73,7 +73,7 @@ class Applying(RolloutState):
             applied = self.pulumi.up(self.pack, self.pack_config, step.message(self.stack))
         except StepFailed as exc:
             return self._stopped(before, [
-                f"pulumi up failed: {exc}. {self.stack_file.name} holds the step's weights and "
+                f"pulumi up --stack {self.stack} failed: {exc}. {self.stack_file.name} holds the step's weights and "
                 f"the rollout's journal the step: run the rollout again to finish it"
             ], a)  # fmt: skip
         if applied.weights != step.after:

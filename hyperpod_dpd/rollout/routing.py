@@ -3,7 +3,7 @@
 The stack is planned offline (hyperpod_dpd/plan) with the weights it holds and with the step's,
 in this process, and the two plans diffed (hyperpod_dpd/diff/compare.py), as `hyperpod-dpd
 diff` would diff them. A step may change, in place:
-- the split's listener rule (specs/traffic.py): the weights of its forward's target groups;
+- the split's listener rule (specs/traffic/__init__.py): the weights of its forward's target groups;
 - the rule group of the stack's alerts (specs/slo/rules.py): the `action` lines that name the
   weights (a candidate's rollback) and the candidate-against-baseline alert a split makes.
 Anything else (a resource added, removed, replaced or changed elsewhere, a Kubernetes manifest,

@@ -1,6 +1,6 @@
 """The traffic split's front door, judged from outside it: a request without the stack's API key
-is refused with 401 and one with it is answered (specs/traffic.py: the listener's rule forwards
-only requests that carry a key). Pure judges of the two answers; door_checks.py sends them."""
+is refused with 401 and one with it is answered (specs/traffic/__init__.py: the listener's rule
+forwards only requests that carry a key). Pure judges of the two answers; door_checks.py sends them."""
 
 from __future__ import annotations
 

@@ -202,7 +202,7 @@ POD_SCRIPT = (
     'curl -sS -k --max-time "$MAX_TIME" -X POST "$URL" -H "Content-Type: application/json" '
     f'"$@" --data-binary @- -w "\\n{STATUS_MARK}%{{http_code}}\\n"'
 )
-# The key of the stack's Secret (specs/traffic.py), filled in by the kubelet. Not optional: a
+# The key of the stack's Secret (specs/traffic/keys.py), filled in by the kubelet. Not optional: a
 # namespace without it fails the pod ("secret not found"), which the check then reports.
 KEY_FROM_SECRET = {
     "name": api_key.ENV,

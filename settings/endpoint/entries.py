@@ -16,7 +16,8 @@ from core.problems import ConfigProblem
 from core.vocabulary import DPD_ROLES, endpoint_config_path, endpoint_resource_name
 from settings.cluster.groups import InstanceGroups, gpu_groups, groups_with_role
 from settings.config.errors import full_key, set_fix
-from settings.endpoint.model import AutoscalingConfig, EndpointConfig, ScalingConfig
+from settings.endpoint.autoscaling import AutoscalingConfig, ScalingConfig
+from settings.endpoint.model import EndpointConfig
 from settings.endpoint.names import check_unique_deployments, check_unique_names
 from settings.endpoint.numbers import EffectiveNumbers, effective_numbers
 from settings.endpoint.scaling_pair import check_pair

@@ -37,6 +37,26 @@ def router_service(name: str, namespace: str) -> str:
     return RouterService(name, namespace).name
 
 
+def check_derived_names(
+    e: EndpointConfig, path: tuple[str, ...] = ("endpoint",)
+) -> list[ConfigProblem]:
+    """Names the operator derives from the endpoint's must be valid Kubernetes names too."""
+    derived = ROUTER_SERVICE.format(name=e.name, namespace=e.namespace)
+    if len(derived) <= _SERVICE_MAX:
+        return []
+    key = full_key((*path, "name"))
+    return [
+        ConfigProblem(
+            key,
+            e.name,
+            f"a name that, with namespace '{e.namespace}', gives the router Service the operator "
+            f"creates a name of at most {_SERVICE_MAX} characters ('{derived}' has {len(derived)}): name and "
+            f"namespace together at most {_ROOM} characters",
+            f"shorten {key} or {full_key((*path, 'namespace'))}",
+        )
+    ]
+
+
 def check_unique_names(endpoints: Mapping[str, EndpointConfig]) -> list[ConfigProblem]:
     """No two endpoints render the same InferenceEndpointConfig or the same router Service. Of
     each clash one endpoint keeps its name: one named after its key (renaming it would part the

@@ -75,7 +75,7 @@ def _check_batch(entry: EndpointEntry, pool: PoolNumbers) -> list[ConfigProblem]
     if budget is None or seqs.value <= budget.value:
         return []
     if seqs.source != "args" and budget.source != "args":
-        return []  # typed values on both sides: settings/endpoint/model.py check_colocated's
+        return []  # typed values on both sides: settings/endpoint/worker_inputs.py check_colocated's
     role = "decode" if pool.pool == "colocated" else pool.pool
     key = entry.config_key(role, "args")
     where = budget.flag or budget.key

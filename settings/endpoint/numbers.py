@@ -30,7 +30,8 @@ from core.sizing.catalog import GIB
 from core.vllm.worker_facts import NUMBER_FLAGS, RoleNumbers, WorkerFacts
 from core.vocabulary import DPD_ROLES
 from settings.config.errors import full_key, set_fix
-from settings.endpoint.model import ColocatedConfig, EndpointConfig, RoleConfig
+from settings.endpoint.model import EndpointConfig
+from settings.endpoint.roles import ColocatedConfig, RoleConfig
 from settings.endpoint.vllm_args import read_args
 
 

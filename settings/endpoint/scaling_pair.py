@@ -14,7 +14,8 @@ import math
 
 from core.problems import ConfigProblem
 from settings.config.errors import set_fix
-from settings.endpoint.model import EndpointConfig, PoolRatio
+from settings.endpoint.autoscaling import PoolRatio
+from settings.endpoint.model import EndpointConfig
 from settings.endpoint.scaling_signal import check_pod_names
 
 

@@ -13,7 +13,8 @@ from core.problems import ConfigProblem
 from core.vllm.pod_names import DEPLOYMENT_NAME_MAX, worker_deployment
 from core.vllm.scaling_signals import SIGNALS
 from settings.config.errors import set_fix
-from settings.endpoint.model import EndpointConfig, ScalingConfig
+from settings.endpoint.autoscaling import ScalingConfig
+from settings.endpoint.model import EndpointConfig
 from settings.endpoint.numbers import PoolNumbers
 from settings.endpoint.promql import check_query
 

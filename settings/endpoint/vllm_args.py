@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from core.vllm.vllm_flags import canonical, vllm_aliases, vllm_flags, vllm_version
 from settings.config.errors import full_key
-from settings.endpoint.model import ColocatedConfig
+from settings.endpoint.roles import ColocatedConfig
 
 # Set by the project on every worker, never by a role: the operator mounts the checkpoint at the
 # model path and probes and routes to the port (specs/endpoint.py worker_args).

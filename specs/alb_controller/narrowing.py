@@ -7,7 +7,7 @@ listener and rule writes on every load balancer (`elasticloadbalancing:CreateLis
 `ModifyListener`, `CreateRule`, ... on "*") and target registration in every target group
 (`RegisterTargets`/`DeregisterTargets` on `targetgroup/*/*`): a pod holding the role could open
 any security group of the account, rewrite the stack's own listener (the traffic split's,
-specs/traffic.py) or put its own address behind any load balancer of the account.
+specs/traffic/__init__.py) or put its own address behind any load balancer of the account.
 Each change below replaces one such statement of the original, found by its exact actions (and
 no condition); a change whose statement the original lacks is refused, so raising the pin to a
 file that moved its statements fails here instead of deploying a broad grant. Every other
@@ -39,7 +39,7 @@ aws-load-balancer-controller v2.13.0, core/versions.py; paths below are in that 
   (pkg/targetgroupbinding/targets_manager.go RegisterTargets: tgb.Spec.TargetGroupARN), nothing
   else: those of its own Ingresses and Services, which it created with the cluster tag
   (target_group_manager.go Create), and those the stack binds to its routers, the traffic
-  split's (specs/traffic.py), which carry the stack's tags (core/vocabulary.py STACK_TAG).
+  split's (specs/traffic/__init__.py), which carry the stack's tags (core/vocabulary.py STACK_TAG).
 """
 
 from __future__ import annotations

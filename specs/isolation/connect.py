@@ -14,7 +14,7 @@ services/proxy), which a policy's resourceRules match like any other
 (https://kubernetes.io/docs/reference/kubernetes-api/policy-resources/validating-admission-policy-v1/:
 operations CREATE, UPDATE, DELETE, CONNECT).
 
-Bound to the endpoints' namespaces (the workers: vLLM answers without a key, specs/traffic.py),
+Bound to the endpoints' namespaces (the workers: vLLM answers without a key, specs/traffic/__init__.py),
 the operator's (the routers, and the operator, load balancer controller and KEDA with their IAM
 roles), the staging Job's (write access to the model bucket) and the benchmark's (the runner's
 role and the split's API key). `kubectl logs` is a GET of pods/log, not a CONNECT: it stays open

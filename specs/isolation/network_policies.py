@@ -30,7 +30,7 @@ node would pass. Requests reach the workers through the router: intelligent rout
 (specs/iec.py), the AWS DPD docs invoke an endpoint at its router's Service, and the router picks
 the prefill and decode workers itself (conditional routing, prefix-aware selection), which a load
 balancer sending to the workers directly would bypass. So the operator's load balancer is taken
-to front the router, as the traffic split's does (specs/traffic.py); no public document says
+to front the router, as the traffic split's does (specs/traffic/__init__.py); no public document says
 which pods it registers. Should one reach workers by pod IP (its targets unhealthy, the endpoint
 never ready), name its subnets in `networkPolicy.allowCidrs`.
 Always allowed whatever the policy: traffic from the pod's own node (kubelet probes; Kubernetes

@@ -2,7 +2,7 @@
 
 The operator creates every endpoint's router in its own namespace (hyperpod-inference-system,
 core/vocabulary.py RouterService), behind a Service every pod of the cluster could call, and the
-router asks for no API key (the traffic split's listener does, specs/traffic.py says why the
+router asks for no API key (the traffic split's listener does, specs/traffic/__init__.py says why the
 router and the workers cannot). Without a policy, any pod reaches the models through it.
 
 Selected: every pod of the namespace (`podSelector: {}`). No public source names the labels of
@@ -24,7 +24,7 @@ Admitted, on every port:
   nodes and the Kubernetes control plane",
   https://docs.aws.amazon.com/eks/latest/APIReference/API_VpcConfigResponse.html), here the
   private subnets (specs/eks.py). The traffic split's load balancer is there too (the targets it
-  registers are the router pods, specs/traffic.py), and so are internal load balancers the
+  registers are the router pods, specs/traffic/__init__.py), and so are internal load balancers the
   controller places (subnets tagged kubernetes.io/role/internal-elb: the operator's own, which
   `verify` checks). The system nodes' pods take their addresses there as well: a pod of any
   namespace scheduled on a system node passes this policy. What it closes is the GPU subnet,

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from core.aws.elb_accounts import ELB_LOG_ACCOUNTS
-from specs.traffic import LOG_DELIVERY, elb_log_delivery
+from specs.traffic.logs import LOG_DELIVERY, elb_log_delivery
 from tests.conftest import run_stack, stack_raw
 from tests.security.iam import Request, allows, listed
 from tests.security.scanners import policy_documents

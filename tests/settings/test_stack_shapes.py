@@ -23,7 +23,7 @@ from hyperpod_dpd.cli import main
 from hyperpod_dpd.plan.planner import make_plan
 from policies.gate import judge
 from settings import ConfigError, StackSettings, parse_settings
-from settings.endpoint.model import ScalingConfig, ScalingMetric
+from settings.endpoint.autoscaling import ScalingConfig, ScalingMetric
 from specs.desired import desired_state
 from tests.conftest import stack_raw, write_project
 

@@ -1,5 +1,5 @@
 """The endpoint's worker inputs the operator or Kubernetes would refuse or silently break
-(settings/endpoint/model.py check_worker_inputs), and a model file that is no model."""
+(settings/endpoint/worker_inputs.py check_worker_inputs), and a model file that is no model."""
 
 from __future__ import annotations
 

@@ -26,7 +26,8 @@ import yaml
 from core.vllm.pod_names import pod_name_pattern, worker_deployment
 from core.vllm.scaling_signals import SIGNALS
 from hyperpod_dpd.demo.vllm_traffic import Minute, openmetrics, pod
-from settings.endpoint.model import AutoscalingConfig, EndpointConfig, ScalingConfig
+from settings.endpoint.autoscaling import AutoscalingConfig, ScalingConfig
+from settings.endpoint.model import EndpointConfig
 from settings.endpoint.promql import ONE, SEVERAL, series_of
 from settings.endpoint.scaling_pair import floor_of
 from specs.scaling import pair_trigger, query_of

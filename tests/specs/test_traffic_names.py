@@ -1,6 +1,6 @@
 """The split's target groups as pulumi-aws auto-names them: the longest endpoint key the settings
 take (settings/endpoint/traffic.py TRAFFIC_KEY_MAX) gives a logical name that, with Pulumi's '-' and 7
-random characters, is AWS's 32 at most (specs/traffic.py names the groups; the two must agree)."""
+random characters, is AWS's 32 at most (specs/traffic/targets.py names the groups; the two must agree)."""
 
 from __future__ import annotations
 

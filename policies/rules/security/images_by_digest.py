@@ -45,7 +45,7 @@ def check(resources, limits):
             urn,
             f"image {image} runs by tag alone (the registry can serve other bytes under it); pin "
             f"{key} by digest: `hyperpod-dpd fetch --stack {urn_stack(urn)}` prints the "
-            f"command, {pin_command(key, f'{image}@sha256:<64 hex digits>')}",
+            f"command, {pin_command(key, f'{image}@sha256:<64 hex digits>', urn_stack(urn))}",
         )
 
 

@@ -165,7 +165,7 @@ def test_a_gated_model_without_token_says_how_to_set_one(hub_env, s3, bucket, tm
     code, _, err = run_cli(*upload(s3, bucket, tmp_path, source="hf://acme/gated-llm"))
     assert code == 2
     assert "the model is gated and HF_TOKEN is not set" in err
-    assert "pulumi config set --secret hyperpod-dpd:hfToken" in err
+    assert "pulumi config set --stack <stack> --secret hyperpod-dpd:hfToken" in err
     assert f"{hub_env.url}/acme/gated-llm" in err  # where to accept the terms
     assert s3.recorder.writes(mark, bucket) == []
     assert list((tmp_path / "stage").iterdir()) == []

@@ -8,7 +8,7 @@ import typing
 from core.vllm.scaling_signals import RATE_WINDOW, REPORTED, SIGNALS, pair_query, signal_query
 from core.vllm.vllm_metrics import vllm_metrics
 from core.vocabulary import SCRAPE_INTERVAL_SECONDS
-from settings.endpoint.model import ScalingMetric
+from settings.endpoint.autoscaling import ScalingMetric
 
 
 def test_the_settings_offer_exactly_the_built_in_signals():

@@ -29,7 +29,7 @@ SCENARIOS = {
     "failing": (Minute(errors=1), prefill_minute(), decode_minute(errors=12)),
     "quiet": (Minute(), prefill_minute(requests=20), decode_minute(requests=20)),
 }
-ROUTED = "aws:lb/listenerRule:ListenerRule"  # the forward by weight (specs/traffic.py)
+ROUTED = "aws:lb/listenerRule:ListenerRule"  # the forward by weight (specs/traffic/__init__.py)
 HOUR = 3600
 FRESH_SECONDS = 300  # a server older than this is started again: see `prometheus`
 

@@ -258,7 +258,7 @@ def test_an_update_held_by_another_stops_the_step_naming_pulumis_lock(world, pro
     code, out = rollout(project, prometheus.url, "--once", capsys=capsys)
     assert code == EXIT_FAILED, out.err
     assert (
-        "pulumi preview failed: another update of stack canary is running (Pulumi's update "
+        "pulumi preview --stack canary failed: another update of stack canary is running (Pulumi's update "
         "lock): error: [409] Conflict: Another update is currently in progress." in out.out
     )
     assert weights(project) == {"baseline": 95, "candidate": 5}

@@ -10,7 +10,7 @@ cluster that react to the prompts:
   router's answer and the `__HTTP_STATUS__=` line curl's `-w` prints (an env entry from a Secret
   resolved as the kubelet does: a missing Secret keeps the pod waiting, CreateContainerConfigError);
 - the canary's traffic split at its name (SPLIT_URL): the router behind its listener, which answers
-  401 without `Authorization: Bearer <split_key>` (specs/traffic.py), unless `split_open`;
+  401 without `Authorization: Bearer <split_key>` (specs/traffic/__init__.py), unless `split_open`;
 - the routers' NetworkPolicy: a prompt pod reaches the router only if the fake's policies of the
   router's namespace admit it (tests/workloads/network_paths.py: a pod placed on a GPU node has
   a GPU subnet address, others a system node's); refused, curl times out;
@@ -46,7 +46,7 @@ from settings import parse_settings
 from specs.isolation.instance_metadata import metadata_egress
 from specs.isolation.network_policies import network_policy
 from specs.isolation.routers import router_ingress
-from specs.traffic import UNAUTHORIZED
+from specs.traffic.keys import UNAUTHORIZED
 from tests.conftest import stack_raw
 from tests.hyperpod_dpd.verify.kube_api import KubeApi, serve_http, status
 from tests.workloads.network_paths import Pod, reaches

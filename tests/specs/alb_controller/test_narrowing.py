@@ -45,7 +45,7 @@ def _elb(resource: str) -> str:
 
 
 # The controller's load balancer (its name and ids as ELB writes them), and the stack's own (the
-# traffic split, specs/traffic.py: registered by Pulumi, tagged with the stack's tags).
+# traffic split, specs/traffic/__init__.py: registered by Pulumi, tagged with the stack's tags).
 OWN = "app/k8s-endpoint-ingress-1a2b3c4d5e/50dc6c495c0c9188"
 STACK = "app/traffic-alb-7f3a9c1/6d0ecf831eec9f09"
 LB, LISTENER, RULE = (
@@ -106,7 +106,7 @@ CONTROLLER_CALLS = {
         for a in ("Register", "Deregister")
     ],
     "targets in the stack's own target groups: the traffic split's TargetGroupBindings "
-    "(specs/traffic.py; controllers/elbv2 targetgroupbinding)": [
+    "(specs/traffic/__init__.py; controllers/elbv2 targetgroupbinding)": [
         Request(f"{ELB}RegisterTargets", _elb("targetgroup/traffic-baseline-3c1e/4f5e"), STACK_TAGS),
         Request(f"{ELB}DeregisterTargets", _elb("targetgroup/traffic-baseline-3c1e/4f5e"), STACK_TAGS),
     ],

@@ -26,15 +26,15 @@ def test_every_image_run_by_tag_is_named_with_its_key_and_the_digest_form(dev):
     worker, job = (message for _, message in found)
     assert worker.startswith(f"image {DLC_VLLM_IMAGE} runs by tag alone")
     assert "pin hyperpod-dpd:endpoint.image by digest" in worker
-    # The command that sets the nested key (a pasted `KEY: value` line would be a new top-level
-    # key the stack file cannot hold).
+    # The command that sets the nested key of this stack (a pasted `KEY: value` line would be a new
+    # top-level key the stack file cannot hold; without --stack it acts on the selected stack).
     assert (
-        f"pulumi config set --path 'hyperpod-dpd:endpoint.image' "
+        f"pulumi config set --stack dev --path 'hyperpod-dpd:endpoint.image' "
         f"'{DLC_VLLM_IMAGE}@sha256:<64 hex digits>'" in worker
     )
     assert "`hyperpod-dpd fetch --stack dev` prints the command" in worker
     assert (
-        f"pulumi config set --path 'hyperpod-dpd:jobs.image' "
+        f"pulumi config set --stack dev --path 'hyperpod-dpd:jobs.image' "
         f"'{JOB_PYTHON_IMAGE}@sha256:<64 hex digits>'" in job
     )
     assert RULES[RULE].enforcement == "advisory"

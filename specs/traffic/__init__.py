@@ -43,67 +43,34 @@ rolling back never touch an InferenceEndpointConfig, so no pod restarts.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from core import api_key
-from core.aws.elb_accounts import ELB_LOG_ACCOUNTS
 from core.refs import ref
 from core.vocabulary import (
     BENCHMARK_NAMESPACE,
     CHAT_COMPLETIONS_PATH,
-    ROUTER_HEALTH_PATH,
-    SECRET_TYPE,
     SECURITY_GROUP_TYPE,
     SG_EGRESS_TYPE,
     SG_INGRESS_TYPE,
     TRAFFIC_SPLIT,
-    RouterService,
-    target_group_name,
 )
-from settings.endpoint.traffic import TrafficListenerConfig
+from settings.endpoint.listener import TrafficListenerConfig
 from settings.stack import StackSettings
 from specs.base import Desired
-from specs.buckets import BucketSpec, secure_bucket
+from specs.buckets import BucketSpec
+from specs.traffic.keys import UNAUTHORIZED, api_keys, key_secret
+from specs.traffic.logs import ACCESS_LOG_PREFIX, log_bucket
+from specs.traffic.targets import target_groups
 
 LOAD_BALANCER_TYPE = "aws:lb/loadBalancer:LoadBalancer"
-TARGET_GROUP_TYPE = "aws:lb/targetGroup:TargetGroup"
 LISTENER_TYPE = "aws:lb/listener:Listener"
 LISTENER_RULE_TYPE = "aws:lb/listenerRule:ListenerRule"
-RANDOM_PASSWORD_TYPE = "random:index/randomPassword:RandomPassword"
 RECORD_TYPE = "aws:route53/record:Record"
 ZONE_ASSOCIATION_TYPE = "aws:route53/zoneAssociation:ZoneAssociation"
-TARGET_GROUP_BINDING_TYPE = "kubernetes:elbv2.k8s.aws/v1beta1:TargetGroupBinding"
 HTTP_PORT, HTTPS_PORT = 80, 443
 LISTENER_PORT = HTTP_PORT  # without a certificate
 CHAT_PATH = CHAT_COMPLETIONS_PATH
-ACCESS_LOG_PREFIX = "traffic"
-# ALB access logs: "The only server-side encryption option that's supported is Amazon S3-managed
-# keys (SSE-S3)", and the bucket policy lets ELB write under <prefix>/AWSLogs/<account>/ (Elastic
-# Load Balancing, "Enable access logs for your Application Load Balancer",
-# https://docs.aws.amazon.com/elasticloadbalancing/latest/application/enable-access-logging.html):
-# in a Region launched before August 2022 as the Region's ELB account (core/aws/elb_accounts.py),
-# in a newer one as the log delivery service principal.
-LOG_DELIVERY = "logdelivery.elasticloadbalancing.amazonaws.com"
-# What the listener answers a request without a key: 401 as vLLM's own check would, with an
-# OpenAI-style error body saying what is missing (an ALB fixed response body: at most 1024 bytes).
-UNAUTHORIZED = {
-    "type": "fixed-response",
-    "fixedResponse": {
-        "contentType": "application/json",
-        "statusCode": "401",
-        "messageBody": json.dumps(
-            {
-                "error": {
-                    "message": f"missing or unknown API key: send {api_key.HEADER}: "
-                    f"{api_key.SCHEME} <key> (stack output {api_key.OUTPUT})",
-                    "type": "authentication_error",
-                    "code": 401,
-                }
-            }
-        ),
-    },
-}
 
 
 @dataclass(frozen=True)
@@ -242,52 +209,14 @@ def traffic_split(
         "tags": tags,
     }
     if listener_cfg.access_logs:
-        logs = _log_bucket(
-            name, tags, account_id, partition, s.region, listener_cfg.access_log_days
-        )
+        logs = log_bucket(name, tags, account_id, partition, s.region, listener_cfg.access_log_days)
         alb_props["accessLogs"] = {
             "bucket": logs.bucket_name,
             "prefix": ACCESS_LOG_PREFIX,
             "enabled": True,
         }
     alb = Desired(LOAD_BALANCER_TYPE, f"{name}-alb", parents, alb_props, autoname="name")
-    groups, bindings = {}, {}
-    for key in sorted(s.traffic):
-        e = by_key[key]
-        router = RouterService(e.name, e.namespace)
-        # The router speaks plain HTTP on its Service port 443 (core/vocabulary.py ROUTER_PORT):
-        # the hop from the balancer to it stays in the VPC, between the two groups above.
-        tg = Desired(
-            TARGET_GROUP_TYPE,
-            target_group_name(name, key),
-            parents,
-            {
-                "targetType": "ip",
-                "protocol": "HTTP",
-                "port": router.port,
-                "vpcId": vpc_id,
-                "healthCheck": {"path": ROUTER_HEALTH_PATH, "protocol": "HTTP", "matcher": "200"},
-                "tags": {**tags, "hyperpod-dpd:endpoint": key},
-            },
-            autoname="name",
-        )
-        groups[key] = tg
-        bindings[key] = Desired(
-            TARGET_GROUP_BINDING_TYPE,
-            f"{name}-{key}-binding",
-            parents,
-            {
-                "apiVersion": "elbv2.k8s.aws/v1beta1",
-                "kind": "TargetGroupBinding",
-                # A TargetGroupBinding names a Service of its own namespace: the router's.
-                "metadata": {"name": f"traffic-{key}"[:63], "namespace": router.namespace},
-                "spec": {
-                    "serviceRef": {"name": router.name, "port": router.port},
-                    "targetGroupARN": ref(tg.name, "arn"),
-                    "targetType": "ip",
-                },
-            },
-        )
+    groups, bindings = target_groups(name, s, vpc_id, tags)
     tls = (
         {"certificateArn": listener_cfg.certificate_arn, "sslPolicy": listener_cfg.ssl_policy}
         if https
@@ -306,15 +235,7 @@ def traffic_split(
             "tags": tags,
         },
     )
-    keys = tuple(
-        Desired(
-            RANDOM_PASSWORD_TYPE,
-            f"{name}-api-key-{key_name}",
-            parents,
-            {"length": api_key.LENGTH, "special": False, "upper": False},
-        )
-        for key_name in listener_cfg.api_key_names
-    )
+    keys = api_keys(name, listener_cfg)
     forward = Desired(
         LISTENER_RULE_TYPE,
         f"{name}-forward",
@@ -344,29 +265,12 @@ def traffic_split(
             "tags": tags,
         },
     )
-    secrets = (_key_secret(name, BENCHMARK_NAMESPACE, keys[-1]),)
+    secrets = (key_secret(name, BENCHMARK_NAMESPACE, keys[-1]),)
     dns = _dns(name, listener_cfg, vpc_id, alb) if listener_cfg.domain_name else None
     return TrafficSpec(
         name, group, tuple(rules), alb, groups, bindings, listener, forward, keys, secrets,
         logs, dns,
     )  # fmt: skip
-
-
-def _key_secret(name: str, namespace: str, key: Desired) -> Desired:
-    """The newest key as a Kubernetes Secret in `namespace`, for the clients the stack runs
-    there (core/api_key.py); a Pulumi secret, so encrypted in the stack's state."""
-    return Desired(
-        SECRET_TYPE,
-        f"{name}-key-secret-{namespace}",
-        (TRAFFIC_SPLIT,),
-        {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": api_key.SECRET_NAME, "namespace": namespace},
-            "type": "Opaque",
-            "stringData": {api_key.SECRET_KEY: ref(key.name, "result")},
-        },
-    )
 
 
 def _dns(name: str, listener_cfg: TrafficListenerConfig, vpc_id: str, alb: Desired) -> DnsSpec:
@@ -397,60 +301,3 @@ def _dns(name: str, listener_cfg: TrafficListenerConfig, vpc_id: str, alb: Desir
         },
     )
     return DnsSpec(domain, association, record)
-
-
-def _log_bucket(
-    name: str, tags: dict[str, str], account_id: str, partition: str, region: str, days: int
-) -> BucketSpec:
-    """The access logs' bucket: the stack's secure bucket (private, TLS-only, versioned), SSE-S3,
-    its objects expiring after `days`; ELB may put objects under its prefix, for this account's
-    load balancers only (the key names the balancer's account)."""
-    return secure_bucket(
-        f"{name}-logs",
-        tags,
-        within=(TRAFFIC_SPLIT,),
-        force_destroy=True,
-        policy_statements=elb_log_delivery(
-            ref(f"{name}-logs-bucket", "arn"),
-            account_id,
-            partition,
-            region,  # as secure_bucket names it
-        ),
-        expire_days=days,
-    )
-
-
-def elb_log_delivery(
-    bucket_arn: str, account_id: str, partition: str, region: str
-) -> tuple[dict, ...]:
-    """Who writes an ALB's access logs into `bucket_arn` in `region`, as the ELB user guide
-    grants it (the page cited at LOG_DELIVERY). ELB writes a test object
-    (<prefix>/AWSLogs/<account>/ELBAccessLogTestFile) when logging is enabled, so a write it is
-    refused fails the load balancer's creation.
-
-    - A Region launched before August 2022: the Region's ELB account (its root, as the guide
-      writes it). Its request is an account's, not a service principal's: it carries no
-      aws:SourceAccount, so that statement has no condition; the object key, which names the
-      balancer's account, keeps it to this account's load balancers.
-    - Every Region: the log delivery service principal, the guide's policy for the newer
-      Regions, for this account only (aws:SourceAccount).
-    """
-    objects = f"{bucket_arn}/{ACCESS_LOG_PREFIX}/AWSLogs/{account_id}/*"
-    statements: list[dict] = []
-    if region in ELB_LOG_ACCOUNTS:
-        statements.append({
-            "Sid": "ElbAccountLogDelivery",
-            "Effect": "Allow",
-            "Principal": {"AWS": f"arn:{partition}:iam::{ELB_LOG_ACCOUNTS[region]}:root"},
-            "Action": "s3:PutObject",
-            "Resource": objects,
-        })  # fmt: skip
-    statements.append({
-        "Sid": "ElbLogDelivery",
-        "Effect": "Allow",
-        "Principal": {"Service": LOG_DELIVERY},
-        "Action": "s3:PutObject",
-        "Resource": objects,
-        "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
-    })  # fmt: skip
-    return tuple(statements)
