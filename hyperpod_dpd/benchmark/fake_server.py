@@ -1,7 +1,7 @@
 """An OpenAI-compatible streaming chat server with known timings, to try and test the benchmark.
 
-  hyperpod-dpd benchmark fake-server --port 8000 [--prefill-ms-per-token 0.05]
-      [--first-token-ms 20] [--tpot-ms 10] [--interference 3.0] [--transfer-ms 0]
+  hyperpod-dpd benchmark fake-server --port 8000 [--prefill-ms-per-token 0.3]
+      [--first-token-ms 100] [--tpot-ms 20] [--interference 5] [--transfer-ms 0]
 
 It serves `POST /v1/chat/completions` (stream or not, `stream_options.include_usage`) and
 `GET /v1/models`. Its time to first token is `first-token-ms + prefill-ms-per-token x prompt
@@ -35,7 +35,7 @@ from aiohttp import web
 
 from core import api_key
 from core.exits import EXIT_BAD_INPUT
-from hyperpod_dpd.benchmark.fake_timings import FLAGS, Timings, add_arguments
+from hyperpod_dpd.benchmark.fake_timings import Timings, add_arguments, timings_of
 
 MODEL = "fake-llm"
 
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     add_arguments(parser)
     args = parser.parse_args(argv)
-    timings = Timings(**{field: getattr(args, field) for _, field in FLAGS})
+    timings = timings_of(args)
     print(f"fake OpenAI-compatible server on http://{args.host}:{args.port}", flush=True)
     key = os.environ.get(api_key.ENV) or None
     if key:

@@ -40,9 +40,13 @@ OUTPUTS = ("benchmark", "canary")  # what the demo writes in its directory
 READY_SECONDS = 120  # a fake server's start, its venv built already (make demo builds it first)
 TOKENIZER = "hyperpod_dpd/benchmark/word_tokenizer"
 SCENARIO = "D(1024,32)"
-HOURLY_COST = "110.08"  # the dev stack's DPD endpoint, as `make plan` prices it
-# (label, the fake server's flags): the two shapes docs/benchmark.md explains.
-SERVERS = (("colocated", ("--interference", "3")), ("dpd", ("--transfer-ms", "30")))
+# The dev stack's DPD endpoint: its two p5.48xlarge (8 GPUs each), as `make plan` prices them.
+HOURLY_COST, GPUS = "110.08", "16"
+# (label, the fake server's flags): the two shapes docs/benchmark.md explains, on the server's
+# default prefill and decode. The transfer is a fifth of the first token, so DPD's later first
+# token stands clear of the tens of ms a busy machine adds to either run's (30 ms let a loaded
+# run measure DPD's first token 0.2% sooner).
+SERVERS = (("colocated", ("--interference", "5")), ("dpd", ("--transfer-ms", "100")))
 # The canary's scenarios: (baseline minute, candidate prefill minute, candidate decode minute),
 # and the verdict each must get. The failing candidate fails 2% of its requests and its first
 # tokens come later (the docs' example).
@@ -132,7 +136,7 @@ class Demo:
         return [
             "benchmark", "run", "--target", url, "--tokenizer", TOKENIZER, "--scenario", SCENARIO,
             "--concurrency", self.concurrency, "--duration", self.duration,
-            "--hourly-cost", HOURLY_COST, "--out", str(out), "--label", label,
+            "--gpus", GPUS, "--hourly-cost", HOURLY_COST, "--out", str(out), "--label", label,
         ]  # fmt: skip
 
     @contextmanager
