@@ -8,7 +8,6 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -84,59 +83,6 @@ def fake_server(bench_venv) -> Iterator:
     yield start
     for server in started:
         server.stop()
-
-
-# The two endpoints the measuring tests run against, each once per session (an aiperf level
-# costs ~6 s of start-up beside its measuring time): time to first token = FIRST + PER_TOKEN x
-# prompt tokens (+ TRANSFER for the KV cache under DPD); every later token TPOT after the last,
-# INTERFERENCE times that while a prompt prefills on the colocated one. A prefill of realistic
-# size (a 70B model's TTFT for 1k tokens is a few hundred ms) keeps the client's and server's own
-# few ms per request, on 2 shared cores, well inside 10%. The transfer is large enough (a fifth
-# of the first token) that the DPD run's later first token stands clear of the tens of ms a busy
-# machine adds to either run's (30 ms let a loaded run measure DPD 0.2% faster).
-FIRST_MS, PER_TOKEN_MS, TPOT_MS, TRANSFER_MS, INTERFERENCE = 100.0, 0.3, 20.0, 100.0, 5.0
-IN, OUT = 1024, 32
-SCENARIO = f"D({IN},{OUT})"
-
-
-@dataclass(frozen=True)
-class MeasuredRuns:
-    """`benchmark run` output directories: `dpd` at concurrency 1 and 16 (a sweep), the
-    colocated endpoint at 16 alone."""
-
-    dpd: Path
-    colocated: Path
-
-
-@pytest.fixture(scope="session")
-def measured_runs(bench_venv, tokenizer, tmp_path_factory) -> Iterator[MeasuredRuns]:
-    """Both runs for real, as users start them (the tokenizer once as its directory, once as
-    its tokenizer.json); the tests that read them are in the one `aiperf` xdist group, so a
-    session computes them once and never beside another load generator."""
-    from hyperpod_dpd.cli import main
-
-    base = tmp_path_factory.mktemp("measured")
-    timings = {"first_token_ms": FIRST_MS, "prefill_ms_per_token": PER_TOKEN_MS,
-               "tpot_ms": TPOT_MS}  # fmt: skip
-    dpd = FakeServer(bench_venv, **timings, interference=1.0, transfer_ms=TRANSFER_MS)
-    colocated = FakeServer(bench_venv, **timings, interference=INTERFERENCE)
-    try:
-        for server, tokenizer_arg, levels, seconds, label in (
-            (dpd, tokenizer, "1,16", "3", "dpd"),
-            (colocated, tokenizer / "tokenizer.json", "16", "2", "colocated"),
-        ):
-            code = main([
-                "benchmark", "run", "--target", server.url, "--tokenizer", str(tokenizer_arg),
-                "--scenario", SCENARIO, "--concurrency", levels, "--duration", seconds,
-                "--out", str(base / label), "--label", label,
-                # Two p5.48xlarge each, as the canary stack's baseline and candidate.
-                "--gpus", "16", "--hourly-cost", "110.08",
-            ])  # fmt: skip
-            assert code == 0, f"benchmark run against the {label} server exited {code}"
-    finally:
-        dpd.stop()
-        colocated.stop()
-    yield MeasuredRuns(dpd=base / "dpd", colocated=base / "colocated")
 
 
 def results_of(out: Path) -> dict:

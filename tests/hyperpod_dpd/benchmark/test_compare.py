@@ -1,6 +1,6 @@
-"""`benchmark compare` on two real runs: an endpoint whose decode slows while a prompt prefills
-(colocated) against one whose decode never waits but whose first token waits for the KV
-transfer (disaggregated)."""
+"""`benchmark compare` on two real runs (the session's demo run, tests/hyperpod_dpd/conftest.py):
+an endpoint whose decode slows while a prompt prefills (colocated) against one whose decode
+never waits but whose first token waits for the KV transfer (disaggregated)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import struct
 import pytest
 
 from hyperpod_dpd.benchmark.compare import improvement, report_md
-from hyperpod_dpd.cli import main
+from tests.hyperpod_dpd.demo.runs import MEASURED
 
 
 def _png_size(path) -> tuple[int, int]:
@@ -21,14 +21,12 @@ def _png_size(path) -> tuple[int, int]:
 
 @pytest.mark.long
 @pytest.mark.xdist_group("aiperf")
-def test_dpd_improves_tpot_not_ttft_and_the_charts_are_drawn(measured_runs, tmp_path):
-    report_dir = tmp_path / "report"
-    code = main(["benchmark", "compare", str(measured_runs.colocated), str(measured_runs.dpd),
-                 "--out", str(report_dir)])  # fmt: skip
-    assert code == 0
+def test_dpd_improves_tpot_not_ttft_and_the_charts_are_drawn(demo_run):
+    # The demo's `benchmark compare colocated dpd --out report`, as a user runs it.
+    report_dir = demo_run.measured() / "report"
     report = (report_dir / "report.md").read_text()
-    assert "## Concurrency 1\n" not in report  # the colocated run has no level 1
-    section = report.split("## Concurrency 16")[1].split("##")[0]
+    level = MEASURED[MEASURED.index("--concurrency") + 1]
+    section = report.split(f"## Concurrency {level}\n")[1].split("##")[0]
     rows = {line.split(" | ")[0].strip("| "): line for line in section.splitlines()
             if line.startswith("| ")}  # fmt: skip
     tpot = float(rows["TPOT p50"].rstrip(" |").rsplit("| ", 1)[1].rstrip("%"))
@@ -84,6 +82,17 @@ def test_report_states_the_convention_and_three_runs_compare_to_the_first():
     assert row == "| USD per 1M output tokens | $69.44 | n/a | $55.56 | n/a | +20.0% |"
     assert text.count("## Concurrency") == 2
     assert text.index("## Concurrency 8") < text.index("## Concurrency 16")  # as numbers
+
+
+def test_a_level_only_one_run_measured_gets_no_section():
+    """A sweep (1 and 16) against a run at 16 alone: only 16 is compared."""
+    swept = _results("dpd", 320, 20, 1000)
+    swept["levels"] = {"1": swept["levels"]["8"], "16": swept["levels"]["16"]}
+    alone = _results("colocated", 300, 40, 800)
+    alone["levels"] = {"16": alone["levels"]["16"]}
+    text = report_md([alone, swept], [])
+    assert "## Concurrency 16\n" in text and "## Concurrency 1\n" not in text
+    assert text.count("## Concurrency") == 1
 
 
 def test_the_recipe_rows_error_rate_tokens_per_gpu_and_cost():

@@ -1,45 +1,65 @@
-"""`benchmark run` for real: aiperf against a local streaming server whose timings are known."""
+"""`benchmark run` for real: aiperf against a local streaming server whose timings are known (the
+session's demo run, tests/hyperpod_dpd/conftest.py: the demo's DPD fake server)."""
 
 from __future__ import annotations
 
+import argparse
+from pathlib import Path
+
 import pytest
 
-from tests.hyperpod_dpd.benchmark.conftest import (
-    FIRST_MS,
-    IN,
-    OUT,
-    PER_TOKEN_MS,
-    SCENARIO,
-    TPOT_MS,
-    TRANSFER_MS,
-    results_of,
-)
+from hyperpod_dpd.benchmark.fake_timings import Timings, add_arguments, timings_of
+from hyperpod_dpd.benchmark.loadgen import LoadRun, aiperf_argv
+from hyperpod_dpd.benchmark.run import tokenizer_dir
+from hyperpod_dpd.benchmark.scenario import Scenario, StopRule, parse_scenario
+from hyperpod_dpd.demo.command import SCENARIO, SERVERS
+from tests.hyperpod_dpd.benchmark.conftest import WORD_TOKENIZER, results_of
+from tests.hyperpod_dpd.demo.runs import MEASURED
 
-TTFT_MS = FIRST_MS + PER_TOKEN_MS * IN + TRANSFER_MS  # 507.2 ms
+
+def _timings(flags: tuple[str, ...]) -> Timings:
+    """The timings a fake server started with `flags` serves (its defaults for the rest)."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return timings_of(parser.parse_args(list(flags)))
 
 
 # Serial with the other aiperf tests (one worker): two load generators at once on two cores
 # would measure each other.
 @pytest.mark.long
 @pytest.mark.xdist_group("aiperf")
-def test_measured_ttft_and_tpot_are_what_the_server_was_set_to(measured_runs):
-    results = results_of(measured_runs.dpd)
+def test_measured_ttft_and_tpot_are_what_the_server_was_set_to(demo_run):
+    results = results_of(demo_run.measured() / "dpd")
+    timings, scenario = _timings(dict(SERVERS)["dpd"]), parse_scenario(SCENARIO)
+    inputs, outputs = scenario.input_tokens, scenario.output_tokens
+    ttft = timings.ttft_ms(inputs)  # 507.2 ms
     assert results["scenario"] == SCENARIO and results["label"] == "dpd"
     assert results["model"] == "fake-llm" and results["loadGenerator"]["name"] == "aiperf"
-    for level in ("1", "16"):
-        r = results["levels"][level]
-        assert r["errors"] == 0 and r["requests"] >= 3
-        assert r["inputTokens"] == IN and r["outputTokens"] == OUT
-        assert r["ttft"]["p50"] == pytest.approx(TTFT_MS, rel=0.10), level
-        assert r["tpot"]["p50"] == pytest.approx(TPOT_MS, rel=0.10), level
-        assert r["itl"]["p50"] == pytest.approx(TPOT_MS, rel=0.10), level
-        e2e = TTFT_MS + (OUT - 1) * TPOT_MS
-        assert r["e2e"]["p50"] == pytest.approx(e2e, rel=0.10), level
-        assert r["ttft"]["p50"] <= r["ttft"]["p95"] <= r["ttft"]["p99"]
-    # 16 streams at once deliver about 16x the tokens of one.
-    ratio = (
-        results["levels"]["16"]["outputTokensPerSecond"]
-        / results["levels"]["1"]["outputTokensPerSecond"]
-    )
-    assert 10 < ratio < 17
+    concurrency = int(MEASURED[MEASURED.index("--concurrency") + 1])
+    r = results["levels"][str(concurrency)]
+    assert r["errors"] == 0 and r["requests"] >= 3
+    assert r["inputTokens"] == inputs and r["outputTokens"] == outputs
+    assert r["ttft"]["p50"] == pytest.approx(ttft, rel=0.10)
+    assert r["tpot"]["p50"] == pytest.approx(timings.tpot_ms, rel=0.10)
+    assert r["itl"]["p50"] == pytest.approx(timings.tpot_ms, rel=0.10)
+    e2e = ttft + (outputs - 1) * timings.tpot_ms
+    assert r["e2e"]["p50"] == pytest.approx(e2e, rel=0.10)
+    assert r["ttft"]["p50"] <= r["ttft"]["p95"] <= r["ttft"]["p99"]
+    # N streams at once deliver about N times the tokens of one (a stream's tokens per second
+    # being its output tokens over its requests' mean latency).
+    one_stream = outputs / (r["e2e"]["mean"] / 1000)
+    streams = r["outputTokensPerSecond"] / one_stream
+    assert 0.62 * concurrency < streams < 1.07 * concurrency, streams
     assert results["clientCpuSeconds"] > 0
+
+
+def test_a_tokenizer_json_hands_aiperf_its_directory(monkeypatch):
+    """`--tokenizer DIR/tokenizer.json` runs as `--tokenizer DIR` does (the demo's run): aiperf
+    gets the same absolute directory, as it loads a local tokenizer from one."""
+    monkeypatch.chdir(WORD_TOKENIZER.parents[2])
+    relative = WORD_TOKENIZER.relative_to(WORD_TOKENIZER.parents[2])
+    given = tokenizer_dir(relative / "tokenizer.json")
+    assert given == tokenizer_dir(relative) == WORD_TOKENIZER.resolve()
+    load = LoadRun("http://x", given, "m", Scenario(8, 2), [1], StopRule(requests=1), Path("a"))
+    argv = aiperf_argv(load, Path("venv"))
+    assert argv[argv.index("--tokenizer") + 1] == str(WORD_TOKENIZER.resolve())

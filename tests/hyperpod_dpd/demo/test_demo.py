@@ -15,58 +15,46 @@ import pytest
 from core.exits import EXIT_INTERRUPTED
 from tests import processes
 from tests.conftest import ROOT
+from tests.hyperpod_dpd.demo.runs import (
+    QUICK,
+    URL,
+    DemoRun,
+    failure,
+    left_behind,
+    ports_in,
+    run_demo,
+)
 
 pytestmark = [pytest.mark.long, pytest.mark.xdist_group("aiperf")]  # it runs aiperf
-QUICK = ["--concurrency", "4", "--duration", "1"]
-URL = re.compile(r"http://127\.0\.0\.1:(\d+)")
 
 
-def _demo(out, *more) -> list[str]:
-    return [sys.executable, "-m", "hyperpod_dpd.cli", "demo", "--out", str(out), *more]
+def test_the_demo_runs_twice_in_a_row_and_leaves_nothing_running(demo_run):
+    """The session's run (whose benchmark the compare and measure tests read) is the first; the
+    second runs in the same directory here."""
+    _succeeded(demo_run.run, 1)
+    _succeeded(run_demo(demo_run.run.out, QUICK), 2)
 
 
-def _ports(output: str) -> set[int]:
-    return {int(port) for port in URL.findall(output)}
+def _succeeded(run: DemoRun, attempt: int) -> None:
+    assert run.returncode == 0, f"run {attempt}: {failure(run)}"
+    # The benchmark: both runs, compared.
+    assert (run.out / "benchmark" / "report" / "report.md").read_text().startswith("#")
+    for label in ("colocated", "dpd"):
+        assert (run.out / "benchmark" / label / "results.json").exists()
+    # The canary: its verdicts on both candidates, and their text as a user reads it.
+    verdicts = "canary: healthy candidate: promote (exit 0); failing candidate: rollback (exit 1)"
+    assert verdicts in run.stdout
+    assert run.stdout.count("verdict: promote") == 1 == run.stdout.count("verdict: rollback")
+    assert len(run.ports) == 4, run.ports  # two fake servers, two Prometheus servers
+    assert run.left_behind == [], f"run {attempt}"
+    _docs_show(run)
 
 
-def _left_behind(out, ports: set[int]) -> list[str]:
-    """What still runs or listens of a demo that wrote to `out` and served on `ports`."""
-    listening = [f"port {p} listening" for p in sorted(ports & processes.listening_ports())]
-    running = [
-        f"pid {pid}: {line}"
-        for pid in processes.all_pids()
-        if (line := processes.cmdline(pid))
-        and (str(out) in line or any(f"--port {p}" in line for p in ports))
-    ]
-    return listening + running
-
-
-def test_the_demo_runs_twice_in_a_row_and_leaves_nothing_running(tmp_path):
-    out = tmp_path / "demo"
-    for attempt in (1, 2):
-        run = subprocess.run(_demo(out, *QUICK), cwd=ROOT, capture_output=True, text=True,
-                             check=False, timeout=600)  # fmt: skip
-        assert run.returncode == 0, f"run {attempt}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
-        # The benchmark: both runs, compared.
-        assert (out / "benchmark" / "report" / "report.md").read_text().startswith("#")
-        for label in ("colocated", "dpd"):
-            assert (out / "benchmark" / label / "results.json").exists()
-        # The canary: its verdicts on both candidates, and their text as a user reads it.
-        verdicts = (
-            "canary: healthy candidate: promote (exit 0); failing candidate: rollback (exit 1)"
-        )
-        assert verdicts in run.stdout
-        assert run.stdout.count("verdict: promote") == 1 == run.stdout.count("verdict: rollback")
-        ports = _ports(run.stdout)
-        assert len(ports) == 4, ports  # two fake servers, two Prometheus servers
-        assert _left_behind(out, ports) == [], f"run {attempt}"
-        _docs_show(run.stdout, out)
-
-
-def _docs_show(output: str, out) -> None:
-    """The block in docs/benchmark.md is what the demo prints with its defaults (ports and the
-    output directory aside): the demo as documented is the demo that runs."""
-    printed = [line[2:] for line in output.splitlines() if line.startswith("$ ")]
+def _docs_show(run: DemoRun) -> None:
+    """The block in docs/benchmark.md is what the demo prints with its defaults (ports, the
+    output directory and the test's shorter load aside): the demo as documented is the demo
+    that runs."""
+    printed = [line[2:] for line in run.stdout.splitlines() if line.startswith("$ ")]
     printed = [line for line in printed if " benchmark " in line]
     ports: dict[str, str] = {}
     for line in printed:
@@ -74,8 +62,8 @@ def _docs_show(output: str, out) -> None:
             ports.setdefault(port, f"PORT{len(ports) + 1}")
 
     def as_documented(line: str) -> str:
-        line = line.replace(str(out), "build/demo")
-        line = line.replace(" ".join(QUICK), "--concurrency 4,8,16 --duration 10")
+        line = line.replace(str(run.out), "build/demo")
+        line = line.replace(" ".join(run.flags), "--concurrency 4,8,16 --duration 10")
         return re.sub(r"\b(\d{4,5})\b", lambda m: ports.get(m[1], m[1]), line)
 
     docs = (ROOT / "docs" / "benchmark.md").read_text()
@@ -85,7 +73,9 @@ def _docs_show(output: str, out) -> None:
 
 def test_ctrl_c_stops_every_server_the_demo_started(tmp_path):
     out = tmp_path / "demo"
-    demo = subprocess.Popen(_demo(out, "--concurrency", "4", "--duration", "30"), cwd=ROOT,
+    argv = [sys.executable, "-m", "hyperpod_dpd.cli", "demo", "--out", str(out),
+            "--concurrency", "4", "--duration", "30"]  # fmt: skip
+    demo = subprocess.Popen(argv, cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     seen = []
     try:
@@ -104,7 +94,7 @@ def test_ctrl_c_stops_every_server_the_demo_started(tmp_path):
         demo.wait()
     output = "".join(seen) + rest
     assert demo.returncode == EXIT_INTERRUPTED, output + err
-    ports = _ports(output)
+    ports = ports_in(output)
     assert len(ports) == 2, output
-    assert _left_behind(out, ports) == []
+    assert left_behind(out, ports) == []
     assert not [p for p in processes.all_pids() if str(out) in processes.cmdline(p)]
