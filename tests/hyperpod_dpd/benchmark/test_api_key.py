@@ -1,16 +1,17 @@
 """`benchmark run` against an endpoint that wants the traffic split's API key: aiperf sends it
 (`Authorization: Bearer <key>`, from HYPERPOD_DPD_API_KEY), never on a command line nor in a file
-it writes; without it the run stops at once saying which variable to set, and how."""
+it writes; without it the run stops at once saying which variable to set, and how.
+
+A real run with the key, served and writing it nowhere, is the in-cluster Job's
+(test_job_run.py): the pod takes the key from the stack's Secret into the same variable, and
+runs the same code (run.execute) a laptop does."""
 
 from __future__ import annotations
-
-import pytest
 
 from core import api_key
 from hyperpod_dpd.benchmark.loadgen import KEYED_START, LoadRun, command
 from hyperpod_dpd.benchmark.scenario import Scenario, StopRule
 from hyperpod_dpd.cli import main
-from tests.hyperpod_dpd.benchmark.conftest import results_of
 
 KEY = "k3y" + "0123456789abcdefghijklmnopqrstuvwxyz0123456789"[:45]
 
@@ -29,23 +30,6 @@ def test_the_key_goes_to_aiperf_through_its_environment_not_its_command_line(tmp
     # Without a key: aiperf's own script, and no key inherited from the caller's environment.
     argv, env = command(_load(tmp_path, None), tmp_path / "venv")
     assert argv[0].endswith("/bin/aiperf") and api_key.ENV not in env
-
-
-@pytest.mark.xdist_group("aiperf")  # it starts aiperf: not beside a measuring test
-def test_a_run_with_the_key_is_served_and_writes_it_nowhere(
-    fake_server, tokenizer, tmp_path, monkeypatch
-):
-    server = fake_server(key=KEY)
-    monkeypatch.setenv(api_key.ENV, KEY)
-    out = tmp_path / "keyed"
-    code = main(["benchmark", "run", "--target", server.url, "--tokenizer", str(tokenizer),
-                 "--scenario", "D(32,4)", "--concurrency", "1", "--requests", "3",
-                 "--out", str(out)])  # fmt: skip
-    assert code == 0
-    level = results_of(out)["levels"]["1"]
-    assert level["errors"] == 0 and level["requests"] == 3
-    leaked = [p for p in out.rglob("*") if p.is_file() and KEY in p.read_text(errors="replace")]
-    assert leaked == []
 
 
 def test_without_the_key_the_run_stops_saying_how_to_get_it(

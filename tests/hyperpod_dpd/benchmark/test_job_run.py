@@ -1,7 +1,8 @@
 """`benchmark run --stack S` without --target, the whole run for real: the Job's own command
-from its ConfigMap's files against a local S3 and a local streaming server, with its S3
-requests held to what its role allows; the shipped program alone refusing a missing
-tokenizer; and on SIGTERM (its deadline) stopping aiperf and uploading what it has."""
+from its ConfigMap's files against a local S3 and a local streaming server that wants the
+traffic split's API key, a sweep of two concurrencies, with its S3 requests held to what its
+role allows; the shipped program alone refusing a missing tokenizer; and on SIGTERM (its
+deadline) stopping aiperf and uploading what it has."""
 
 from __future__ import annotations
 
@@ -79,7 +80,7 @@ def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
     code = main([
         "benchmark", "run", "--stack", "dev", "--project-dir", str(ROOT), "--bucket", bucket,
         "--service", server.url, "--kubeconfig", str(kubeconfig), "--poll-interval", "0.2",
-        "--scenario", "D(64,8)", "--concurrency", "2", "--requests", "4", "--out", str(out),
+        "--scenario", "D(64,8)", "--concurrency", "1,2", "--requests", "4", "--out", str(out),
     ])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 0, err
@@ -95,15 +96,21 @@ def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
     assert results["scenario"] == "D(64,8)" and results["target"] == server.url
     assert results["endpoint"]["mode"] == "dpd" and results["endpoint"]["stack"] == "dev"
     assert results["endpoint"]["hourlyCostUsd"] > 0
-    assert results["levels"]["2"]["errors"] == 0 and results["levels"]["2"]["outputTokens"] == 8
+    # The sweep: each level its own aiperf summary (concurrency_<c>/), each request served.
+    assert list(results["levels"]) == ["1", "2"]
+    for level in results["levels"].values():
+        assert level["errors"] == 0 and level["requests"] == 4 and level["outputTokens"] == 8
+    assert "  |   aiperf: concurrency 2: 4 requests in" in err
     # ... in the bucket under benchmarks/<run id>/, and copied from there to --out.
     s3 = boto3.client("s3", region_name=REGION)
     keys = {o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]}
     assert f"benchmarks/{run_id}/results.json" in keys
     assert f"benchmarks/{run_id}/aiperf.log" in keys
+    assert f"benchmarks/{run_id}/aiperf/concurrency_2/profile_export_aiperf.json" in keys
     assert (out / "aiperf.log").exists()
     assert cluster.closed
-    # The key reached the endpoint (no request failed) and is in no file the run wrote.
+    # The key reached the endpoint (no request failed, aiperf started with it as a local run
+    # starts it: run.execute) and is in no file the run wrote (all of them are in --out).
     assert not [p for p in out.rglob("*") if p.is_file() and key in p.read_text(errors="replace")]
     # What the pod did to S3 is what its role allows (moto does not enforce IAM): until the
     # command starts copying (its first list), only the tokenizer reads and the results' writes.
