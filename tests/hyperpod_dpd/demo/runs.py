@@ -1,8 +1,9 @@
 """`hyperpod-dpd demo` run for real, as `make demo` runs it, and what it left running.
 
-A demo run costs four aiperf start-ups' worth of CPU (two load runs, each seconds of aiperf's
-services starting and stopping), so a session runs it once for the tests that read its
-benchmark (tests/hyperpod_dpd/conftest.py `demo_run`) and the demo test runs it once more."""
+A demo run costs ~20 CPU-s (two aiperf runs, each ~7 s of its services starting and stopping;
+the charts; two Prometheus servers and the canary), so a session runs it once for the tests
+that read its benchmark (tests/hyperpod_dpd/conftest.py `demo_run`) and the demo test runs it
+once more."""
 
 from __future__ import annotations
 
