@@ -6,7 +6,7 @@
   hyperpod-dpd benchmark run --stack S [--endpoint KEY] --scenario ... --concurrency ... --out DIR
       [--bucket B] [--service URL] [--kubeconfig K] [--context C] [--timeout MIN]
   hyperpod-dpd benchmark compare BASE HEAD [RUN ...] --out DIR
-  hyperpod-dpd benchmark fake-server [--port 8000] [--interference 3] ...
+  hyperpod-dpd benchmark fake-server [--port 8000] [--interference 5] ...
 
 `run` drives aiperf (build/loadtest-venv, from requirements-loadtest.txt) against an
 OpenAI-compatible chat completions endpoint with streaming and writes DIR/results.json (plus
@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ["hyperpod-dpd benchmark run --stack prod --scenario 'D(4096,256)' --concurrency 8,16,32 "
          "--out results/dpd",
          "hyperpod-dpd benchmark compare results/colocated results/dpd --out results/report",
-         "hyperpod-dpd benchmark fake-server --port 8101 --interference 3"],
+         "hyperpod-dpd benchmark fake-server --port 8101 --interference 5"],
         {0: "done", 1: "the load generator or a request failed", 2: "bad input, named"},
     )  # fmt: skip
     from hyperpod_dpd.benchmark.scenario import add_workload_flags
@@ -149,8 +149,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     described(
         fake,
-        ["hyperpod-dpd benchmark fake-server --port 8101 --interference 3",
-         "hyperpod-dpd benchmark fake-server --port 8102 --transfer-ms 30"],
+        ["hyperpod-dpd benchmark fake-server --port 8101 --interference 5",
+         "hyperpod-dpd benchmark fake-server --port 8102 --transfer-ms 100"],
         {0: "stopped", 2: "bad input, or the port is taken"},
     )  # fmt: skip
     from hyperpod_dpd.benchmark.fake_timings import add_arguments
