@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,6 +156,19 @@ class Progress:
 def run_aiperf(run: LoadRun, venv: Path, log: Path) -> subprocess.CompletedProcess:
     """Run aiperf; its console goes to `log`, and its progress (Progress) to our stderr."""
     argv, env = command(run, venv)
+    # aiperf leaves its dataset's memory-mapped files (aiperf_mmap_<id>/,
+    # aiperf/dataset/memory_map_utils.py) and its sockets' directory in the system temp
+    # directory after every run: both go to one directory of ours there, removed when the run
+    # ends, however it ends. Its path is no longer than aiperf's own default for its sockets
+    # (a Unix socket's path may have 107 characters: a long TMPDIR, as macOS gives, must not
+    # break a run that works without this).
+    scratch = tempfile.TemporaryDirectory(prefix="aiperf-")
+    env["AIPERF_DATASET_MMAP_BASE_PATH"] = scratch.name
+    with scratch:
+        return _run([*argv, "--zmq-ipc-path", scratch.name], env, run, log)
+
+
+def _run(argv: list[str], env: dict[str, str], run: LoadRun, log: Path):
     # Not HF_HUB_OFFLINE: with it aiperf 0.13 looks a tokenizer up only in the hub's cache and
     # fails on a local directory (aiperf/common/tokenizer.py, _from_pretrained_local). Without
     # it, an absolute path is taken as local and never resolved against a hub (resolve_alias);

@@ -7,10 +7,12 @@ once more."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,11 +41,16 @@ class DemoRun:
 
 
 def run_demo(out: Path, flags: tuple[str, ...]) -> DemoRun:
+    """The demo with a temporary directory of its own (TMPDIR, short: a Unix socket's path
+    in it may have 107 characters), so that what it leaves there is seen."""
     argv = [sys.executable, "-m", "hyperpod_dpd.cli", "demo", "--out", str(out), *flags]
-    run = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False, timeout=600)
+    with tempfile.TemporaryDirectory() as tmp:
+        run = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False,
+                             timeout=600, env={**os.environ, "TMPDIR": tmp})  # fmt: skip
+        kept = [f"{p.name} left in its temporary directory" for p in Path(tmp).iterdir()]
     ports = ports_in(run.stdout)
     return DemoRun(out, flags, run.returncode, run.stdout, run.stderr, ports,
-                   left_behind(out, ports))  # fmt: skip
+                   left_behind(out, ports) + kept)  # fmt: skip
 
 
 def ports_in(output: str) -> set[int]:
