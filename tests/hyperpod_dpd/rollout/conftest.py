@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -60,6 +61,22 @@ def git(project: Path, *args: str) -> str:
     done = subprocess.run(["git", "-C", str(project), *args], capture_output=True, text=True,
                           check=True)  # fmt: skip
     return done.stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def _projects(tmp_path_factory):
+    """Each (scenario, weights) project made once a session, for the tests to copy: a copy is
+    the same files and the same repository, for a fraction of a `git init` and a commit."""
+    made: dict[tuple[str, tuple[int, int]], Path] = {}
+
+    def project(directory: Path, scenario: str, weights: tuple[int, int]) -> Path:
+        key = (scenario, weights)
+        if key not in made:
+            made[key] = make_project(tmp_path_factory.mktemp("project") / "project", *key)
+        shutil.copytree(made[key], directory, symlinks=True)
+        return directory
+
+    return project
 
 
 def make_project(directory: Path, scenario: str, weights: tuple[int, int] = (95, 5)) -> Path:
@@ -123,6 +140,10 @@ class StandIn:
                 "PULUMI_STANDIN_STATE": str(self.state_file)}  # fmt: skip
 
 
+# A stack file's text -> the resources of its offline plan (the stand-in's deployed stack).
+_DEPLOYED: dict[str, list[dict]] = {}
+
+
 def install_standin(project: Path, directory: Path, monkeypatch) -> StandIn:
     """The stand-in on PATH, its stack deployed an hour ago as the stack file says, with the
     resources of the stack's offline plan (the listener rule its routed one)."""
@@ -131,16 +152,20 @@ def install_standin(project: Path, directory: Path, monkeypatch) -> StandIn:
 
     read = read_stack(project, STACK)
     traffic = dict(read.settings.traffic)
-    resources = plan_with(project, read, traffic).resources.values()
+    text = (project / f"Pulumi.{STACK}.yaml").read_text()
+    if text not in _DEPLOYED:  # the plan of a stack file is the same plan in each copy
+        _DEPLOYED[text] = list(plan_with(project, read, traffic).resources.values())
+    resources = _DEPLOYED[text]
     bin_dir = directory / "bin"
     bin_dir.mkdir()
     script = bin_dir / "pulumi"
-    script.write_text(f"#!{sys.executable}\n" + (Path(__file__).parent / "pulumi_standin.py")
+    # -S -I: a start-up without the venv's .pth files (pulumi_standin.py adds its directories).
+    script.write_text(f"#!{sys.executable} -SI\n" + (Path(__file__).parent / "pulumi_standin.py")
                       .read_text())  # fmt: skip
     script.chmod(0o755)
     import yaml
 
-    config = yaml.safe_load((project / f"Pulumi.{STACK}.yaml").read_text())["config"]
+    config = yaml.safe_load(text)["config"]
     from tests.hyperpod_dpd.rollout.pulumi_standin import _history_config, _time
 
     stack = {
@@ -165,11 +190,11 @@ def install_standin(project: Path, directory: Path, monkeypatch) -> StandIn:
 
 
 @pytest.fixture
-def world(tmp_path, monkeypatch):
+def world(tmp_path, monkeypatch, _projects):
     """world(scenario, weights) -> (project, stand-in)."""
 
     def make(scenario: str, weights: tuple[int, int] = (95, 5)):
-        project = make_project(tmp_path / "project", scenario, weights)
+        project = _projects(tmp_path / "project", scenario, weights)
         return project, install_standin(project, tmp_path, monkeypatch)
 
     return make

@@ -46,6 +46,16 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+# Started as `python -S -I` (conftest.py writes the shebang): the interpreter skips `site`, the
+# venv's .pth files among it, most of a call's start-up (the Automation API makes a dozen calls a
+# step). The few packages a command imports (PyYAML, ruamel.yaml, grpc, protobuf) are found in
+# the venv's site-packages all the same: its directories, as site.py names them for the venv
+# (the directory holding pyvenv.cfg, above the interpreter's bin/), added without the .pth files.
+if sys.flags.no_site:
+    import site
+
+    sys.path.extend(site.getsitepackages([str(Path(sys.executable).parent.parent)]))
+
 VERSION = "v3.272.0"
 TRAFFIC = "hyperpod-dpd:traffic"
 CONFLICT = "error: [409] Conflict: Another update is currently in progress."
@@ -159,14 +169,35 @@ def _events(stack: dict, config: dict, preview: bool) -> tuple[list[dict], dict]
 def _send(events: list[dict], log: str) -> None:
     if log.startswith("tcp://"):
         import grpc
-        from pulumi.runtime.proto import events_pb2, events_pb2_grpc
+        from google.protobuf import empty_pb2
 
+        events_pb2 = _events_proto()
+        service = events_pb2.DESCRIPTOR.services_by_name["Events"]
         with grpc.insecure_channel(log.removeprefix("tcp://")) as channel:
-            stub = events_pb2_grpc.EventsStub(channel)
-            stub.StreamEvents(iter([events_pb2.EventRequest(event=json.dumps(e)) for e in events]))
+            # pulumirpc.Events/StreamEvents, as the SDK's events_pb2_grpc.EventsStub calls it.
+            stream = channel.stream_unary(
+                f"/{service.full_name}/{service.methods_by_name['StreamEvents'].name}",
+                request_serializer=events_pb2.EventRequest.SerializeToString,
+                response_deserializer=empty_pb2.Empty.FromString,
+            )
+            stream(iter([events_pb2.EventRequest(event=json.dumps(e)) for e in events]))
     else:
         with open(log, "a") as out:
             out.writelines(json.dumps(e) + "\n" for e in events)
+
+
+def _events_proto():
+    """The SDK's pulumi/runtime/proto/events_pb2.py (the messages its server parses), loaded from
+    its file: imported as pulumi.runtime.proto.events_pb2 it would first run pulumi/__init__.py,
+    the whole SDK, for two messages (0.2 s of CPU an update)."""
+    import importlib.util
+
+    package = importlib.util.find_spec("pulumi")  # found, not imported
+    path = Path(package.origin).parent / "runtime" / "proto" / "events_pb2.py"
+    spec = importlib.util.spec_from_file_location("pulumi_events_pb2", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _history_config(config: dict) -> dict:
