@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import time
@@ -159,9 +160,12 @@ def install_standin(project: Path, directory: Path, monkeypatch) -> StandIn:
     bin_dir = directory / "bin"
     bin_dir.mkdir()
     script = bin_dir / "pulumi"
-    # -S -I: a start-up without the venv's .pth files (pulumi_standin.py adds its directories).
-    script.write_text(f"#!{sys.executable} -SI\n" + (Path(__file__).parent / "pulumi_standin.py")
-                      .read_text())  # fmt: skip
+    # Started without `site` (-S -I), the venv's .pth files among it, most of a call's start-up
+    # (the Automation API makes a dozen calls a step): the packages the stand-in imports are
+    # found in the venv's site-packages all the same, and the stand-in from its compiled module.
+    path = [str(Path(__file__).parent), *site.getsitepackages()]
+    script.write_text(f"#!{sys.executable} -SI\nimport sys\nsys.path[:0] = {path!r}\n"
+                      "import pulumi_standin\nsys.exit(pulumi_standin.main(sys.argv[1:]))\n")  # fmt: skip
     script.chmod(0o755)
     import yaml
 
