@@ -162,10 +162,12 @@ def install_standin(project: Path, directory: Path, monkeypatch) -> StandIn:
     script = bin_dir / "pulumi"
     # Started without `site` (-S -I), the venv's .pth files among it, most of a call's start-up
     # (the Automation API makes a dozen calls a step): the packages the stand-in imports are
-    # found in the venv's site-packages all the same, and the stand-in from its compiled module.
-    path = [str(Path(__file__).parent), *site.getsitepackages()]
-    script.write_text(f"#!{sys.executable} -SI\nimport sys\nsys.path[:0] = {path!r}\n"
-                      "import pulumi_standin\nsys.exit(pulumi_standin.main(sys.argv[1:]))\n")  # fmt: skip
+    # found in the venv's site-packages all the same (after the standard library, where `site`
+    # puts them), and the stand-in from its compiled module.
+    here, packages = str(Path(__file__).parent), site.getsitepackages()
+    script.write_text(f"#!{sys.executable} -SI\nimport sys\nsys.path.insert(0, {here!r})\n"
+                      f"sys.path.extend({packages!r})\nimport pulumi_standin\n"
+                      "sys.exit(pulumi_standin.main(sys.argv[1:]))\n")  # fmt: skip
     script.chmod(0o755)
     import yaml
 
