@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import fcntl
 import functools
 import gc
-import hashlib
 import json
 import os
-import pickle
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +15,14 @@ import pytest
 import yaml
 
 from settings.yaml_files import safe_load
+from tests import program_runs
+from tests.program_runs import (
+    SHARED_RUNS_ENV,
+    aws_accepts,
+    plan_run,
+    provider_environment,
+    shared_run,
+)
 from tests.quiet_output import pytest_runtest_makereport  # noqa: F401 (a hook: noise fails a test)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,47 +140,19 @@ def split_of(count: int) -> dict[str, Any]:
 
 
 _RUNS: dict[tuple, Any] = {}
-_SHARED_RUNS: Path | None = None
-# A pytest started by a test (the fix-hint audit's recording run) shares its program runs with
-# the session that started it: the directory, handed down in this variable.
-SHARED_RUNS_ENV = "HYPERPOD_DPD_TEST_PROGRAM_RUNS"
-# False: this session runs every program itself (each run's own work is what it watches, as the
-# recording run watches every stack the program reads) and only leaves its runs for the others.
-READ_SHARED_RUNS = True
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _share_runs_between_workers(tmp_path_factory, worker_id):
-    global _SHARED_RUNS
     if os.environ.get(SHARED_RUNS_ENV):
-        _SHARED_RUNS = Path(os.environ[SHARED_RUNS_ENV])
+        shared = Path(os.environ[SHARED_RUNS_ENV])
     elif worker_id != "master":
         # Every xdist worker's base temp is a child of one directory per session.
-        _SHARED_RUNS = tmp_path_factory.getbasetemp().parent / "program-runs"
+        shared = tmp_path_factory.getbasetemp().parent / "program-runs"
     else:
-        _SHARED_RUNS = tmp_path_factory.getbasetemp() / "program-runs"
-    _SHARED_RUNS.mkdir(exist_ok=True)
-
-
-def shared_runs_env() -> dict[str, str]:
-    """The environment for a pytest a test starts, to share this session's program runs."""
-    return {SHARED_RUNS_ENV: str(_SHARED_RUNS)} if _SHARED_RUNS else {}
-
-
-@contextlib.contextmanager
-def exclusive(lock_path: Path) -> Iterator[None]:
-    """Hold the lock file `lock_path` (created if missing): the parallel test workers take turns
-    at what it guards (a venv being built, a shared program run)."""
-    with lock_path.open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
-def provider_environment() -> tuple[tuple[str, str], ...]:
-    """The variables the providers' SDKs read into their inputs (pulumi_aws_native's Provider
-    takes sharedCredentialsFile from AWS_SHARED_CREDENTIALS_FILE): part of what a run depends
-    on, so a run made while a test had them set is not reused by one that has not."""
-    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(("AWS_", "KUBE"))))
+        shared = tmp_path_factory.getbasetemp() / "program-runs"
+    shared.mkdir(exist_ok=True)
+    program_runs.SHARED_RUNS = shared
 
 
 def run_stack(
@@ -219,41 +194,8 @@ def run_stack(
     if fresh:
         return run()
     if key not in _RUNS:
-        _RUNS[key] = _shared_run(key, run)
+        _RUNS[key] = shared_run(key, run)
     return copy.deepcopy(_RUNS[key])
-
-
-def aws_accepts(run, config: dict[str, str], preview: bool):
-    """`run`, once every AWS input it registered passed AWS's own rules (tests/cfn/: the
-    CloudFormation schemas cfn-lint ships and the rules no schema has), and every AWS type it
-    registered is mapped to be judged: so every stack a test builds is judged, not only the
-    shipped ones. The test that builds a stack AWS would refuse fails, naming the findings."""
-    from tests.cfn.check import check_run
-
-    region = config.get("aws:region") or "us-east-1"  # the engine's default (offline/engine.py)
-    findings = check_run(run, region, preview=preview)
-    if findings:
-        listed = "\n  ".join(str(f) for f in findings)
-        raise AssertionError(f"AWS would refuse inputs this stack registers:\n  {listed}")
-    return run
-
-
-def _shared_run(key: tuple, run):
-    """`run()`, once per test session across the parallel workers (and a pytest a test starts
-    with shared_runs_env()): the first worker to need a config runs it and leaves the result
-    where the session's workers all look (pytest's base temporary directory, which pytest itself
-    cleans up); the others wait on the file's lock and read it."""
-    if _SHARED_RUNS is None:
-        return run()
-    path = _SHARED_RUNS / hashlib.sha256(repr(key).encode()).hexdigest()
-    with exclusive(path.with_suffix(".lock")):
-        if path.exists() and READ_SHARED_RUNS:
-            return pickle.loads(path.read_bytes())
-        result = run()
-        partial = path.with_suffix(".partial")
-        partial.write_bytes(pickle.dumps(result))
-        partial.rename(path)
-        return result
 
 
 def write_project(directory: Path, raw: dict[str, Any], stack: str = "dev") -> Path:
@@ -269,46 +211,12 @@ def write_project(directory: Path, raw: dict[str, Any], stack: str = "dev") -> P
 @pytest.fixture(autouse=True, scope="session")
 def _plans_reuse_program_runs():
     """`make_plan` runs the program through the engine; within the suite, the same program and
-    config give the same run (see run_stack), so a run is kept and each plan gets a copy."""
+    config give the same run (see run_stack), so a run is kept and each plan gets a copy
+    (tests/program_runs.py plan_run)."""
     import hyperpod_dpd.plan.planner as plan_module
-    from hyperpod_dpd.plan.engine import run_program
-
-    runs: dict[tuple, Any] = {}
-
-    def reused(
-        program, config, secret_keys, *, project, stack, recorded=None, preview=False, handed=None
-    ):
-        key = (
-            Path(program).read_text(),
-            json.dumps(config, sort_keys=True),
-            tuple(secret_keys),
-            project,
-            stack,
-            preview,
-            provider_environment(),
-        )
-
-        def run():
-            # A run that stops (a mandatory violation) raises before it is kept, with `recorded`
-            # filled in as it happened: the plan still counts what it registered.
-            done = run_program(
-                program,
-                config,
-                secret_keys,
-                project=project,
-                stack=stack,
-                recorded=recorded,
-                preview=preview,
-                handed=handed,
-            )
-            return aws_accepts(done, config, preview)
-
-        if key not in runs:  # once per session, across the workers too
-            runs[key] = _shared_run(("plan", *key), run)
-        return copy.deepcopy(runs[key])
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(plan_module, "run_program", reused)
+        mp.setattr(plan_module, "run_program", plan_run)
         yield
 
 

@@ -33,8 +33,9 @@ from hyperpod_dpd.plan.planner import make_plan
 from policies.gate import judge
 from settings import ConfigError, StackSettings, parse_settings
 from specs.desired import desired_state
-from tests.conftest import ROOT, edit, exclusive, shared_runs_env, stack_raw, write_project
+from tests.conftest import ROOT, edit, stack_raw, write_project
 from tests.fix_hints.edits import apply, cli_value, parse_key, suggestions
+from tests.program_runs import exclusive, shared_runs_env
 
 NS = "hyperpod-dpd"
 

@@ -9,12 +9,13 @@ for the providers, and `RecordingMonitor` keeps every registration as the engine
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import hashlib
 import logging
 import runpy
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,10 @@ from typing import Any
 import pulumi
 from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime import rpc
 from pulumi.runtime.config import set_all_config
+from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.settings import SETTINGS, get_root_resource
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
@@ -330,7 +333,7 @@ def _run(
         sys.path.insert(0, program_dir)  # as the Python language host does for the program
     try:
         # Charts fetched at deploy time are not fetched offline: only their path is recorded.
-        with offline():
+        with offline(), _no_stack_traces():
             _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program), run_name="__main__")))
     except BaseException as error:
         _handed_to_the_caller(error)
@@ -349,6 +352,24 @@ def _run(
 # mark on the error, not a weak set of errors: the collector clears weak references before the
 # futures' finalizers report.)
 _HANDED = "_hyperpod_dpd_handed_to_the_caller"
+
+
+@contextlib.contextmanager
+def _no_stack_traces() -> Iterator[None]:
+    """Registrations without the program's stack trace. The SDK walks the Python stack at every
+    registration, each frame's file made a URI (pulumi/runtime/resource.py `_get_stack_trace`),
+    for the engine to keep where each resource was declared (pulumi/pulumi#13449, #20430); the
+    mock monitor drops it, and it was a fifth of a run's CPU. The run sends the empty trace the
+    SDK itself sends when it finds no frame of the program's."""
+    real = getattr(sdk_resource, "_get_stack_trace", None)
+    if real is None:  # an SDK that no longer has it: nothing to leave out
+        yield
+        return
+    sdk_resource._get_stack_trace = source_pb2.StackTrace
+    try:
+        yield
+    finally:
+        sdk_resource._get_stack_trace = real
 
 
 def _handed_to_the_caller(error: BaseException) -> None:

@@ -15,6 +15,7 @@ from hyperpod_dpd.diff.compare import diff_plans, load_plan
 from hyperpod_dpd.diff.render import render_markdown, render_text
 from hyperpod_dpd.plan.planner import make_plan
 from tests.conftest import ROOT
+from tests.program_runs import shared_runs_env
 
 
 @pytest.fixture(scope="module")
@@ -138,13 +139,19 @@ def test_cost_of_the_repo_stacks_matches_the_price_table(base, tmp_path):
 
 @pytest.fixture
 def plans_started(monkeypatch):
-    """The plans `diff` starts for git refs, counted (each is a real plan in a worktree)."""
+    """The plans `diff` starts for git refs, counted. Each is still a process of its own in its
+    worktree, started as `diff` starts it, with that tree's code first on its path; its program
+    runs are this session's (tests/cli_sharing_runs.py): a run of a config is the same run there,
+    and making it again cost each plan seconds."""
     started = []
     real = subprocess.Popen
 
     def popen(argv, *args, **kwargs):
         if "plan" in argv:  # not the git commands `subprocess.run` starts through Popen
             started.append(argv)
+            assert argv[1:3] == ["-m", "hyperpod_dpd.cli"], argv
+            argv = [argv[0], "-m", "tests.cli_sharing_runs", *argv[3:]]
+            kwargs["env"] = {**kwargs["env"], **shared_runs_env()}
         return real(argv, *args, **kwargs)
 
     monkeypatch.setattr(diff_module.subprocess, "Popen", popen)
@@ -219,30 +226,36 @@ def _project_repo(repo: Path, leave_out: str = "") -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def two_commits(tmp_path_factory):
+def two_commits(tmp_path_factory, base):
     """A repository holding this project in two commits: the second halves the dev stack's
-    routing threshold."""
+    routing threshold. Both are planned here too, in this process (the base is `base`'s plan):
+    the plans `diff` starts then find their program runs made (plans_started), and the other
+    tests of this module planning either config find them as well."""
     repo = tmp_path_factory.mktemp("repo")
     git = _project_repo(repo)
     stack = repo / "Pulumi.dev.yaml"
     stack.write_text(stack.read_text().replace("routingThreshold: 4096", "routingThreshold: 2048"))
     subprocess.run([*git, "commit", "--quiet", "-am", "head"], check=True)
+    make_plan(repo, "dev", tmp_path_factory.mktemp("head-plan"))
     return repo
 
 
 @pytest.mark.long
-def test_a_pull_request_that_adds_a_stack_shows_all_of_it_added(tmp_path, capsys, plans_started):
+def test_a_pull_request_that_adds_a_stack_shows_all_of_it_added(
+    tmp_path, tmp_path_factory, capsys, plans_started
+):
     # The base has no Pulumi.canary.yaml: nothing to plan there, everything the head plans is new.
     git = _project_repo(tmp_path, leave_out="Pulumi.canary.yaml")
     shutil.copy2(ROOT / "Pulumi.canary.yaml", tmp_path / "Pulumi.canary.yaml")
     subprocess.run([*git, "add", "Pulumi.canary.yaml"], check=True)
     subprocess.run([*git, "commit", "--quiet", "-m", "canary"], check=True)
+    canary = tmp_path_factory.mktemp("canary-plan")
+    make_plan(ROOT, "canary", canary)  # before the diff: the head's plan finds its program run
     argv = ["diff", "HEAD~1", "HEAD", "--stack", "canary", "--project-dir", str(tmp_path)]
     assert main([*argv, "--format", "json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["removed"] == [] and d["changed"] == []
-    make_plan(ROOT, "canary", tmp_path / "canary-plan")
-    assert len(d["added"]) == len(load_plan(tmp_path / "canary-plan").resources)
+    assert len(d["added"]) == len(load_plan(canary).resources)
     assert any(urn.endswith("::endpoint-candidate-iec") for urn in d["added"])
     assert len(plans_started) == 1  # only the head is planned
     # A stack neither side has is still refused, naming the stacks there are.

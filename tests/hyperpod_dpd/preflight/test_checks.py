@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import boto3
 import pytest
 from botocore.stub import Stubber
 
@@ -14,6 +13,7 @@ from hyperpod_dpd.preflight.checks import FAIL, PASS, WARN, run_checks
 from hyperpod_dpd.preflight.deployers import deployer_checks
 from settings import parse_settings
 from tests.conftest import edit, stack_raw
+from tests.hyperpod_dpd.preflight.clients import clients as new_clients
 
 PLAN_ARN = "arn:aws:sagemaker:us-east-2:111122223333:training-plan/p5-dev"
 CAPACITY_ARN = "arn:aws:sagemaker:us-east-2:111122223333:reserved-capacity/rc-p5-dev-0001"
@@ -23,9 +23,8 @@ CAPACITY_ARN = "arn:aws:sagemaker:us-east-2:111122223333:reserved-capacity/rc-p5
 def aws(monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    session = boto3.session.Session(region_name="us-east-2")
     services = ("ec2", "service-quotas", "sagemaker", "eks", "sts", "iam")
-    clients = {s: session.client(s) for s in services}
+    clients = new_clients("us-east-2", services)
     stubs = {s: Stubber(c) for s, c in clients.items()}
     for stub in stubs.values():
         stub.activate()

@@ -4,13 +4,13 @@ issued, the zone is private and holds the name, a record of that name already th
 
 from __future__ import annotations
 
-import boto3
 import pytest
 from moto import mock_aws
 
 from hyperpod_dpd.preflight.checks import FAIL, PASS, WARN, covers, traffic_name_checks
 from settings import parse_settings
 from tests.conftest import canary_raw, edit
+from tests.hyperpod_dpd.preflight.clients import clients as new_clients
 
 REGION = "us-east-2"
 NAME = "llm.internal.example.com"
@@ -39,10 +39,11 @@ def test_a_certificate_name_covers_a_name_as_rfc_6125_says(pattern, name, covere
 def account(monkeypatch):
     for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.setenv(var, "testing")
+    # No images: these checks ask for none, and moto's EC2 made tens of thousands of them for
+    # each test's account, most of its CPU (moto/settings.py ec2_load_default_amis).
+    monkeypatch.setenv("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
     with mock_aws():
-        session = boto3.session.Session(region_name=REGION)
-        clients = {s: session.client(s) for s in ("acm", "route53", "ec2")}
-        yield clients
+        yield new_clients(REGION, ("acm", "route53", "ec2"))
 
 
 def _certificate(acm, domain, *sans, private=True) -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import site
 import subprocess
 import sys
 import time
@@ -60,6 +62,22 @@ def git(project: Path, *args: str) -> str:
     done = subprocess.run(["git", "-C", str(project), *args], capture_output=True, text=True,
                           check=True)  # fmt: skip
     return done.stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def _projects(tmp_path_factory):
+    """Each (scenario, weights) project made once a session, for the tests to copy: a copy is
+    the same files and the same repository, for a fraction of a `git init` and a commit."""
+    made: dict[tuple[str, tuple[int, int]], Path] = {}
+
+    def project(directory: Path, scenario: str, weights: tuple[int, int]) -> Path:
+        key = (scenario, weights)
+        if key not in made:
+            made[key] = make_project(tmp_path_factory.mktemp("project") / "project", *key)
+        shutil.copytree(made[key], directory, symlinks=True)
+        return directory
+
+    return project
 
 
 def make_project(directory: Path, scenario: str, weights: tuple[int, int] = (95, 5)) -> Path:
@@ -123,6 +141,10 @@ class StandIn:
                 "PULUMI_STANDIN_STATE": str(self.state_file)}  # fmt: skip
 
 
+# A stack file's text -> the resources of its offline plan (the stand-in's deployed stack).
+_DEPLOYED: dict[str, list[dict]] = {}
+
+
 def install_standin(project: Path, directory: Path, monkeypatch) -> StandIn:
     """The stand-in on PATH, its stack deployed an hour ago as the stack file says, with the
     resources of the stack's offline plan (the listener rule its routed one)."""
@@ -131,16 +153,25 @@ def install_standin(project: Path, directory: Path, monkeypatch) -> StandIn:
 
     read = read_stack(project, STACK)
     traffic = dict(read.settings.traffic)
-    resources = plan_with(project, read, traffic).resources.values()
+    text = (project / f"Pulumi.{STACK}.yaml").read_text()
+    if text not in _DEPLOYED:  # the plan of a stack file is the same plan in each copy
+        _DEPLOYED[text] = list(plan_with(project, read, traffic).resources.values())
+    resources = _DEPLOYED[text]
     bin_dir = directory / "bin"
     bin_dir.mkdir()
     script = bin_dir / "pulumi"
-    script.write_text(f"#!{sys.executable}\n" + (Path(__file__).parent / "pulumi_standin.py")
-                      .read_text())  # fmt: skip
+    # Started without `site` (-S -I), the venv's .pth files among it, most of a call's start-up
+    # (the Automation API makes a dozen calls a step): the packages the stand-in imports are
+    # found in the venv's site-packages all the same (after the standard library, where `site`
+    # puts them), and the stand-in from its compiled module.
+    here, packages = str(Path(__file__).parent), site.getsitepackages()
+    script.write_text(f"#!{sys.executable} -SI\nimport sys\nsys.path.insert(0, {here!r})\n"
+                      f"sys.path.extend({packages!r})\nimport pulumi_standin\n"
+                      "sys.exit(pulumi_standin.main(sys.argv[1:]))\n")  # fmt: skip
     script.chmod(0o755)
     import yaml
 
-    config = yaml.safe_load((project / f"Pulumi.{STACK}.yaml").read_text())["config"]
+    config = yaml.safe_load(text)["config"]
     from tests.hyperpod_dpd.rollout.pulumi_standin import _history_config, _time
 
     stack = {
@@ -165,11 +196,11 @@ def install_standin(project: Path, directory: Path, monkeypatch) -> StandIn:
 
 
 @pytest.fixture
-def world(tmp_path, monkeypatch):
+def world(tmp_path, monkeypatch, _projects):
     """world(scenario, weights) -> (project, stand-in)."""
 
     def make(scenario: str, weights: tuple[int, int] = (95, 5)):
-        project = make_project(tmp_path / "project", scenario, weights)
+        project = _projects(tmp_path / "project", scenario, weights)
         return project, install_standin(project, tmp_path, monkeypatch)
 
     return make

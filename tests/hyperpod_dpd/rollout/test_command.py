@@ -19,6 +19,7 @@ from hyperpod_dpd.cli import main
 from tests.conftest import ROOT
 from tests.hyperpod_dpd.rollout.conftest import HOUR, STACK, git
 from tests.json_style import style_problems
+from tests.program_runs import shared_runs_env
 
 UNREACHABLE = "http://127.0.0.1:9"  # a step that judges would fail on it: these never judge
 
@@ -326,13 +327,15 @@ def test_without_the_pulumi_cli_it_says_how_to_get_it(tmp_path, monkeypatch, cap
 
 # --- Killed, and run again ------------------------------------------------------------------
 def _killed(project, standin, url, command, when):
-    """Run the rollout as its own process, which the stand-in SIGKILLs at `command`."""
+    """Run the rollout as its own process, which the stand-in SIGKILLs at `command` (its plans'
+    program runs this session's: tests/cli_sharing_runs.py)."""
     standin.edit(kill={"command": command, "when": when})
     done = subprocess.run(
-        [sys.executable, "-m", "hyperpod_dpd.cli", "rollout", "--stack", STACK, "--endpoint",
-         "candidate", "--prometheus-url", url, "--project-dir", str(project), "--once",
-         "--commit"],
-        env=standin.env(), capture_output=True, text=True, cwd=ROOT, check=False,
+        [sys.executable, "-m", "tests.cli_sharing_runs", "rollout", "--stack", STACK,
+         "--endpoint", "candidate", "--prometheus-url", url, "--project-dir", str(project),
+         "--once", "--commit"],
+        env={**standin.env(), **shared_runs_env()}, capture_output=True, text=True, cwd=ROOT,
+        check=False,
     )  # fmt: skip
     assert done.returncode == -9, done.stderr  # SIGKILL
     assert "kill" not in standin.state()

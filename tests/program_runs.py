@@ -1,0 +1,122 @@
+"""Program runs shared by a test session: its parallel workers, the pytest a test starts
+(shared_runs_env) and the CLI processes a test starts (tests/cli_sharing_runs.py) all run a
+config once and read each other's runs. No pytest here: a process a test starts imports this
+without it."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import fcntl
+import hashlib
+import json
+import os
+import pickle
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+# Where the session's runs are kept (set by tests/conftest.py's session fixture, or from
+# SHARED_RUNS_ENV in a process a test started); None: nothing is shared.
+SHARED_RUNS: Path | None = None
+# A pytest or a CLI process started by a test shares its program runs with the session that
+# started it: the directory, handed down in this variable.
+SHARED_RUNS_ENV = "HYPERPOD_DPD_TEST_PROGRAM_RUNS"
+# False: this session runs every program itself (each run's own work is what it watches, as the
+# recording run watches every stack the program reads) and only leaves its runs for the others.
+READ_SHARED_RUNS = True
+
+
+def shared_runs_env() -> dict[str, str]:
+    """The environment for a process a test starts, to share this session's program runs."""
+    return {SHARED_RUNS_ENV: str(SHARED_RUNS)} if SHARED_RUNS else {}
+
+
+@contextlib.contextmanager
+def exclusive(lock_path: Path) -> Iterator[None]:
+    """Hold the lock file `lock_path` (created if missing): the parallel test workers take turns
+    at what it guards (a venv being built, a shared program run)."""
+    with lock_path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def provider_environment() -> tuple[tuple[str, str], ...]:
+    """The variables the providers' SDKs read into their inputs (pulumi_aws_native's Provider
+    takes sharedCredentialsFile from AWS_SHARED_CREDENTIALS_FILE): part of what a run depends
+    on, so a run made while a test had them set is not reused by one that has not."""
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(("AWS_", "KUBE"))))
+
+
+def aws_accepts(run, config: dict[str, str], preview: bool):
+    """`run`, once every AWS input it registered passed AWS's own rules (tests/cfn/: the
+    CloudFormation schemas cfn-lint ships and the rules no schema has), and every AWS type it
+    registered is mapped to be judged: so every stack a test builds is judged, not only the
+    shipped ones. The test that builds a stack AWS would refuse fails, naming the findings."""
+    from tests.cfn.check import check_run
+
+    region = config.get("aws:region") or "us-east-1"  # the engine's default (offline/engine.py)
+    findings = check_run(run, region, preview=preview)
+    if findings:
+        listed = "\n  ".join(str(f) for f in findings)
+        raise AssertionError(f"AWS would refuse inputs this stack registers:\n  {listed}")
+    return run
+
+
+def shared_run(key: tuple, run):
+    """`run()`, once per test session across the parallel workers (and the processes a test
+    starts with shared_runs_env()): the first worker to need a config runs it and leaves the
+    result where the session's workers all look (pytest's base temporary directory, which pytest
+    itself cleans up); the others wait on the file's lock and read it."""
+    if SHARED_RUNS is None:
+        return run()
+    path = SHARED_RUNS / hashlib.sha256(repr(key).encode()).hexdigest()
+    with exclusive(path.with_suffix(".lock")):
+        if path.exists() and READ_SHARED_RUNS:
+            return pickle.loads(path.read_bytes())
+        result = run()
+        partial = path.with_suffix(".partial")
+        partial.write_bytes(pickle.dumps(result))
+        partial.rename(path)
+        return result
+
+
+_PLAN_RUNS: dict[tuple, Any] = {}
+
+
+def plan_run(
+    program, config, secret_keys, *, project, stack, recorded=None, preview=False, handed=None
+):
+    """hyperpod_dpd.plan.engine.run_program as `make_plan` calls it, the run kept: within the
+    suite, the same program and config give the same run, so it is made once per session and
+    each plan gets a copy."""
+    from hyperpod_dpd.plan.engine import run_program
+
+    key = (
+        Path(program).read_text(),
+        json.dumps(config, sort_keys=True),
+        tuple(secret_keys),
+        project,
+        stack,
+        preview,
+        provider_environment(),
+    )
+
+    def run():
+        # A run that stops (a mandatory violation) raises before it is kept, with `recorded`
+        # filled in as it happened: the plan still counts what it registered.
+        done = run_program(
+            program,
+            config,
+            secret_keys,
+            project=project,
+            stack=stack,
+            recorded=recorded,
+            preview=preview,
+            handed=handed,
+        )
+        return aws_accepts(done, config, preview)
+
+    if key not in _PLAN_RUNS:  # once per session, across the workers too
+        _PLAN_RUNS[key] = shared_run(("plan", *key), run)
+    return copy.deepcopy(_PLAN_RUNS[key])
