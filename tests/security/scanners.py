@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -104,10 +105,14 @@ def _merge(into: dict[str, Any], part: dict[str, Any]) -> None:
 
 def _checkov(directory: Path, *frameworks: str) -> list[dict[str, Any]]:
     python = scan_venv() / "bin" / "checkov"
+    # One process: by default checkov forks a worker per core to parse files and run checks,
+    # which on a few hundred small files costs more CPU (the forks, the results pickled back)
+    # than it saves (checkov/common/parallelizer/parallel_runner.py reads this variable).
+    env = os.environ | {"CHECKOV_PARALLELIZATION_TYPE": "none"}
     done = subprocess.run(
         [str(python), "-d", str(directory), "--framework", *frameworks, "-o", "json", "--quiet",
          "--compact", "--skip-download"],
-        capture_output=True, text=True, check=False,
+        capture_output=True, text=True, check=False, env=env,
     )  # fmt: skip
     if done.returncode not in (0, 1):
         raise RuntimeError(f"checkov failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -136,9 +141,14 @@ def _write_template(run, directory: Path) -> dict[str, str]:
 
 
 def _write_manifests(manifests: dict[str, Any], directory: Path) -> None:
+    """Each manifest as the plan writes it (build/plan/<stack>/manifests/): its multi-line
+    strings (the staging code's ConfigMap) as literal blocks, which checkov's pure-Python YAML
+    reader takes in lines rather than character by character as it reads quoted strings."""
+    from hyperpod_dpd.plan.planner import render_manifest
+
     directory.mkdir(parents=True, exist_ok=True)
     for file, manifest in manifests.items():
-        (directory / file).write_text(yaml.safe_dump(manifest))
+        (directory / file).write_text(render_manifest(manifest))
 
 
 def _found(check: dict[str, Any], stack: str, names: dict[str, str]) -> Found:
