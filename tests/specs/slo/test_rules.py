@@ -6,7 +6,9 @@ of endpoints none does.
 Each scenario is a test file of its own, judged alone (promtool gives each file's test group a
 storage and rule evaluation of its own), and one `promtool test rules` judges them all: it says
 each file's verdict under the file's name (prometheus/prometheus cmd/promtool/unittest.go,
-RulesUnitTest), which each test reads for its scenario."""
+RulesUnitTest), which each test reads for its scenario. A scenario promtool passed before, on
+this very rule file with this promtool, is read back instead of replayed (tests/tool_cache.py):
+each replay of two hours of series costs promtool about a second of CPU."""
 
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ from hyperpod_dpd.demo.vllm_traffic import (
 from settings import ConfigError, parse_settings
 from specs.slo.rules import rule_file, rule_file_text
 from tests.conftest import canary_raw
+from tests.tool_cache import kept_each, key
 
 # One promtool run judges every scenario (`verdicts`): on one worker, handed out first.
 pytestmark = [pytest.mark.long, pytest.mark.xdist_group("promtool-rules")]
@@ -153,15 +156,27 @@ _HEADER = re.compile(r"^Unit Testing:\s+(\S+)$", re.MULTILINE)
 
 def _verdicts(directory: Path, cases: dict[str, list[dict]]) -> dict[str, str]:
     """promtool's verdict on each case (its test groups, a file of its own beside the rule
-    file): "SUCCESS", or what failed as promtool says it. One `promtool test rules` for all:
-    it prints `Unit Testing: <file>` and then the file's verdict (the failures on stderr,
-    taken in the same stream so that they stay under their file)."""
-    (directory / "rules.yml").write_text(rule_file_text(parse_settings(canary_raw()), "canary"))
-    files = {}
+    file): "SUCCESS", or what failed as promtool says it. A case promtool passed before, with
+    this rule file and this promtool, is not replayed again (tests/tool_cache.py)."""
+    rules = rule_file_text(parse_settings(canary_raw()), "canary")
+    (directory / "rules.yml").write_text(rules)
+    texts = {}
     for case, tests in cases.items():
         spec = {"rule_files": ["rules.yml"], "evaluation_interval": "1m", "tests": tests}
-        files[f"{case}.yml"] = case
-        (directory / f"{case}.yml").write_text(yaml.safe_dump(spec, sort_keys=False, width=1000))
+        texts[case] = yaml.safe_dump(spec, sort_keys=False, width=1000)
+        (directory / f"{case}.yml").write_text(texts[case])
+    version = subprocess.run([_promtool(), "--version"], capture_output=True, text=True,
+                             check=True).stdout  # fmt: skip
+    keys = {case: key(version, "test rules", rules, text) for case, text in texts.items()}
+    return kept_each("promtool-test-rules", keys, lambda missing: _test_rules(directory, missing),
+                     keep=lambda verdict: verdict == "SUCCESS")  # fmt: skip
+
+
+def _test_rules(directory: Path, cases: list[str]) -> dict[str, str]:
+    """One `promtool test rules` over the cases' files: it prints `Unit Testing: <file>` and
+    then the file's verdict (the failures on stderr, taken in the same stream so that they stay
+    under their file)."""
+    files = {f"{case}.yml": case for case in cases}
     run = subprocess.run(
         [_promtool(), "test", "rules", *files],
         cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False,
