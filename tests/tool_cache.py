@@ -1,6 +1,7 @@
 """Real tools' answers kept by what decides them, for the suite: promtool replaying the alert
-scenarios, cfn-lint over every Region, each costing seconds of CPU on inputs that rarely change
-between two runs of the suite.
+scenarios (tests/specs/slo/test_rules.py), cfn-lint over every Region
+(tests/security/test_ci_credentials.py), each costing seconds of CPU on inputs that rarely
+change between two runs of the suite.
 
 An answer is stored under build/test-cache/<tool>/ by the SHA-256 of everything that decides it
 (`key`): the tool itself (its version, or the versions of the environment it runs in) and every
@@ -13,6 +14,7 @@ aside, then renamed into place). `rm -r build/test-cache` forgets every answer.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -36,6 +38,7 @@ def key(*parts: str | bytes) -> str:
     return digest.hexdigest()
 
 
+@functools.cache
 def this_environment() -> str:
     """This Python and every distribution installed in it, by version: what a tool imported
     in process (cfn-lint, its schemas and its dependencies) is."""
