@@ -81,12 +81,13 @@ def unmapped(run: ProgramRun) -> set[str]:
 def check_run(run: ProgramRun, region: str, preview: bool = False) -> list[Finding]:
     """Every finding of AWS's rules on the run's AWS resources in `region`, unmapped types first
     (`preview`: a run as a first preview, whose unknown inputs may be absent)."""
+    missing = unmapped(run)
     findings = [
         Finding(
             r.name, r.type, "no CloudFormation type", "unmapped", "add it to tests/cfn/mapping.py"
         )
         for r in run.resources
-        if r.type in unmapped(run)
+        if r.type in missing
     ]
     documents: list[Document] = []
     for resource in run.resources:
