@@ -1,16 +1,17 @@
 """Real tools' answers kept by what decides them, for the suite: promtool replaying the alert
 scenarios (tests/specs/slo/test_rules.py), cfn-lint over every Region
-(tests/security/test_ci_credentials.py), checkov and parliament over the plans
-(tests/security/scanners.py), each costing seconds of CPU on inputs that rarely change between
-two runs of the suite.
+(tests/security/test_ci_credentials.py) and on each AWS resource a stack registers
+(tests/cfn/check.py), checkov and parliament over the plans (tests/security/scanners.py), each
+costing seconds of CPU on inputs that rarely change between two runs of the suite.
 
 An answer is stored under build/test-cache/<tool>/ by the SHA-256 of everything that decides it
 (`key`): the tool itself (its version, or the versions of the environment it runs in) and every
 input it reads (the files' contents, its arguments). A key nobody has answered yet runs the real
 tool; the same key again reads its answer back. Only the answers `keep` accepts are stored: a
-failing verdict (promtool's FAILED, cfn-lint's findings) is never kept, so a test that fails
-runs the tool again and shows what it says now; the scanners' findings, which their tests hold
-to a list of their own, are the answer whatever they are. The parallel workers may both answer a new key: each writes the same answer whole (written
+failing verdict (promtool's FAILED, cfn-lint's findings on the roles template) is never kept,
+so a test that fails runs the tool again and shows what it says now; findings that are data to
+the tests (the scanners' against the reviewed list, cfn-lint's on each resource, which tests
+also break on purpose) are the answer whatever they are. The parallel workers may both answer a new key: each writes the same answer whole (written
 aside, then renamed into place). `rm -r build/test-cache` forgets every answer.
 """
 
