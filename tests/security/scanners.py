@@ -230,6 +230,7 @@ def _both_tools(workdir: Path, documents: dict[str, list[dict[str, str]]]) -> di
 
     files = sorted(p for p in workdir.rglob("*") if p.is_file())
     k = key(
+        (scan_venv() / "pyvenv.cfg").read_text(),  # its Python
         json.dumps(sorted(requirement_set(REQUIREMENTS.read_text()))),
         json.dumps([FRAMEWORKS, CHECKOV_OPTIONS]),
         _checkov_settings(),
