@@ -16,11 +16,13 @@ import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import jsonschema
 
 from hyperpod_dpd.plan.engine import SECRET, UNKNOWN, ProgramRun, RecordedResource
+from tests import tool_cache
 from tests.cfn.mapping import EXEMPT, MAPPED, To
 from tests.cfn.rules import RULES
 
@@ -81,12 +83,13 @@ def unmapped(run: ProgramRun) -> set[str]:
 def check_run(run: ProgramRun, region: str, preview: bool = False) -> list[Finding]:
     """Every finding of AWS's rules on the run's AWS resources in `region`, unmapped types first
     (`preview`: a run as a first preview, whose unknown inputs may be absent)."""
+    missing = unmapped(run)
     findings = [
         Finding(
             r.name, r.type, "no CloudFormation type", "unmapped", "add it to tests/cfn/mapping.py"
         )
         for r in run.resources
-        if r.type in unmapped(run)
+        if r.type in missing
     ]
     documents: list[Document] = []
     for resource in run.resources:
@@ -253,17 +256,40 @@ def _unknown(value: Any) -> bool:
 
 
 # What cfn-lint found on each document it has judged, by (Region, type, properties): the suite's
-# runs share most of their resources, and each is linted once per process.
+# runs share most of their resources, and each is linted once per process at most. A document
+# linted before, by this very cfn-lint and this module, is read back instead (tests/tool_cache.py):
+# loading cfn-lint's rules and linting the shipped stacks cost each test process seconds of CPU.
 _LINTED: dict[tuple[str, str, str], list[tuple[str, str, str]]] = {}
 
 
 def lint(documents: list[Document], region: str) -> list[Finding]:
     """cfn-lint's matches on the documents, as resources of a template of `region`."""
     keys = [(region, d.cfn, json.dumps(d.props, sort_keys=True)) for d in documents]
-    findings = _lint_new(sorted(set(keys) - set(_LINTED)), region)
-    for d, key in zip(documents, keys, strict=True):
-        findings += [Finding(d.source.name, d.source.type, *found) for found in _LINTED[key]]
+    new = sorted(set(keys) - set(_LINTED))
+    own: list[Finding] = []  # the template's own findings, of none of its resources
+
+    def answer(missing: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], list]:
+        found, template = _lint_new(missing, region)
+        own.extend(template)
+        return found
+
+    if new:
+        digests = {k: tool_cache.key(_linter(), *k) for k in new}
+        # A batch whose template had findings of its own is linted again next time, to say them.
+        kept = tool_cache.kept_each("cfn-lint", digests, answer, keep=lambda _: not own)
+        for k, found in kept.items():
+            _LINTED[k] = [tuple(f) for f in found]
+    findings = list(own)
+    for d, k in zip(documents, keys, strict=True):
+        findings += [Finding(d.source.name, d.source.type, *found) for found in _LINTED[k]]
     return findings
+
+
+@functools.cache
+def _linter() -> str:
+    """What, beside a document, decides what cfn-lint finds on it: cfn-lint (its version, its
+    schemas, its dependencies: this environment) and how this module lints (its source)."""
+    return json.dumps([tool_cache.this_environment(), Path(__file__).read_text()])
 
 
 @functools.cache
@@ -278,15 +304,15 @@ def _rules() -> Any:
     return Runner(ConfigMixIn()).rules
 
 
-def _lint_new(keys: list[tuple[str, str, str]], region: str) -> list[Finding]:
-    """Lint the documents of `keys` as one template and keep what each got; what is no
-    resource's (the template's own) is returned."""
+def _lint_new(
+    keys: list[tuple[str, str, str]], region: str
+) -> tuple[dict[tuple[str, str, str], list[tuple[str, str, str]]], list[Finding]]:
+    """Lint the documents of `keys` as one template: what each got, and what is no resource's
+    (the template's own)."""
     from cfnlint.config import ConfigMixIn, ManualArgs
     from cfnlint.decode.decode import decode_str
     from cfnlint.runner import run_template_by_data
 
-    if not keys:
-        return []
     ids = {f"R{i}": key for i, key in enumerate(keys)}
     template: dict[str, Any] = {
         "AWSTemplateFormatVersion": "2010-09-09",
@@ -294,8 +320,7 @@ def _lint_new(keys: list[tuple[str, str, str]], region: str) -> list[Finding]:
     }
     text = json.dumps(template)
     template["Parameters"] = {k: v for k, v in PARAMETERS.items() if f'"{k}"' in text}
-    for key in keys:
-        _LINTED[key] = []
+    found: dict[tuple[str, str, str], list[tuple[str, str, str]]] = {key: [] for key in keys}
     config = ConfigMixIn(**ManualArgs(regions=[region], ignore_checks=sorted(NOT_JUDGED)))
     # As cfnlint.api.lint runs a template, with the rules loaded once (_rules).
     decoded, matches = decode_str(json.dumps(template))
@@ -307,8 +332,8 @@ def _lint_new(keys: list[tuple[str, str, str]], region: str) -> list[Finding]:
             own.append(Finding("(template)", "", "/".join(path), match.rule.id, match.message))
         else:
             where = "/".join([key[1], *path[3:]])
-            _LINTED[key].append((where, match.rule.id, match.message))
-    return own
+            found[key].append((where, match.rule.id, match.message))
+    return found, own
 
 
 def held_to_rules(documents: list[Document]) -> list[Finding]:

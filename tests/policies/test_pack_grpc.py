@@ -154,10 +154,10 @@ def direct(views, config=None) -> list[tuple[str, str, str, str]]:
     levels = {p.name: p.enforcement_level.value for p in build_policies()}
     levels.update({name: value["enforcementLevel"] for name, value in config.items()})
     props = {k: v for k, v in next(iter(config.values()), {}).items() if k != "enforcementLevel"}
+    enabled = {name for name, level in levels.items() if level != "disabled"}
     return sorted(
         (policy, levels[policy], urn or "", message)
-        for policy, found in run_pack(views, props or None).items()
-        if levels[policy] != "disabled"
+        for policy, found in run_pack(views, props or None, only=enabled).items()
         for urn, message in found
     )
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -102,12 +103,19 @@ def _merge(into: dict[str, Any], part: dict[str, Any]) -> None:
             into.setdefault(k, v)
 
 
+CHECKOV_OPTIONS = ("-o", "json", "--quiet", "--compact", "--skip-download")
+PARLIAMENT = Path(__file__).with_name("run_parliament.py")
+
+
 def _checkov(directory: Path, *frameworks: str) -> list[dict[str, Any]]:
     python = scan_venv() / "bin" / "checkov"
+    # One process: by default checkov forks a worker per core to parse files and run checks,
+    # which on a few hundred small files costs more CPU (the forks, the results pickled back)
+    # than it saves (checkov/common/parallelizer/parallel_runner.py reads this variable).
+    env = os.environ | {"CHECKOV_PARALLELIZATION_TYPE": "none"}
     done = subprocess.run(
-        [str(python), "-d", str(directory), "--framework", *frameworks, "-o", "json", "--quiet",
-         "--compact", "--skip-download"],
-        capture_output=True, text=True, check=False,
+        [str(python), "-d", str(directory), "--framework", *frameworks, *CHECKOV_OPTIONS],
+        capture_output=True, text=True, check=False, env=env,
     )  # fmt: skip
     if done.returncode not in (0, 1):
         raise RuntimeError(f"checkov failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -136,9 +144,14 @@ def _write_template(run, directory: Path) -> dict[str, str]:
 
 
 def _write_manifests(manifests: dict[str, Any], directory: Path) -> None:
+    """Each manifest as the plan writes it (build/plan/<stack>/manifests/): its multi-line
+    strings (the staging code's ConfigMap) as literal blocks, which checkov's pure-Python YAML
+    reader takes in lines rather than character by character as it reads quoted strings."""
+    from hyperpod_dpd.plan.planner import render_manifest
+
     directory.mkdir(parents=True, exist_ok=True)
     for file, manifest in manifests.items():
-        (directory / file).write_text(yaml.safe_dump(manifest))
+        (directory / file).write_text(render_manifest(manifest))
 
 
 def _found(check: dict[str, Any], stack: str, names: dict[str, str]) -> Found:
@@ -182,14 +195,58 @@ def scan(plans: dict[str, Scanned], workdir: Path) -> dict[str, list[Found]]:
         if plan.run is not None:
             names[label] = _write_template(plan.run, workdir / label / "cfn")
         _write_manifests(plan.manifests, workdir / label / "k8s")
+    documents = {label: policy_documents(p.run) for label, p in plans.items() if p.run is not None}
+    said = _both_tools(workdir, documents)
     found: dict[str, list[Found]] = {label: [] for label in plans}
-    for check in _checkov(workdir, "cloudformation", "kubernetes"):
+    for check in said["checkov"]:
         label = Path(check["file_path"].lstrip("/")).parts[0]  # /<label>/cfn/template.json
         found[label].append(_found(check, plans[label].stack, names.get(label, {})))
-    scanned = {label: plan for label, plan in plans.items() if plan.run is not None}
-    for label, f in _parliament({label: policy_documents(p.run) for label, p in scanned.items()}):
+    for label, f in _parliament_found(said["parliament"]):
         found[label].append(Found(f.tool, f.check, f.resource, plans[label].stack, f.detail))
     return found
+
+
+FRAMEWORKS = ("cloudformation", "kubernetes")
+# What else checkov reads its settings from: variables of these prefixes
+# (checkov/common/util/env_vars_config.py) and a .checkov.y(a)ml in the scanned directory, the
+# working directory or the home directory (checkov/common/util/config_utils.py).
+CHECKOV_VARIABLES = ("CKV_", "CHECKOV_", "BC_", "PRISMA_")
+
+
+def _checkov_settings() -> str:
+    variables = sorted((n, v) for n, v in os.environ.items() if n.startswith(CHECKOV_VARIABLES))
+    files = [d / f".checkov.{e}" for d in (Path.cwd(), Path.home()) for e in ("yaml", "yml")]
+    return json.dumps([variables, [[str(f), f.read_text()] for f in files if f.is_file()]])
+
+
+def _both_tools(workdir: Path, documents: dict[str, list[dict[str, str]]]) -> dict[str, Any]:
+    """What checkov says of every file under `workdir` and parliament of `documents` (its JSON
+    lines): read back where this very scan venv was given these very files and documents before
+    (tests/tool_cache.py), else both run. checkov's start alone, loading every check of every
+    framework, costs seconds of CPU. Their findings are kept whatever they are: they are what
+    the tools say, which the tests hold to the reviewed list."""
+    from hyperpod_dpd.shared.venvs import requirement_set
+    from tests.tool_cache import kept, key
+
+    files = sorted(p for p in workdir.rglob("*") if p.is_file())
+    k = key(
+        (scan_venv() / "pyvenv.cfg").read_text(),  # its Python
+        json.dumps(sorted(requirement_set(REQUIREMENTS.read_text()))),
+        json.dumps([FRAMEWORKS, CHECKOV_OPTIONS]),
+        _checkov_settings(),
+        PARLIAMENT.read_text(),
+        json.dumps(documents, sort_keys=True),
+        *(part for f in files for part in (f.relative_to(workdir).as_posix(), f.read_bytes())),
+    )
+    return kept(
+        "scanners",
+        k,
+        lambda: {
+            "checkov": _checkov(workdir, *FRAMEWORKS),
+            "parliament": _parliament_lines(documents),
+        },
+        keep=lambda _: True,
+    )
 
 
 def policy_documents(run) -> list[dict[str, str]]:
@@ -214,16 +271,23 @@ def parliament_findings(stack: str, run) -> list[Found]:
 
 def _parliament(documents: dict[str, list[dict[str, str]]]) -> list[tuple[str, Found]]:
     """parliament over the policy documents of each label, in one run: (label, finding)."""
+    return _parliament_found(_parliament_lines(documents))
+
+
+def _parliament_lines(documents: dict[str, list[dict[str, str]]]) -> list[dict[str, Any]]:
+    """run_parliament.py's findings (its JSON lines) on the documents of each label."""
     python = scan_venv() / "bin" / "python"
     lines = "".join(json.dumps(d | {"label": label}) + "\n"
                     for label, docs in documents.items() for d in docs)  # fmt: skip
     done = subprocess.run(
-        [str(python), str(Path(__file__).with_name("run_parliament.py"))],
-        input=lines, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        [str(python), str(PARLIAMENT)], input=lines, capture_output=True, text=True, check=True
+    )
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def _parliament_found(lines: list[dict[str, Any]]) -> list[tuple[str, Found]]:
     return [
-        (f["label"], Found("parliament", f["issue"], f["name"], "", f["detail"]))
-        for f in map(json.loads, done.stdout.splitlines())
+        (f["label"], Found("parliament", f["issue"], f["name"], "", f["detail"])) for f in lines
     ]
 
 

@@ -1,13 +1,24 @@
 """The canary stack's rule file, judged by promtool: `check rules` accepts it, and `test rules`
 replays synthetic series of the pinned vLLM for the baseline's and the candidate's pods (named as
 the operator's Deployments name them): each alert fires in its scenario, and on a healthy pair
-of endpoints none does."""
+of endpoints none does.
+
+Each scenario is a test file of its own, judged alone (promtool gives each file's test group a
+storage and rule evaluation of its own), and one `promtool test rules` judges them all: it says
+each file's verdict under the file's name (prometheus/prometheus cmd/promtool/unittest.go,
+RulesUnitTest), which each test reads for its scenario. A scenario promtool passed before, on
+this very rule file with this promtool, is read back instead of replayed (tests/tool_cache.py):
+each replay of two hours of series costs promtool about a second of CPU."""
 
 from __future__ import annotations
 
+import functools
 import math
+import os
+import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
@@ -26,7 +37,10 @@ from hyperpod_dpd.demo.vllm_traffic import (
 from settings import ConfigError, parse_settings
 from specs.slo.rules import rule_file, rule_file_text
 from tests.conftest import canary_raw
+from tests.tool_cache import kept_each, key
 
+# One promtool run judges every scenario (`verdicts`): on one worker, handed out first.
+pytestmark = [pytest.mark.long, pytest.mark.xdist_group("promtool-rules")]
 MINUTES = 120
 EVAL = "110m"
 
@@ -120,6 +134,7 @@ def _quiet(alert: str) -> dict:
     return {"expr": f'ALERTS{{alertname="{alert}"}}', "eval_time": EVAL, "exp_samples": []}
 
 
+@functools.cache
 def _rules():
     return rule_file(parse_settings(canary_raw()), "canary")
 
@@ -132,14 +147,104 @@ def _severity(alert: str) -> str:
     raise KeyError(alert)
 
 
-def _run(tmp_path, tests: list[dict]) -> subprocess.CompletedProcess:
-    (tmp_path / "rules.yml").write_text(rule_file_text(parse_settings(canary_raw()), "canary"))
-    spec = {"rule_files": ["rules.yml"], "evaluation_interval": "1m", "tests": tests}
-    (tmp_path / "tests.yml").write_text(yaml.safe_dump(spec, sort_keys=False, width=1000))
-    return subprocess.run(
-        [_promtool(), "test", "rules", "tests.yml"],
-        cwd=tmp_path, capture_output=True, text=True, check=False,
+# promtool's Go runtime collects garbage once its heap doubles (GOGC=100): replaying two hours
+# of series, that is a fifth of its CPU. At 8x (a few hundred MB at most) it collects a fraction
+# as often and judges the same.
+PROMTOOL_ENV = {"GOGC": "800"}
+_HEADER = re.compile(r"^Unit Testing:\s+(\S+)$", re.MULTILINE)
+
+
+def _verdicts(directory: Path, cases: dict[str, list[dict]]) -> dict[str, str]:
+    """promtool's verdict on each case (its test groups, a file of its own beside the rule
+    file): "SUCCESS", or what failed as promtool says it. A case promtool passed before, with
+    this rule file and this promtool, is not replayed again (tests/tool_cache.py)."""
+    rules = rule_file_text(parse_settings(canary_raw()), "canary")
+    (directory / "rules.yml").write_text(rules)
+    texts = {}
+    for case, tests in cases.items():
+        spec = {"rule_files": ["rules.yml"], "evaluation_interval": "1m", "tests": tests}
+        texts[case] = yaml.safe_dump(spec, sort_keys=False, width=1000)
+        (directory / f"{case}.yml").write_text(texts[case])
+    version = subprocess.run([_promtool(), "--version"], capture_output=True, text=True,
+                             check=True).stdout  # fmt: skip
+    keys = {case: key(version, "test rules", rules, text) for case, text in texts.items()}
+    return kept_each("promtool-test-rules", keys, lambda missing: _test_rules(directory, missing),
+                     keep=lambda verdict: verdict == "SUCCESS")  # fmt: skip
+
+
+def _test_rules(directory: Path, cases: list[str]) -> dict[str, str]:
+    """One `promtool test rules` over the cases' files: it prints `Unit Testing: <file>` and
+    then the file's verdict (the failures on stderr, taken in the same stream so that they stay
+    under their file)."""
+    files = {f"{case}.yml": case for case in cases}
+    run = subprocess.run(
+        [_promtool(), "test", "rules", *files],
+        cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False,
+        env=os.environ | PROMTOOL_ENV,
     )  # fmt: skip
+    headers = list(_HEADER.finditer(run.stdout))
+    said = {
+        h.group(1): run.stdout[h.end() : nxt.start() if nxt else None].strip()
+        for h, nxt in zip(headers, [*headers[1:], None], strict=True)
+    }
+    assert set(said) == set(files), (
+        f"promtool ({run.returncode}) judged {sorted(said)}: {run.stdout}"
+    )
+    assert run.returncode == (0 if all(v == "SUCCESS" for v in said.values()) else 1), run.stdout
+    return {case: said[file] for file, case in files.items()}
+
+
+def _case(alert: str) -> list[dict]:
+    pods, (endpoint, role), quiet = SCENARIOS[alert]
+    return [{
+        "interval": "1m",
+        "input_series": input_series(pods, MINUTES),
+        "promql_expr_test": [_firing(alert, endpoint, role), *map(_quiet, quiet)],
+    }]  # fmt: skip
+
+
+def _healthy() -> list[dict]:
+    return [{
+        "interval": "1m",
+        "input_series": input_series(_pods(), MINUTES),
+        # The records the alerts read exist: a silent alert on missing data proves nothing.
+        "promql_expr_test": [
+            {"expr": 'count(hyperpod_dpd:ttft_seconds:p99_5m{endpoint="candidate",role="decode"} < 0.3)',
+             "eval_time": EVAL, "exp_samples": [{"labels": "{}", "value": 1}]},
+            {"expr": 'count(hyperpod_dpd:long_prompts:rate5m{endpoint="candidate"} > 4)',
+             "eval_time": EVAL, "exp_samples": [{"labels": "{}", "value": 1}]},
+            {"expr": "ALERTS", "eval_time": EVAL, "exp_samples": []},
+        ],
+    }]  # fmt: skip
+
+
+FLOORS = [o for o in LATENCY_OBJECTIVES if o.key == "itlP99Ms"]
+
+
+def _floor(objective) -> list[dict]:
+    """Every inter-token latency in vLLM's first bucket: the record holds q x that bound."""
+    first = vllm_metrics()[objective.histogram].buckets[0]
+    floor = objective.quantile * first
+    series = f'hyperpod_dpd:{objective.record}{{endpoint="candidate",role="decode"}}'
+    # A quarter of an hour is enough for the record's 5-minute rate (the alerts' scenarios need
+    # their 1-hour windows; this does not, and promtool's time grows with the series).
+    return [{
+        "interval": "1m",
+        "input_series": input_series(_pods(candidate_decode=decode_minute(itl_le=first)), 15),
+        "promql_expr_test": [
+            {"expr": f"count(abs({series} - {floor!r}) < 1e-9)", "eval_time": "10m",
+             "exp_samples": [{"labels": "{}", "value": 1}]},
+        ],
+    }]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory) -> dict[str, str]:
+    """Every scenario of this module judged in one promtool run (the module's tests share a
+    worker: a second would run it all again)."""
+    cases = {"healthy": _healthy(), **{alert: _case(alert) for alert in SCENARIOS}}
+    cases |= {f"floor-{o.key}": _floor(o) for o in FLOORS}
+    return _verdicts(tmp_path_factory.mktemp("promtool"), cases)
 
 
 def test_promtool_accepts_the_rule_file_the_canary_stack_plans(tmp_path):
@@ -173,36 +278,18 @@ def test_the_candidate_s_alerts_say_how_to_roll_it_back():
     assert baseline and not any("traffic" in r["annotations"]["action"] for r in baseline)
 
 
-def test_a_healthy_pair_raises_no_alert(tmp_path):
-    run = _run(tmp_path, [{
-        "interval": "1m",
-        "input_series": input_series(_pods(), MINUTES),
-        # The records the alerts read exist: a silent alert on missing data proves nothing.
-        "promql_expr_test": [
-            {"expr": 'count(hyperpod_dpd:ttft_seconds:p99_5m{endpoint="candidate",role="decode"} < 0.3)',
-             "eval_time": EVAL, "exp_samples": [{"labels": "{}", "value": 1}]},
-            {"expr": 'count(hyperpod_dpd:long_prompts:rate5m{endpoint="candidate"} > 4)',
-             "eval_time": EVAL, "exp_samples": [{"labels": "{}", "value": 1}]},
-            {"expr": "ALERTS", "eval_time": EVAL, "exp_samples": []},
-        ],
-    }])  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
+def test_a_healthy_pair_raises_no_alert(verdicts):
+    assert verdicts["healthy"] == "SUCCESS", verdicts["healthy"]
 
 
 @pytest.mark.parametrize("alert", sorted(SCENARIOS))
-def test_each_alert_fires_in_its_scenario(tmp_path, alert):
-    pods, (endpoint, role), quiet = SCENARIOS[alert]
-    run = _run(tmp_path, [{
-        "interval": "1m",
-        "input_series": input_series(pods, MINUTES),
-        "promql_expr_test": [_firing(alert, endpoint, role), *map(_quiet, quiet)],
-    }])  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
+def test_each_alert_fires_in_its_scenario(verdicts, alert):
+    assert verdicts[alert] == "SUCCESS", verdicts[alert]
 
 
-@pytest.mark.parametrize("objective", [o for o in LATENCY_OBJECTIVES if o.key == "itlP99Ms"])
+@pytest.mark.parametrize("objective", FLOORS)
 def test_the_least_latency_the_rules_record_is_the_floor_the_settings_refuse_below(
-    tmp_path, objective
+    verdicts, objective
 ):
     """Every inter-token latency in vLLM's first bucket: Prometheus' histogram_quantile answers
     q x that bound (it interpolates from 0), the least the record can hold. The settings refuse
@@ -211,18 +298,7 @@ def test_the_least_latency_the_rules_record_is_the_floor_the_settings_refuse_bel
     first = vllm_metrics()[objective.histogram].buckets[0]
     assert first in ITL_LE  # the synthetic traffic has vLLM's first bucket
     floor = objective.quantile * first
-    series = f'hyperpod_dpd:{objective.record}{{endpoint="candidate",role="decode"}}'
-    # A quarter of an hour is enough for the record's 5-minute rate (the alerts' scenarios need
-    # their 1-hour windows; this does not, and promtool's time grows with the series).
-    run = _run(tmp_path, [{
-        "interval": "1m",
-        "input_series": input_series(_pods(candidate_decode=decode_minute(itl_le=first)), 15),
-        "promql_expr_test": [
-            {"expr": f"count(abs({series} - {floor!r}) < 1e-9)", "eval_time": "10m",
-             "exp_samples": [{"labels": "{}", "value": 1}]},
-        ],
-    }])  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
+    assert verdicts[f"floor-{objective.key}"] == "SUCCESS", verdicts[f"floor-{objective.key}"]
     raw = canary_raw()
     raw["hyperpod-dpd:slo"][objective.key] = math.ceil(floor * 1000)
     assert parse_settings(raw)
