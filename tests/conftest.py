@@ -15,15 +15,15 @@ import pytest
 import yaml
 
 from settings.yaml_files import safe_load
-from tests import program_runs
-from tests.program_runs import (
+from tests.support import program_runs
+from tests.support.program_runs import (
     SHARED_RUNS_ENV,
     aws_accepts,
     plan_run,
     provider_environment,
     shared_run,
 )
-from tests.quiet_output import pytest_runtest_makereport  # noqa: F401 (a hook: noise fails a test)
+from tests.support.quiet_output import pytest_runtest_makereport  # noqa: F401 (a hook: noise fails a test)
 
 ROOT = Path(__file__).resolve().parents[1]
 # The suite keeps a large, long-lived heap (the SDKs' classes, program runs kept for reuse):
@@ -212,7 +212,7 @@ def write_project(directory: Path, raw: dict[str, Any], stack: str = "dev") -> P
 def _plans_reuse_program_runs():
     """`make_plan` runs the program through the engine; within the suite, the same program and
     config give the same run (see run_stack), so a run is kept and each plan gets a copy
-    (tests/program_runs.py plan_run)."""
+    (tests/support/program_runs.py plan_run)."""
     import hyperpod_dpd.plan.planner as plan_module
 
     with pytest.MonkeyPatch.context() as mp:
@@ -223,9 +223,9 @@ def _plans_reuse_program_runs():
 @pytest.fixture(autouse=True, scope="session")
 def _simulator_answers_kept_by_their_inputs():
     """`advise` run in process asks aisimulate only for configs no test asked for before
-    (tests/simulator_cache.py says by what they are kept and why that is sound)."""
+    (tests/support/simulator_cache.py says by what they are kept and why that is sound)."""
     from hyperpod_dpd.advise import engine
-    from tests.simulator_cache import cached_session
+    from tests.support.simulator_cache import cached_session
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(engine, "Session", cached_session(engine.Session))

@@ -35,7 +35,7 @@ from settings import ConfigError, StackSettings, parse_settings
 from specs.desired import desired_state
 from tests.conftest import ROOT, edit, stack_raw, write_project
 from tests.fix_hints.edits import apply, cli_value, parse_key, suggestions
-from tests.program_runs import exclusive, shared_runs_env
+from tests.support.program_runs import exclusive, shared_runs_env
 
 NS = "hyperpod-dpd"
 

@@ -1,11 +1,11 @@
-"""The check that keeps the suite's output quiet (tests/quiet_output.py) knows the noise it was
+"""The check that keeps the suite's output quiet (tests/support/quiet_output.py) knows the noise it was
 written against, as printed, and lets ordinary output through."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.quiet_output import noise_in
+from tests.support.quiet_output import noise_in
 
 
 @pytest.mark.parametrize(

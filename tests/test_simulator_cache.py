@@ -1,4 +1,4 @@
-"""The suite's cache of aisimulate's answers (tests/simulator_cache.py): an answer is reused only
+"""The suite's cache of aisimulate's answers (tests/support/simulator_cache.py): an answer is reused only
 for the same input to the same simulator, and the caller gets its own ids back."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import pytest
 
-from tests.simulator_cache import cached, cached_session
+from tests.support.simulator_cache import cached, cached_session
 
 
 class Simulator:

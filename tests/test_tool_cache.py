@@ -1,10 +1,10 @@
-"""The suite's cache of real tools' answers (tests/tool_cache.py): a key nobody answered runs the
+"""The suite's cache of real tools' answers (tests/support/tool_cache.py): a key nobody answered runs the
 tool, once for all the cases it lacks; the same key reads the answer back; a failing verdict is
 never kept."""
 
 from __future__ import annotations
 
-from tests.tool_cache import kept, kept_each, key
+from tests.support.tool_cache import kept, kept_each, key
 
 
 class Tool:

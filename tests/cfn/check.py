@@ -22,9 +22,9 @@ from typing import Any
 import jsonschema
 
 from hyperpod_dpd.plan.engine import SECRET, UNKNOWN, ProgramRun, RecordedResource
-from tests import tool_cache
 from tests.cfn.mapping import EXEMPT, MAPPED, To
 from tests.cfn.rules import RULES
+from tests.support import tool_cache
 
 # Template parameters standing for values not known here: a text, and a list.
 NOT_KNOWN = {"Ref": "NotKnown"}
@@ -257,7 +257,7 @@ def _unknown(value: Any) -> bool:
 
 # What cfn-lint found on each document it has judged, by (Region, type, properties): the suite's
 # runs share most of their resources, and each is linted once per process at most. A document
-# linted before, by this very cfn-lint and this module, is read back instead (tests/tool_cache.py):
+# linted before, by this very cfn-lint and this module, is read back instead (tests/support/tool_cache.py):
 # loading cfn-lint's rules and linting the shipped stacks cost each test process seconds of CPU.
 _LINTED: dict[tuple[str, str, str], list[tuple[str, str, str]]] = {}
 

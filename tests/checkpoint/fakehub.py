@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from tests.quiet_http import QuietHTTPServer
+from tests.support.quiet_http import QuietHTTPServer
 
 
 @dataclass

@@ -11,7 +11,7 @@ from awscrt import checksums
 from checkpoint.hashing import crc64nvme_b64
 from tests.checkpoint.conftest import upload_args, write_checkpoint
 from tests.checkpoint.s3server import Fault
-from tests.json_style import style_problems
+from tests.support.json_style import style_problems
 
 PREFIX = "models/tiny"
 MANIFEST = f"{PREFIX}/.hyperpod-dpd-manifest.json"

@@ -25,11 +25,11 @@ def _recording(raw, secret_keys=()):
 
 def pytest_configure(config) -> None:
     """Every program runs here, even one the session that started this run has run already
-    (tests/program_runs.py shares runs with it): the stacks a program reads are recorded as it
+    (tests/support/program_runs.py shares runs with it): the stacks a program reads are recorded as it
     reads them."""
-    import tests.program_runs
+    import tests.support.program_runs
 
-    tests.program_runs.READ_SHARED_RUNS = False
+    tests.support.program_runs.READ_SHARED_RUNS = False
 
 
 def pytest_collection_finish(session) -> None:

@@ -8,14 +8,14 @@ import pytest
 
 from policies.rules import ResourceView
 from tests.conftest import run_stack, stack_raw
-from tests.pinned_images import pinned
+from tests.support.pinned_images import pinned
 
 _CACHE: dict[tuple[str, bool, bool], list[ResourceView]] = {}
 
 
 def recorded(stack: str = "dev", preview: bool = False, by_tag: bool = False) -> list[ResourceView]:
     """A fresh deep copy of the stack's recorded resources (tests mutate them), its images pinned
-    by digest (tests/pinned_images.py) unless `by_tag`; `preview`: as a first `pulumi preview`
+    by digest (tests/support/pinned_images.py) unless `by_tag`; `preview`: as a first `pulumi preview`
     records them (outputs of resources not created yet unknown)."""
     if (stack, preview, by_tag) not in _CACHE:
         raw = stack_raw(stack) if by_tag else pinned(stack_raw(stack))

@@ -19,7 +19,7 @@ from policies.rules import views as rule_views
 from settings import parse_settings
 from specs.desired import desired_state
 from tests.conftest import canary_raw, edit, run_stack, stack_raw, write_project
-from tests.pinned_images import pinned
+from tests.support.pinned_images import pinned
 
 NS = "hyperpod-dpd"
 TOKEN = "hf_" + "x" * 34

@@ -35,11 +35,11 @@ from hyperpod_dpd.shared.venvs import foreign_env
 from policies.pack import UNCHECKED_POLICY, build_policies, pack_config
 from policies.rules import Limits, ResourceView
 from tests.conftest import ROOT, run_stack, stack_raw
-from tests.pinned_images import pinned
 from tests.policies import rules as rule_tests
 from tests.policies.conftest import gpu_group, iec_spec, named, recorded
 from tests.policies.test_pack import run_pack
-from tests.program_runs import exclusive
+from tests.support.pinned_images import pinned
+from tests.support.program_runs import exclusive
 
 PACK = ROOT / "build" / "policy-pack"
 TOKEN = "hf_" + "T" * 34

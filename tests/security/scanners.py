@@ -222,11 +222,11 @@ def _checkov_settings() -> str:
 def _both_tools(workdir: Path, documents: dict[str, list[dict[str, str]]]) -> dict[str, Any]:
     """What checkov says of every file under `workdir` and parliament of `documents` (its JSON
     lines): read back where this very scan venv was given these very files and documents before
-    (tests/tool_cache.py), else both run. checkov's start alone, loading every check of every
+    (tests/support/tool_cache.py), else both run. checkov's start alone, loading every check of every
     framework, costs seconds of CPU. Their findings are kept whatever they are: they are what
     the tools say, which the tests hold to the reviewed list."""
     from hyperpod_dpd.shared.venvs import requirement_set
-    from tests.tool_cache import kept, key
+    from tests.support.tool_cache import kept, key
 
     files = sorted(p for p in workdir.rglob("*") if p.is_file())
     k = key(

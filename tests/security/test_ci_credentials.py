@@ -34,7 +34,7 @@ import yaml
 
 from settings.stack_file import read_stack
 from tests.conftest import ROOT
-from tests.tool_cache import kept, key, this_environment
+from tests.support.tool_cache import kept, key, this_environment
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 STACKS = sorted(
@@ -475,7 +475,7 @@ def test_each_job_asks_for_a_team_that_trusts_it():
 def test_the_roles_template_is_valid_cloudformation():
     """cfn-lint's errors and warnings (its informational hints are advice, not findings), as
     `cfn-lint ci/aws-github-oidc.yaml` prints them, in every Region. A template cfn-lint
-    passed before, in this very environment, is not linted again (tests/tool_cache.py): over
+    passed before, in this very environment, is not linted again (tests/support/tool_cache.py): over
     every Region it costs cfn-lint seconds of CPU."""
     text = AWS_ROLES.read_text()
     found = kept("cfn-lint-all-regions", key(this_environment(), text), lambda: _lint_all(text),

@@ -8,8 +8,8 @@ import pytest
 
 from hyperpod_dpd.plan.planner import make_plan
 from tests.conftest import stack_raw, write_project
-from tests.pinned_images import pinned
 from tests.security.scanners import STACKS, Scanned, is_reviewed, reviewed, scan
+from tests.support.pinned_images import pinned
 
 PINNED = "dev-pinned"  # the dev stack with every image pinned, as `hyperpod-dpd fetch` prints
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.conftest import NEW_REVISION, canary_raw, edit, stack_raw
-from tests.pinned_images import pinned
+from tests.support.pinned_images import pinned
 
 NS = "hyperpod-dpd"
 CANDIDATE = f"{NS}:endpoints.candidate"

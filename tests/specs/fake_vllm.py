@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from core.vllm.pod_names import pod_name as k8s_pod_name
 from core.vllm.pod_names import worker_deployment
 from core.vllm.vllm_metrics import VllmMetric, vllm_metrics
-from tests.quiet_http import QuietHTTPServer
+from tests.support.quiet_http import QuietHTTPServer
 
 ENGINES = ("0", "1")  # two engines per pod (data parallel): two series per pod and metric
 MODEL = "llama-3.3-70b"  # one model name for all: selectors must not lean on it

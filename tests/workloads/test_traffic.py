@@ -15,7 +15,7 @@ from hyperpod_dpd.plan.engine import SECRET
 from hyperpod_dpd.plan.fakes import FakeCloud
 from hyperpod_dpd.plan.planner import make_plan
 from tests.conftest import ROOT
-from tests.pinned_images import beside_tags
+from tests.support.pinned_images import beside_tags
 
 IEC = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
 

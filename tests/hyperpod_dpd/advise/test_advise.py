@@ -15,7 +15,7 @@ from core.vllm.scaling_signals import SIGNALS
 from hyperpod_dpd.cli import main
 from hyperpod_dpd.plan.planner import make_plan
 from tests.conftest import ROOT
-from tests.pinned_images import beside_tags
+from tests.support.pinned_images import beside_tags
 
 pytestmark = pytest.mark.long
 

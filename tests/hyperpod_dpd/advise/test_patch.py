@@ -11,7 +11,7 @@ from hyperpod_dpd.advise import patch
 from hyperpod_dpd.advise.search import Layout
 from hyperpod_dpd.plan.planner import make_plan
 from tests.conftest import ROOT
-from tests.pinned_images import beside_tags
+from tests.support.pinned_images import beside_tags
 
 
 def _project(tmp_path):

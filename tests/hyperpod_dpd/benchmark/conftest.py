@@ -14,7 +14,7 @@ import pytest
 
 from core import api_key
 from hyperpod_dpd.benchmark.loadgen import ROOT, VENV, loadtest_venv
-from tests.program_runs import exclusive
+from tests.support.program_runs import exclusive
 
 SERVER = "hyperpod_dpd.benchmark.fake_server"
 WORD_TOKENIZER = ROOT / "hyperpod_dpd" / "benchmark" / "word_tokenizer"

@@ -159,7 +159,7 @@ def test_a_hostile_value_never_reaches_a_traceback(
 ):
     tmp = Path(tempfile.mkdtemp(dir=_examples))
     # Files no command writes, the same for every example: the providers' SDKs read these
-    # variables, so a plan's program run is reused only under the same ones (tests/program_runs.py
+    # variables, so a plan's program run is reused only under the same ones (tests/support/program_runs.py
     # provider_environment), and a path of each example's own made every example run it again.
     nowhere = tmp_path_factory.getbasetemp() / "nowhere"
     if path[0] in ("preflight", "checkpoint", "canary", "rollout", "fetch"):  # AWS: none at all

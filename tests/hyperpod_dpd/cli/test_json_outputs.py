@@ -1,5 +1,5 @@
 """Every command's JSON speaks one style, plan.json's: camelCase keys and rounded numbers
-(tests/json_style.py). The commands are discovered from the command line (hyperpod_dpd/cli
+(tests/support/json_style.py). The commands are discovered from the command line (hyperpod_dpd/cli
 COMMANDS): each that takes `--format json` must be run here (or, where its fakes live with its
 own tests, in the file named), so a command added later cannot print another style unseen."""
 
@@ -21,7 +21,7 @@ from tests.hyperpod_dpd.preflight.test_checks import addons, aws, offerings, quo
 from tests.hyperpod_dpd.test_canary import _project
 from tests.hyperpod_dpd.test_canary import prometheus as canary_prometheus  # noqa: F401
 from tests.hyperpod_dpd.verify.conftest import fake, verify  # noqa: F401
-from tests.json_style import style_problems
+from tests.support.json_style import style_problems
 
 pytestmark = pytest.mark.long
 

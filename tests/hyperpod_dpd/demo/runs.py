@@ -16,8 +16,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests import processes
 from tests.conftest import ROOT
+from tests.support import processes
 
 # The session's run: loaded enough that the colocated server's decode waits on prefills. Each
 # stream's requests take ~1.2 s, and all start together: the streams drift apart (and prefills

@@ -13,7 +13,6 @@ import sys
 import pytest
 
 from core.exits import EXIT_INTERRUPTED
-from tests import processes
 from tests.conftest import ROOT
 from tests.hyperpod_dpd.demo.runs import (
     QUICK,
@@ -24,6 +23,7 @@ from tests.hyperpod_dpd.demo.runs import (
     ports_in,
     run_demo,
 )
+from tests.support import processes
 
 pytestmark = [pytest.mark.long, pytest.mark.xdist_group("aiperf")]  # it runs aiperf
 

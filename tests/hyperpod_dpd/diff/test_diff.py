@@ -15,7 +15,7 @@ from hyperpod_dpd.diff.compare import diff_plans, load_plan
 from hyperpod_dpd.diff.render import render_markdown, render_text
 from hyperpod_dpd.plan.planner import make_plan
 from tests.conftest import ROOT
-from tests.program_runs import shared_runs_env
+from tests.support.program_runs import shared_runs_env
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +141,7 @@ def test_cost_of_the_repo_stacks_matches_the_price_table(base, tmp_path):
 def plans_started(monkeypatch):
     """The plans `diff` starts for git refs, counted. Each is still a process of its own in its
     worktree, started as `diff` starts it, with that tree's code first on its path; its program
-    runs are this session's (tests/cli_sharing_runs.py): a run of a config is the same run there,
+    runs are this session's (tests/support/cli_sharing_runs.py): a run of a config is the same run there,
     and making it again cost each plan seconds."""
     started = []
     real = subprocess.Popen
@@ -150,7 +150,7 @@ def plans_started(monkeypatch):
         if "plan" in argv:  # not the git commands `subprocess.run` starts through Popen
             started.append(argv)
             assert argv[1:3] == ["-m", "hyperpod_dpd.cli"], argv
-            argv = [argv[0], "-m", "tests.cli_sharing_runs", *argv[3:]]
+            argv = [argv[0], "-m", "tests.support.cli_sharing_runs", *argv[3:]]
             kwargs["env"] = {**kwargs["env"], **shared_runs_env()}
         return real(argv, *args, **kwargs)
 

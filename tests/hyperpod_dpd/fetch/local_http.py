@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from tests.quiet_http import QuietHTTPServer
+from tests.support.quiet_http import QuietHTTPServer
 
 
 @contextmanager

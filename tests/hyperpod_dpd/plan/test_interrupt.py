@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from core.exits import EXIT_INTERRUPTED
-from tests import processes
 from tests.conftest import ROOT
+from tests.support import processes
 
 pytestmark = pytest.mark.long
 

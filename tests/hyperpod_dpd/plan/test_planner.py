@@ -14,7 +14,7 @@ from hyperpod_dpd.plan.planner import Plan, kubernetes_manifests, make_plan, wri
 from settings import parse_settings
 from specs.schema import validate_manifest
 from tests.conftest import ROOT, as_pulumi_config, edit, stack_raw, write_project
-from tests.pinned_images import beside_tags, pinned
+from tests.support.pinned_images import beside_tags, pinned
 
 RESOURCE_KEYS = {"type", "name", "urn", "parent", "provider", "dependsOn", "protect", "inputs"}
 

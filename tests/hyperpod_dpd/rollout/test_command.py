@@ -18,8 +18,8 @@ from core.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_HOLD, EXIT_OK
 from hyperpod_dpd.cli import main
 from tests.conftest import ROOT
 from tests.hyperpod_dpd.rollout.conftest import HOUR, STACK, git
-from tests.json_style import style_problems
-from tests.program_runs import shared_runs_env
+from tests.support.json_style import style_problems
+from tests.support.program_runs import shared_runs_env
 
 UNREACHABLE = "http://127.0.0.1:9"  # a step that judges would fail on it: these never judge
 
@@ -328,10 +328,10 @@ def test_without_the_pulumi_cli_it_says_how_to_get_it(tmp_path, monkeypatch, cap
 # --- Killed, and run again ------------------------------------------------------------------
 def _killed(project, standin, url, command, when):
     """Run the rollout as its own process, which the stand-in SIGKILLs at `command` (its plans'
-    program runs this session's: tests/cli_sharing_runs.py)."""
+    program runs this session's: tests/support/cli_sharing_runs.py)."""
     standin.edit(kill={"command": command, "when": when})
     done = subprocess.run(
-        [sys.executable, "-m", "tests.cli_sharing_runs", "rollout", "--stack", STACK,
+        [sys.executable, "-m", "tests.support.cli_sharing_runs", "rollout", "--stack", STACK,
          "--endpoint", "candidate", "--prometheus-url", url, "--project-dir", str(project),
          "--once", "--commit"],
         env={**standin.env(), **shared_runs_env()}, capture_output=True, text=True, cwd=ROOT,

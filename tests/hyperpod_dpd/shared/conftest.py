@@ -24,7 +24,7 @@ def s3_server():
         mp.setenv("AWS_ACCESS_KEY_ID", "testing")
         mp.setenv("AWS_SECRET_ACCESS_KEY", "testing")
         mp.delenv("AWS_PROFILE", raising=False)
-        with QuietMotoServer() as server:  # no access log: tests/quiet_output.py
+        with QuietMotoServer() as server:  # no access log: tests/support/quiet_output.py
             yield server.endpoint
 
 

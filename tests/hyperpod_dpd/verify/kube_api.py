@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
-from tests.quiet_http import QuietHTTPServer
+from tests.support.quiet_http import QuietHTTPServer
 
 TOKEN = "fake-token-for-tests"
 IEC_PATH = re.compile(

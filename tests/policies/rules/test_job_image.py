@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from core.versions import JOB_PYTHON_IMAGE
-from tests.pinned_images import TEST_DIGEST
 from tests.policies.conftest import named
 from tests.policies.rules.helpers import RULES, findings
+from tests.support.pinned_images import TEST_DIGEST
 
 RULE = "hyperpod-dpd-job-image-python"
 

@@ -12,9 +12,9 @@ from policies.gate import judge
 from settings import ConfigError, parse_settings
 from specs.desired import desired_state
 from tests.conftest import canary_raw, edit, stack_raw, write_project
-from tests.pinned_images import beside_tags
 from tests.settings.cluster.test_capacity import fix_value
 from tests.settings.problems import only_problem, problems_of
+from tests.support.pinned_images import beside_tags
 
 NS = "hyperpod-dpd"
 COLOCATED = f"{NS}:instanceGroups.colocated.instanceType"

@@ -7,7 +7,7 @@ Each scenario is a test file of its own, judged alone (promtool gives each file'
 storage and rule evaluation of its own), and one `promtool test rules` judges them all: it says
 each file's verdict under the file's name (prometheus/prometheus cmd/promtool/unittest.go,
 RulesUnitTest), which each test reads for its scenario. A scenario promtool passed before, on
-this very rule file with this promtool, is read back instead of replayed (tests/tool_cache.py):
+this very rule file with this promtool, is read back instead of replayed (tests/support/tool_cache.py):
 each replay of two hours of series costs promtool about a second of CPU."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from hyperpod_dpd.demo.vllm_traffic import (
 from settings import ConfigError, parse_settings
 from specs.slo.rules import rule_file, rule_file_text
 from tests.conftest import canary_raw
-from tests.tool_cache import kept_each, key
+from tests.support.tool_cache import kept_each, key
 
 # One promtool run judges every scenario (`verdicts`): on one worker, handed out first.
 pytestmark = [pytest.mark.long, pytest.mark.xdist_group("promtool-rules")]
@@ -157,7 +157,7 @@ _HEADER = re.compile(r"^Unit Testing:\s+(\S+)$", re.MULTILINE)
 def _verdicts(directory: Path, cases: dict[str, list[dict]]) -> dict[str, str]:
     """promtool's verdict on each case (its test groups, a file of its own beside the rule
     file): "SUCCESS", or what failed as promtool says it. A case promtool passed before, with
-    this rule file and this promtool, is not replayed again (tests/tool_cache.py)."""
+    this rule file and this promtool, is not replayed again (tests/support/tool_cache.py)."""
     rules = rule_file_text(parse_settings(canary_raw()), "canary")
     (directory / "rules.yml").write_text(rules)
     texts = {}

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from core.versions import DLC_VLLM_IMAGE, JOB_PYTHON_IMAGE
 from policies.rules import evaluate
-from tests.pinned_images import TEST_DIGEST
 from tests.policies.conftest import iec_spec, named, recorded
 from tests.policies.rules.helpers import IEC_URN, RULES, findings
+from tests.support.pinned_images import TEST_DIGEST
 
 RULE = "hyperpod-dpd-images-by-digest"
 

@@ -1,6 +1,6 @@
-"""`python -m tests.cli_sharing_runs ARGS...`: the command line as `python -m hyperpod_dpd.cli`
+"""`python -m tests.support.cli_sharing_runs ARGS...`: the command line as `python -m hyperpod_dpd.cli`
 runs it (hyperpod_dpd.cli `entry`, in a process of its own), its plans' program runs this test
-session's (tests/program_runs.py, the directory in $HYPERPOD_DPD_TEST_PROGRAM_RUNS).
+session's (tests/support/program_runs.py, the directory in $HYPERPOD_DPD_TEST_PROGRAM_RUNS).
 
 For the tests that start the CLI as a process for what a process does (a rollout SIGKILLed
 half way, `diff` planning two git refs at once in worktrees), not for the program run: a run of
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import hyperpod_dpd.plan.planner
 from hyperpod_dpd.cli import entry
-from tests import program_runs
+from tests.support import program_runs
 
 if __name__ == "__main__":
     shared = os.environ.get(program_runs.SHARED_RUNS_ENV)

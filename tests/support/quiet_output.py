@@ -5,7 +5,7 @@ noise piling up in every failure report and in the log of a run (56 tracebacks o
 
 What counts as noise: a server's access log line, a socketserver traceback for a request, an
 asyncio future or task whose failure nobody read. Each is fixed where it is printed: a fake
-server's handler without a log (tests/quiet_http.py, log_message, tests/checkpoint/s3server.py),
+server's handler without a log (tests/support/quiet_http.py, log_message, tests/checkpoint/s3server.py),
 the failure handed to its caller marked as read (hyperpod_dpd/plan/engine.py).
 """
 
@@ -49,7 +49,7 @@ def pytest_runtest_makereport(item, call):
         if noisy:
             report.outcome = "failed"
             report.longrepr = (
-                f"{item.nodeid} passed but printed noise (tests/quiet_output.py):\n  "
+                f"{item.nodeid} passed but printed noise (tests/support/quiet_output.py):\n  "
                 + "\n  ".join(noisy)
                 + "\nSilence it where it is printed (a fake server's log_message or handle_error, "
                 "a future's failure read), not by capturing it."

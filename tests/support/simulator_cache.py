@@ -8,7 +8,7 @@ it names by its content, not its temporary path), the simulator program
 (hyperpod_dpd/advise/simulate.py) and the locked advise venv (requirements-advise.txt's pins,
 aisimulate's version among them). Change any of them and the answer is computed again. Only the
 configs nobody has asked for yet go to the real simulator, in one call, as `advise` sends them;
-the parallel workers take turns per config (tests/program_runs.py's `exclusive`), so a config is
+the parallel workers take turns per config (tests/support/program_runs.py's `exclusive`), so a config is
 simulated once per machine, not once per test and worker.
 
 Installed for the tests that run `advise` in process (tests/conftest.py) as engine.Session (one
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import ROOT
-from tests.program_runs import exclusive
+from tests.support.program_runs import exclusive
 
 CACHE = ROOT / "build" / "test-cache" / "aisimulate"
 Simulate = Callable[..., dict[str, Any]]

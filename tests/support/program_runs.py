@@ -1,5 +1,5 @@
 """Program runs shared by a test session: its parallel workers, the pytest a test starts
-(shared_runs_env) and the CLI processes a test starts (tests/cli_sharing_runs.py) all run a
+(shared_runs_env) and the CLI processes a test starts (tests/support/cli_sharing_runs.py) all run a
 config once and read each other's runs. No pytest here: a process a test starts imports this
 without it."""
 
