@@ -16,7 +16,7 @@ them), and each part's target: `make test` within 120 s on 2 cores.
 A fresh clone (`--clone-runs`, default 1; `--skip-clone` leaves it out): `git clone` of this
 checkout's HEAD (committed work only) into a temporary directory, then its `.ci/run` as CI runs
 it: no .venv and no build/ (the tool venvs, the policy pack, actionlint and the suite's caches
-such as the simulator's answers, tests/simulator_cache.py, all made from nothing); the download
+such as the simulator's answers, tests/support/simulator_cache.py, all made from nothing); the download
 caches (uv's, npm's) as this machine has them. Target: 180 s. `.ci/run` installs Prometheus with
 apt-get first where promtool is missing: that is timed too, but not on a machine that has it.
 
