@@ -6,7 +6,7 @@
 `make tools`, `make lint` (ruff, import contracts, Pulumi.yaml's config block, actionlint), the
 policy pack and the tool venvs (`make policy-pack loadtest-venv advise-venv scan-venv`: on a
 machine that has them, the cost of finding out nothing changed), and the suite (`pytest` as
-`make test` starts it, both workers). Each row: the median, min and max wall seconds and the
+`make test` starts it, every worker). Each row: the median, min and max wall seconds and the
 median CPU seconds (user + system of the part and every process it waited for), so a busy
 neighbour shows as wall time well above CPU / cores.
 
