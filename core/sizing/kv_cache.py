@@ -20,6 +20,13 @@ CHUNK_TOKENS = 256
 # tokens"): the typical prompt length assumed where none is given.
 DOCS_PROMPT_TOKENS = 6035
 
+
+def assumed_prompt_tokens(max_model_len: int) -> int:
+    """The typical prompt length where none is given: the docs' example, or the whole context
+    when that is shorter (vLLM refuses a prompt longer than --max-model-len)."""
+    return min(DOCS_PROMPT_TOKENS, max(max_model_len, 1))
+
+
 # The PD_BUFFER_SIZE of the DPD docs' example (819 whole chunks of Llama 3.3 70B at TP 8).
 DOCS_PD_BUFFER_BYTES = 8 * GIB
 # The rest of the docs' example worker: vLLM's --max-model-len and --gpu-memory-utilization.

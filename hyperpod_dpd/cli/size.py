@@ -53,8 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--prompt-tokens",
         type=int,
-        default=DOCS_PROMPT_TOKENS,
-        help="typical prompt length in tokens",
+        default=None,
+        help=f"typical prompt length in tokens (default: the AWS docs' example, {DOCS_PROMPT_TOKENS},"
+        " or --max-model-len if that is shorter, as the stack's endpoint.expectedPromptTokens)",
     )
     p.add_argument(
         "--pd-buffer",

@@ -12,7 +12,7 @@ from core.exits import EXIT_BAD_INPUT, EXIT_OK
 from core.json_output import dumps
 from core.sizing.catalog import GIB, SizingError, instance_spec, load_model
 from core.sizing.gpu_memory import OVERHEAD_BYTES, RoleBudget, worker_fit
-from core.sizing.kv_cache import buffer_in_chunks
+from core.sizing.kv_cache import assumed_prompt_tokens, buffer_in_chunks
 from core.sizing.report import SizingReport, size
 from core.units import parse_byte_size
 from core.vocabulary import DPD_ROLES
@@ -27,6 +27,8 @@ from core.worker_advice import (
 
 def run(args: argparse.Namespace, project_dir: Path | None) -> int:
     """Print the report; EXIT_BAD_INPUT naming the flag when the inputs cannot be sized."""
+    if args.prompt_tokens is None:  # as the settings take an unset expectedPromptTokens
+        args.prompt_tokens = assumed_prompt_tokens(args.max_model_len)
     try:
         report = size(
             load_model(args.model),

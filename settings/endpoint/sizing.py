@@ -9,7 +9,7 @@ from core.problems import ConfigProblem
 from core.sizing.catalog import GIB, INSTANCES, SizingError, load_model
 from core.sizing.gpu_memory import StepBudget, step_budget
 from core.sizing.gpu_types import gpu_spec
-from core.sizing.kv_cache import DOCS_PROMPT_TOKENS
+from core.sizing.kv_cache import assumed_prompt_tokens
 from core.sizing.report import SizingReport, size, validate_tp
 from core.vocabulary import PROJECT
 from settings.cluster.groups import InstanceGroups, gpu_groups, groups_with_role, instance_type_for
@@ -39,7 +39,7 @@ def size_endpoint(entry: EndpointEntry, groups: InstanceGroups) -> SizingReport 
         load_model(e.model),
         instance,
         tp=decoder.tensor_parallel_size.value,
-        prompt_tokens=e.expected_prompt_tokens or min(DOCS_PROMPT_TOKENS, max_len),
+        prompt_tokens=e.expected_prompt_tokens or assumed_prompt_tokens(max_len),
         pd_buffer_bytes=numbers.pd_buffer.value,
         gpu_memory_utilization=decoder.gpu_memory_utilization.value,
         max_model_len=max_len,

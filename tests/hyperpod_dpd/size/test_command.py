@@ -139,3 +139,15 @@ def test_the_defaults_and_the_shipped_stacks_raise_no_warning_of_their_own_buffe
 def _violations(plan_dir) -> list[str]:
     report = json.loads((plan_dir / "policy-report.json").read_text())
     return [v["message"] for v in report["violations"]]
+
+
+@pytest.mark.parametrize(("max_model_len", "assumed"), [(2048, 2048), (16384, 6035)])
+def test_without_prompt_tokens_the_prompt_fits_the_context_as_the_stack_assumes_it(
+    capsys, max_model_len, assumed
+):
+    """--prompt-tokens left out: the docs' example, or the whole context when that is shorter
+    (the settings assume the same for an unset endpoint.expectedPromptTokens), never a refusal
+    naming a flag the user did not give."""
+    argv = ["size", "--format", "json", "--max-model-len", str(max_model_len)]
+    assert cli.main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["promptTokens"] == assumed
