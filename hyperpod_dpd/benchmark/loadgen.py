@@ -153,6 +153,13 @@ class Progress:
         return None
 
 
+# How long aiperf gets to answer SIGINT (it writes what it measured, then exits: within a second
+# here) before SIGTERM ends it. aiperf 0.13 leaves a SIGINT unanswered while its services start
+# (one sent 3-4 s after its start ran on for over 40 s here; SIGTERM then ended it at once): a
+# Ctrl-C in that window waits this long, not longer.
+AIPERF_GRACE_SECONDS = 10
+
+
 def run_aiperf(run: LoadRun, venv: Path, log: Path) -> subprocess.CompletedProcess:
     """Run aiperf; its console goes to `log`, and its progress (Progress) to our stderr."""
     argv, env = command(run, venv)
@@ -186,6 +193,6 @@ def _run(argv: list[str], env: dict[str, str], run: LoadRun, log: Path):
                     print(f"  aiperf: {shown}", file=sys.stderr)
         except BaseException:
             # Interrupted (Ctrl-C, SIGTERM): aiperf and its workers must not run on alone.
-            children.stop(proc, grace=30)
+            children.stop(proc, grace=AIPERF_GRACE_SECONDS)
             raise
         return subprocess.CompletedProcess(proc.args, proc.wait())
