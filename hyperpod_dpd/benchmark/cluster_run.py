@@ -84,7 +84,7 @@ def model_bucket(args: argparse.Namespace, settings: Any, project_dir: Path) -> 
             ) from None
         raise BenchmarkArgError(
             "--bucket", MISSING, f"the model bucket's name ({exc})",
-            "pass --bucket NAME (pulumi stack output modelBucket)",
+            f"pass --bucket NAME (pulumi stack output modelBucket --stack {args.stack})",
         ) from None  # fmt: skip
 
 
@@ -160,7 +160,7 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
             endpoint=endpoint, timeout_seconds=int(args.timeout * 60),
             image=settings.jobs.image, pip_index_url=settings.jobs.pip_index_url,
         )  # fmt: skip
-        runner_exists(cluster, run)
+        runner_exists(cluster, run, args.stack)
     except ClusterError as exc:
         cluster.close()
         raise RunError(f"the cluster ({cluster.server}): {exc}") from None
@@ -199,7 +199,7 @@ def cluster_run(args: argparse.Namespace, project_dir: Path) -> int:
     return code
 
 
-def runner_exists(cluster: Any, run: ClusterRun) -> None:
+def runner_exists(cluster: Any, run: ClusterRun, stack: str) -> None:
     """The service account the Job runs as: `pulumi up` creates it (workloads/benchmark.py).
     Without it the Job would never get a pod, and only its deadline would say so."""
     try:
@@ -210,7 +210,7 @@ def runner_exists(cluster: Any, run: ClusterRun) -> None:
         raise BenchmarkArgError(
             "--stack", run.namespace, f"a stack whose cluster has service account "
             f"{run.namespace}/{run.service_account}",
-            "run `pulumi up` with this version of hyperpod-dpd first (it creates the account "
+            f"run `pulumi up --stack {stack}` with this version of hyperpod-dpd first (it creates the account "
             "and its role); is the kubeconfig's context the stack's cluster?",
         ) from None  # fmt: skip
 

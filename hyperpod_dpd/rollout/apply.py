@@ -10,7 +10,7 @@ from hyperpod_dpd.canary.command import Assessment
 from hyperpod_dpd.rollout.git_commit import CommitFailed
 from hyperpod_dpd.rollout.journal import clear_journal, write_journal
 from hyperpod_dpd.rollout.pulumi_stack import WEIGHTS_OUTPUT, StepFailed
-from hyperpod_dpd.rollout.report import Decision
+from hyperpod_dpd.rollout.report import Decision, update_name
 from hyperpod_dpd.rollout.routing import routing_of
 from hyperpod_dpd.rollout.state import RolloutState
 from hyperpod_dpd.rollout.steps import Step, weights_text
@@ -78,14 +78,14 @@ class Applying(RolloutState):
             ], a)  # fmt: skip
         if applied.weights != step.after:
             return self._stopped(before, [
-                f"after pulumi update {applied.version} the stack's {WEIGHTS_OUTPUT} output is "
+                f"after {update_name(self.stack, applied.version)} the stack's {WEIGHTS_OUTPUT} output is "
                 f"{applied.weights}, not the step's {weights_text(step.after)}"
             ], a)  # fmt: skip
         try:
             commit = self._commit(step, reasons, applied.version)
         except CommitFailed as exc:
             return self._stopped(before, [
-                f"pulumi update {applied.version} applied the step, but git refused its commit "
+                f"{update_name(self.stack, applied.version)} applied the step, but git refused its commit "
                 f"({exc}); run the rollout again to commit it"
             ], a)  # fmt: skip
         clear_journal(self.project_dir, self.stack)

@@ -34,6 +34,13 @@ EXITS = {
 FINAL = ("done", "rollback", "rolledBack", "stopped")
 
 
+def update_name(stack: str, version: object) -> str:
+    """A Pulumi update as the rollout names it: its version and the stack it ran on (`pulumi
+    stack history --stack STACK` lists it), never a bare "pulumi update N" that reads as a
+    command acting on whichever stack is selected."""
+    return f"update {version} of stack {stack}"
+
+
 @dataclass
 class Decision:
     decision: str
@@ -100,7 +107,7 @@ class Decision:
         if self.dry_run:
             done.append("dry run: nothing changed")
         if self.update is not None:
-            done.append(f"pulumi update {self.update}")
+            done.append(update_name(self.stack, self.update))
         if self.commit:
             done.append(f"commit {self.commit[:12]}")
         line = f"{self.at:%H:%M:%S} {self.stack} {self.decision}: {moved}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hyperpod_dpd.rollout.apply import Applying
 from hyperpod_dpd.rollout.git_commit import CommitFailed
 from hyperpod_dpd.rollout.journal import Journal, clear_journal
-from hyperpod_dpd.rollout.report import Decision
+from hyperpod_dpd.rollout.report import Decision, update_name
 from settings.stack_file import Stack
 
 
@@ -50,13 +50,13 @@ class Resuming(Applying):
             return None
         self.pulumi.set_weights(step.changed)
         try:
-            commit = self._commit(step, [f"pulumi update {last.version}"], last.version)
+            commit = self._commit(step, [update_name(self.stack, last.version)], last.version)
         except CommitFailed as exc:
-            return self._stopped(held, [f"the stack file took pulumi update {last.version}'s "
+            return self._stopped(held, [f"the stack file took {update_name(self.stack, last.version)}'s "
                                         f"weights; git refused their commit: {exc}"])  # fmt: skip
         return self._decision(
             "resume", held, [
-                f"pulumi update {last.version} applied the {step.verdict} {step.moves}, and the "
+                f"{update_name(self.stack, last.version)} applied the {step.verdict} {step.moves}, and the "
                 f"run that applied it stopped before {self.stack_file.name} took its weights: "
                 "written now"
             ], None, after=step.after, verdict=step.verdict, applied=True,

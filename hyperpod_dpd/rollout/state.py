@@ -16,7 +16,7 @@ from hyperpod_dpd.canary.command import Assessment, assess
 from hyperpod_dpd.rollout.git_commit import commit_stack_file
 from hyperpod_dpd.rollout.journal import clear_journal, state_dir
 from hyperpod_dpd.rollout.pulumi_stack import WEIGHTS_OUTPUT, PulumiStack
-from hyperpod_dpd.rollout.report import Decision
+from hyperpod_dpd.rollout.report import Decision, update_name
 from hyperpod_dpd.rollout.steps import Step, weights_text
 from settings.stack_file import Stack
 from specs.traffic_steps import reweighted, set_commands
@@ -89,7 +89,7 @@ class RolloutState:
         left = int(window - age.total_seconds())
         return (
             f"the weights {weights_text(held)} went live {int(age.total_seconds()) // 60} min "
-            f"ago (pulumi update {version}) and the window is {self.args.window}: a promotion "
+            f"ago ({update_name(self.stack, version)}) and the window is {self.args.window}: a promotion "
             f"judges a whole window at them; {left // 60 + 1} min to go"
         )
 
@@ -141,7 +141,7 @@ class RolloutState:
             f"{PROJECT}:traffic: {changed}",
         ]
         if version is not None:
-            lines.append(f"pulumi update {version} of stack {self.stack}")
+            lines.append(update_name(self.stack, version))
         return "\n".join(lines) + "\n"
 
     def calls(self, step: Step) -> list[str]:

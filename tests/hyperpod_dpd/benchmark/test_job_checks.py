@@ -79,7 +79,7 @@ def test_a_cluster_without_the_runner_account_is_refused_before_a_job_exists(
     monkeypatch.setattr("hyperpod_dpd.shared.kube.Cluster.from_kubeconfig", lambda *a, **k: cluster)
     assert main(_in_cluster_argv(ROOT, tmp_path, "--service", "http://x:1")) == 2
     err = capsys.readouterr().err
-    assert "hyperpod-dpd-benchmark/benchmark-runner" in err and "run `pulumi up`" in err
+    assert "hyperpod-dpd-benchmark/benchmark-runner" in err and "run `pulumi up --stack dev`" in err
     assert cluster.jobs == {} and cluster.closed
 
 

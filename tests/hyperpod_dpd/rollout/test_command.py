@@ -141,7 +141,7 @@ def test_a_failing_candidate_is_rolled_back_and_the_rollback_committed(world, pr
     code, out = rollout(project, prometheus.url, "--commit", capsys=capsys)
     assert code == EXIT_FAILED, out.err
     (line,) = out.out.splitlines()
-    assert " canary rollback: candidate 5% -> 0% (pulumi update 2, commit " in line
+    assert " canary rollback: candidate 5% -> 0% (update 2 of stack canary, commit " in line
     assert "Fisher's exact test" in line and "next: read the reasons in docs/alerts.md" in line
     assert weights(project) == {"baseline": 100, "candidate": 0}
     assert standin.stack()["deployed"]["outputs"]["trafficWeights"] == weights(project)
@@ -190,7 +190,7 @@ def test_a_promotion_waits_until_its_weights_have_served_a_whole_window(world, p
     assert code == EXIT_HOLD, out.err
     assert (
         " canary hold: candidate at 25%: the weights baseline=75,candidate=25 went live 0 min "
-        "ago (pulumi update 2) and the window is 30m" in out.out
+        "ago (update 2 of stack canary) and the window is 30m" in out.out
     )
     assert standin.commands().count("up") == 1
 
