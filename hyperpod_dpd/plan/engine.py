@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import hashlib
 import logging
 import runpy
 import sys
@@ -33,19 +32,13 @@ from pulumi.runtime.sync_await import _sync_await
 
 import infra
 from hyperpod_dpd.plan.fakes import AUTONAMED, FakeCloud
+from hyperpod_dpd.plan.wire_values import SECRET, SECRET_SIG, SIG_KEY, sanitize
 from infra.charts import offline
 from policies.gate import ADVISORY_LOG_PREFIX
 
 # The checkout whose `infra` package the program imports: asset paths are recorded relative to
 # it, so plans of two checkouts (a git worktree, a copied stack) compare equal.
 CODE_ROOT = Path(infra.__file__).resolve().parents[1]
-SECRET = "[secret]"
-UNKNOWN = "[unknown]"
-_SIG = rpc._special_sig_key
-_SECRET_SIG = rpc._special_secret_sig
-_RESOURCE_SIG = rpc._special_resource_sig
-_ASSET_SIGS = {rpc._special_asset_sig, rpc._special_archive_sig}
-_UNKNOWN_VALUE = rpc.UNKNOWN
 
 
 @dataclass
@@ -113,39 +106,6 @@ class ProgramRun:
         if len(matches) != 1:
             raise KeyError(f"{len(matches)} resources named {name!r}")
         return matches[0]
-
-
-def sanitize(value: Any, root: Path | None = None) -> Any:
-    """Wire values -> plain JSON: secrets hidden, resource references as URNs, file assets by
-    their path relative to the program and their content hash (Pulumi diffs assets by content,
-    so a checkout in another directory is no change)."""
-    if isinstance(value, dict):
-        sig = value.get(_SIG)
-        if sig == _SECRET_SIG:
-            return SECRET
-        if sig == _RESOURCE_SIG:
-            return value.get("urn")
-        if sig in _ASSET_SIGS:
-            return _asset(value, root)
-        return {k: sanitize(v, root) for k, v in value.items()}
-    if isinstance(value, list):
-        return [sanitize(v, root) for v in value]
-    if value == _UNKNOWN_VALUE:
-        return UNKNOWN
-    if isinstance(value, float) and value.is_integer():
-        return int(value)  # protobuf Structs carry every number as a double
-    return value
-
-
-def _asset(value: dict[str, Any], root: Path | None) -> dict[str, Any]:
-    out = {k: v for k, v in value.items() if k != _SIG}
-    path = out.get("path")
-    if isinstance(path, str) and Path(path).is_file():
-        file = Path(path).resolve()
-        out["sha256"] = hashlib.sha256(file.read_bytes()).hexdigest()
-        if root is not None and file.is_relative_to(root):
-            out["path"] = file.relative_to(root).as_posix()
-    return out
 
 
 class DuplicateUrnError(pulumi.RunError):
@@ -232,7 +192,7 @@ def _mark_secret(state: Any, keys: Any) -> None:
             continue  # absent, or secret already
         plain = json_format.MessageToDict(state.fields[key])
         state.fields[key].struct_value.Clear()
-        state.fields[key].struct_value.update({_SIG: _SECRET_SIG, "value": plain})
+        state.fields[key].struct_value.update({SIG_KEY: SECRET_SIG, "value": plain})
 
 
 class ProgramMocks(pulumi_mocks.Mocks):

@@ -21,7 +21,8 @@ from typing import Any
 
 import jsonschema
 
-from hyperpod_dpd.plan.engine import SECRET, UNKNOWN, ProgramRun, RecordedResource
+from hyperpod_dpd.plan.engine import ProgramRun, RecordedResource
+from hyperpod_dpd.plan.wire_values import SECRET, UNKNOWN
 from tests.cfn.mapping import EXEMPT, MAPPED, To
 from tests.cfn.rules import RULES
 from tests.support import tool_cache

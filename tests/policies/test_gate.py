@@ -12,7 +12,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from core import vocabulary as v
 from core.refs import is_ref, refs_in
 from hyperpod_dpd.cli import main
-from hyperpod_dpd.plan.engine import SECRET
+from hyperpod_dpd.plan.wire_values import SECRET
 from policies.gate import PolicyStop, judge, views
 from policies.rules import ResourceView, evaluate
 from policies.rules import views as rule_views

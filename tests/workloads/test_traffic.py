@@ -11,9 +11,9 @@ import pytest
 
 from core.vocabulary import BENCHMARK_NAMESPACE
 from hyperpod_dpd.diff.compare import diff_plans, load_plan
-from hyperpod_dpd.plan.engine import SECRET
 from hyperpod_dpd.plan.fakes import FakeCloud
 from hyperpod_dpd.plan.planner import make_plan
+from hyperpod_dpd.plan.wire_values import SECRET
 from tests.conftest import ROOT
 from tests.support.pinned_images import beside_tags
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pulumi.runtime import rpc
 
-from hyperpod_dpd.plan.engine import SECRET, sanitize
 from hyperpod_dpd.plan.fakes import FakeCloud, UnknownInvokeError
+from hyperpod_dpd.plan.wire_values import SECRET, sanitize
 from tests.conftest import run_stack, stack_raw
 
 
