@@ -25,13 +25,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import ROOT
 from tests.support.program_runs import exclusive
+from tests.support.tool_cache import kept_each
 
 CACHE = ROOT / "build" / "test-cache" / "aisimulate"
 Simulate = Callable[..., dict[str, Any]]
@@ -75,15 +75,15 @@ def cached(real: Simulate, cache: Path = CACHE) -> Simulate:
             # Sorted: two workers wanting overlapping configs take their locks in one order.
             for k in sorted(set(keys)):
                 held.enter_context(exclusive(cache / f"{k}.lock"))
-            known = {
-                k: json.loads(p.read_text()) for k in keys if (p := cache / f"{k}.json").exists()
-            }
-            missing = [(c, k) for c, k in zip(configs, keys, strict=True) if k not in known]
-            if missing:
-                answer = real([c for c, _ in missing])
-                for (_, k), result in zip(missing, answer["results"], strict=True):
-                    known[k] = {"engine": answer["engine"], "result": result}
-                    _write(cache / f"{k}.json", known[k])
+            by_key = dict(zip(keys, configs, strict=True))
+
+            def simulated(missing: list[str]) -> dict[str, Any]:
+                answer = real([by_key[k] for k in missing])
+                return {k: {"engine": answer["engine"], "result": result}
+                        for k, result in zip(missing, answer["results"], strict=True)}  # fmt: skip
+
+            known = kept_each(cache.name, {k: k for k in by_key}, simulated, lambda _: True,
+                              cache.parent)  # fmt: skip
         # Each config with its own id back, whichever call first had it simulated.
         results = [
             {**known[k]["result"], "id": c["id"]} for c, k in zip(configs, keys, strict=True)
@@ -124,9 +124,3 @@ def cached_session(real: type, cache: Path = CACHE) -> type:
             return self._held.__exit__(*exc)
 
     return CachedSession
-
-
-def _write(path: Path, entry: dict[str, Any]) -> None:
-    partial = path.with_suffix(f".{os.getpid()}.partial")
-    partial.write_text(json.dumps(entry))
-    partial.replace(path)
