@@ -35,7 +35,7 @@ from settings import ConfigError, StackSettings, parse_settings
 from specs.desired import desired_state
 from tests.conftest import ROOT, edit, stack_raw, write_project
 from tests.fix_hints.edits import apply, cli_value, parse_key, suggestions
-from tests.support.program_runs import exclusive, shared_runs_env
+from tests.support.program_runs import exclusive, shared_runs_env, write_whole
 
 NS = "hyperpod-dpd"
 
@@ -243,9 +243,7 @@ def _recorded_stacks(out: Path) -> tuple[tuple[str, bytes], ...]:
             recording = _record(out)
             for old in RECORDINGS.glob("*.pickle"):  # of a checkout as it no longer is
                 old.unlink()
-            partial = kept.with_suffix(f".{os.getpid()}.partial")
-            partial.write_bytes(recording)
-            partial.replace(kept)
+            write_whole(kept, recording)
         return _unique(kept.read_bytes())
 
 

@@ -41,6 +41,14 @@ def exclusive(lock_path: Path) -> Iterator[None]:
         yield
 
 
+def write_whole(path: Path, data: bytes) -> None:
+    """Write `path` aside, then rename it into place: a reader (another worker, a later session)
+    finds the whole file or none, never half of one."""
+    partial = path.with_suffix(f".{os.getpid()}.partial")
+    partial.write_bytes(data)
+    partial.replace(path)
+
+
 def provider_environment() -> tuple[tuple[str, str], ...]:
     """The variables the providers' SDKs read into their inputs (pulumi_aws_native's Provider
     takes sharedCredentialsFile from AWS_SHARED_CREDENTIALS_FILE): part of what a run depends
@@ -75,9 +83,7 @@ def shared_run(key: tuple, run):
         if path.exists() and READ_SHARED_RUNS:
             return pickle.loads(path.read_bytes())
         result = run()
-        partial = path.with_suffix(".partial")
-        partial.write_bytes(pickle.dumps(result))
-        partial.rename(path)
+        write_whole(path, pickle.dumps(result))
         return result
 
 

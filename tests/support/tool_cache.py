@@ -21,13 +21,13 @@ import functools
 import hashlib
 import importlib.metadata
 import json
-import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import ROOT
+from tests.support.program_runs import write_whole
 
 CACHE = ROOT / "build" / "test-cache"
 
@@ -86,6 +86,4 @@ def kept(
 
 
 def _write(path: Path, answer: Any) -> None:
-    partial = path.with_suffix(f".{os.getpid()}.partial")
-    partial.write_text(json.dumps(answer))
-    partial.replace(path)
+    write_whole(path, json.dumps(answer).encode())
