@@ -7,6 +7,7 @@ import functools
 import gc
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,17 @@ def pytest_collection_modifyitems(items):
     """Tests marked `long` first (stable otherwise): xdist hands tests out in this order, and a
     long test handed out last keeps one core busy while the other has nothing left to do."""
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
+def pytest_configure(config):
+    """SIGINT at Python's own handler in every process of the suite, as at a terminal. A suite
+    started in the background by a non-interactive shell (`make test &` in a script, nohup)
+    inherits SIGINT ignored (POSIX, asynchronous lists); every command a test starts would
+    inherit it too, and a Python started so installs no KeyboardInterrupt handler: the Ctrl-C
+    tests would judge a process no user's Ctrl-C ever reaches. A handled signal is back at its
+    default in a child (exec), where Python installs its handler."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_xdist_auto_num_workers(config):

@@ -5,7 +5,6 @@ what a user would find running after the command ended."""
 from __future__ import annotations
 
 import os
-import signal
 import time
 from pathlib import Path
 
@@ -69,15 +68,6 @@ def listening_ports() -> set[int]:
             if fields[3] == "0A":  # TCP_LISTEN
                 ports.add(int(fields[1].rsplit(":", 1)[1], 16))
     return ports
-
-
-def interruptible() -> None:
-    """Popen's preexec_fn for a child a test interrupts: SIGINT at its default disposition, as a
-    shell at a terminal starts a command. A suite started in the background by a
-    non-interactive shell (`make test &` in a script, nohup) inherits SIGINT ignored (POSIX,
-    asynchronous lists), and a Python started so installs no KeyboardInterrupt handler: the
-    test would judge a process no user's Ctrl-C ever reaches."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def catches_sigint(pid: int) -> bool:

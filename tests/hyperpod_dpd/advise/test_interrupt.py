@@ -21,7 +21,6 @@ def test_ctrl_c_ends_the_simulator_with_the_command(tmp_path):
         [sys.executable, "-m", "hyperpod_dpd.cli", "advise", "--isl", "4096", "--osl", "256",
          "--concurrency", "8,16,32", "--no-chart"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        preexec_fn=processes.interruptible,
     )  # fmt: skip
     try:
         simulator = processes.wait_for(

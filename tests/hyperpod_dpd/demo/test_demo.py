@@ -75,8 +75,8 @@ def test_ctrl_c_stops_every_server_the_demo_started(tmp_path):
     out = tmp_path / "demo"
     argv = [sys.executable, "-m", "hyperpod_dpd.cli", "demo", "--out", str(out),
             "--concurrency", "4", "--duration", "30"]  # fmt: skip
-    demo = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, preexec_fn=processes.interruptible)  # fmt: skip
+    demo = subprocess.Popen(argv, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     seen = []
     try:
         for line in demo.stdout:  # until the load runs against the first server

@@ -21,7 +21,6 @@ def _interrupted_plan(out, running):
     plan = subprocess.Popen(
         [sys.executable, "-m", "hyperpod_dpd.cli", "plan", "--stack", "dev", "--out", str(out)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=processes.interruptible,
     )  # fmt: skip
     try:
         processes.wait_for(lambda: running(plan.pid), 120, "the plan got under way")
