@@ -12,6 +12,13 @@ tokens`; each further token comes `tpot-ms` after the last. Two shapes of a real
 - disaggregated (`--interference 1`, the default): decode never waits for a prefill, and the
   first token waits `--transfer-ms` more for the KV cache to cross from prefiller to decoder.
 
+Like vLLM, whose automatic prefix caching is on by default (vllm-project/vllm
+tests/v1/engine/test_engine_args.py, test_prefix_caching_from_cli), it does not prefill a prompt
+again: a prompt it has served before (the whole prompt, here) takes `first-token-ms` (and the
+transfer) alone. `GET /metrics` counts the prompt tokens looked up and those found, as vLLM's
+`vllm:prefix_cache_queries` and `vllm:prefix_cache_hits` do: a benchmark whose prompts repeat
+shows there.
+
 With the environment variable HYPERPOD_DPD_API_KEY set, it refuses every /v1 request without
 `Authorization: Bearer <that key>` with 401, as the traffic split's listener does (specs/traffic/__init__.py).
 
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import hmac
 import json
 import os
@@ -36,20 +44,35 @@ from aiohttp import web
 from core import api_key
 from core.exits import EXIT_BAD_INPUT
 from hyperpod_dpd.benchmark.fake_timings import Timings, add_arguments, timings_of
+from specs.slo.series import PREFIX_CACHE_HITS, PREFIX_CACHE_QUERIES
 
 MODEL = "fake-llm"
 
 
 class Engine:
-    """Counts requests in prefill; decoding streams ask it how long their next token takes."""
+    """Counts requests in prefill; decoding streams ask it how long their next token takes.
+    Keeps the prompts it prefilled (its prefix cache, whole prompts) and what it found there."""
 
     def __init__(self, timings: Timings):
         self.timings = timings
         self.prefilling = 0
+        self.cached: set[str] = set()  # digests of the prompts prefilled
+        self.queried_tokens = 0
+        self.hit_tokens = 0
+
+    def cached_before(self, prompt: str, tokens: int) -> bool:
+        """Whether `prompt` was prefilled before (its KV kept), counting the lookup."""
+        digest = hashlib.sha256(prompt.encode()).hexdigest()
+        hit = digest in self.cached
+        self.cached.add(digest)
+        self.queried_tokens += tokens
+        self.hit_tokens += tokens if hit else 0
+        return hit
 
     async def prefill(self, prompt_tokens: int, arrived: float) -> None:
         """Until the first token is due: `ttft_ms` after the request `arrived` (loop time), so
-        reading and parsing the body is part of the time to first token, not added to it."""
+        reading and parsing the body is part of the time to first token, not added to it. A
+        cached prompt (prompt_tokens 0 to prefill) takes the first token's fixed time alone."""
         self.prefilling += 1
         loop = asyncio.get_running_loop()
         try:
@@ -74,14 +97,15 @@ class Engine:
             yield i
 
 
-def _prompt_tokens(body: dict) -> int:
-    words = 0
+def _prompt_text(body: dict) -> str:
+    """The messages' text, one message per line (content parts joined by spaces)."""
+    lines = []
     for message in body.get("messages") or []:
         content = message.get("content")
         if isinstance(content, list):  # content parts
             content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-        words += len(str(content or "").split())
-    return words
+        lines.append(str(content or ""))
+    return "\n".join(lines)
 
 
 def _chunk(created: int, delta: dict, finish: str | None = None, usage: dict | None = None):
@@ -105,13 +129,14 @@ async def chat(request: web.Request) -> web.StreamResponse:
         body = await request.json()
     except json.JSONDecodeError:
         return web.json_response({"error": {"message": "body is not JSON"}}, status=400)
-    prompt = _prompt_tokens(body)
+    text = _prompt_text(body)
+    prompt = len(text.split())
     out = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
     if out < 1:
         return web.json_response({"error": {"message": "max_tokens must be >= 1"}}, status=400)
     usage = {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}
     created = int(time.time())
-    await engine.prefill(prompt, arrived)
+    await engine.prefill(0 if engine.cached_before(text, prompt) else prompt, arrived)
     if not body.get("stream"):
         async for _ in engine.later_tokens(out):
             pass
@@ -138,6 +163,15 @@ async def models(_request: web.Request) -> web.Response:
     return web.json_response({"object": "list", "data": [{"id": MODEL, "object": "model"}]})
 
 
+async def metrics(request: web.Request) -> web.Response:
+    """The prefix cache's two counters, in Prometheus' text format, labelled as vLLM labels them."""
+    engine: Engine = request.app["engine"]
+    labels = f'{{model_name="{MODEL}",engine="0"}}'
+    lines = [f"{PREFIX_CACHE_QUERIES}{labels} {engine.queried_tokens}",
+             f"{PREFIX_CACHE_HITS}{labels} {engine.hit_tokens}"]  # fmt: skip
+    return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+
+
 def key_check(key: str):
     """A middleware refusing /v1 requests that do not present `key` (401, OpenAI-style body)."""
 
@@ -159,6 +193,7 @@ def app(timings: Timings, key: str | None = None) -> web.Application:
     application["engine"] = Engine(timings)
     application.router.add_post("/v1/chat/completions", chat)
     application.router.add_get("/v1/models", models)
+    application.router.add_get("/metrics", metrics)
     return application
 
 

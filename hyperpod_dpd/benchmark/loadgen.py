@@ -77,6 +77,14 @@ def aiperf_argv(run: LoadRun, venv: Path) -> list[str]:
         "--concurrency", ",".join(str(c) for c in run.levels),
         "--artifact-dir", str(run.artifacts), "--ui-type", "none",
         "--random-seed", "0",
+        # Every request's prompt its own from the first token: aiperf draws prompts from 100
+        # entries (--num-dataset-entries) and reuses them once a run has sent 100, and vLLM's
+        # automatic prefix caching, on by default (vllm-project/vllm
+        # tests/v1/engine/test_engine_args.py, test_prefix_caching_from_cli), would serve a
+        # reused prompt from its cache: no prefill, a first token too early in either mode.
+        # A marker of its own at token 0 of each (ai-dynamo/aiperf docs/reference/cache-bust.md),
+        # its tokens taken out of --isl: the prompt stays ISL tokens long.
+        "--cache-bust", "first_turn_prefix",
         # No DCGM or Prometheus scraping: neither is reachable from where this runs (a laptop,
         # a Job beside the router), and probing for them costs each level seconds.
         "--no-gpu-telemetry", "--no-server-metrics",

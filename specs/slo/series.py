@@ -57,6 +57,9 @@ RECEIVED_SOURCE = "external_kv_transfer"
 # cross-instance cache sharing"): on a DPD decoder, the KV the prefiller sent.
 EXTERNAL_QUERIES = _series("vllm:external_prefix_cache_queries", "counter")
 EXTERNAL_HITS = _series("vllm:external_prefix_cache_hits", "counter")
+# The engine's own prefix cache, in tokens: of the prompt tokens looked up, those found cached.
+PREFIX_CACHE_QUERIES = _series("vllm:prefix_cache_queries", "counter")
+PREFIX_CACHE_HITS = _series("vllm:prefix_cache_hits", "counter")
 
 
 def serving_pool(mode: str) -> str:

@@ -4,9 +4,11 @@ fake OpenAI-compatible servers (hyperpod_dpd/benchmark/fake_server.py) with know
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import pytest
 
 from core import api_key
 from hyperpod_dpd.benchmark.loadgen import ROOT, VENV, loadtest_venv
+from specs.slo.series import PREFIX_CACHE_HITS, PREFIX_CACHE_QUERIES
 from tests.support.program_runs import exclusive
 
 SERVER = "hyperpod_dpd.benchmark.fake_server"
@@ -64,6 +67,17 @@ class FakeServer:
                     raise AssertionError(f"fake server exited: {out}") from None
                 time.sleep(0.05)
         raise AssertionError("fake server did not start in 30 s")
+
+    def prefix_cache(self) -> dict[str, int]:
+        """The prompt tokens the server looked up in its prefix cache, and found (its /metrics,
+        vLLM's two counters)."""
+        with urllib.request.urlopen(f"{self.url}/metrics", timeout=10) as answer:
+            text = answer.read().decode()
+        counts = {}
+        for name, series in (("queries", PREFIX_CACHE_QUERIES), ("hits", PREFIX_CACHE_HITS)):
+            (value,) = re.findall(rf"^{re.escape(series)}{{[^}}]*}} (\d+)$", text, re.M)
+            counts[name] = int(value)
+        return counts
 
     def stop(self) -> None:
         self.process.terminate()

@@ -1,7 +1,8 @@
 """`benchmark run --stack S` without --target, the whole run for real: the Job's own command
 from its ConfigMap's files against a local S3 and a local streaming server that wants the
 traffic split's API key, a sweep of two concurrencies, with its S3 requests held to what its
-role allows; the shipped program alone refusing a missing tokenizer; and on SIGTERM (its
+role allows, and no prompt sent twice (the sweep's 120 requests are more than aiperf's 100
+prompts: reused, a real vLLM would answer them from its prefix cache); the shipped program alone refusing a missing tokenizer; and on SIGTERM (its
 deadline) stopping aiperf and uploading what it has."""
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
     _stage_tokenizer(bucket, prefix)
     # The endpoint wants the traffic split's key, which the pod takes from the stack's Secret.
     key = "k" * 48
-    server = fake_server(key=key, first_token_ms=20, prefill_ms_per_token=0.1, tpot_ms=5)
+    server = fake_server(key=key, first_token_ms=5, prefill_ms_per_token=0.1, tpot_ms=1)
     cluster = FakeCluster(tmp_path / "pod", s3_env)
     cluster.secrets[(BENCHMARK_NAMESPACE, api_key.SECRET_NAME)] = {api_key.SECRET_KEY: key}
     (tmp_path / "pod").mkdir()
@@ -80,7 +81,7 @@ def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
     code = main([
         "benchmark", "run", "--stack", "dev", "--project-dir", str(ROOT), "--bucket", bucket,
         "--service", server.url, "--kubeconfig", str(kubeconfig), "--poll-interval", "0.2",
-        "--scenario", "D(64,8)", "--concurrency", "1,2", "--requests", "4", "--out", str(out),
+        "--scenario", "D(64,8)", "--concurrency", "1,2", "--requests", "60", "--out", str(out),
     ])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 0, err
@@ -99,8 +100,10 @@ def test_an_in_cluster_run_measures_the_endpoint_and_lands_in_s3_and_out(
     # The sweep: each level its own aiperf summary (concurrency_<c>/), each request served.
     assert list(results["levels"]) == ["1", "2"]
     for level in results["levels"].values():
-        assert level["errors"] == 0 and level["requests"] == 4 and level["outputTokens"] == 8
-    assert "  |   aiperf: concurrency 2: 4 requests in" in err
+        assert level["errors"] == 0 and level["requests"] == 60 and level["outputTokens"] == 8
+    assert "  |   aiperf: concurrency 2: 60 requests in" in err
+    # Each of the 120 prompts prefilled, none found in the server's prefix cache, each 64 tokens.
+    assert server.prefix_cache() == {"queries": 120 * 64, "hits": 0}
     # ... in the bucket under benchmarks/<run id>/, and copied from there to --out.
     s3 = boto3.client("s3", region_name=REGION)
     keys = {o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]}
