@@ -8,7 +8,7 @@ takes the duration in seconds and counts input tokens exactly with a local token
 
 With an API key (the traffic split's, core/api_key.py), aiperf sends it as `Authorization: Bearer
 <key>` (its `--api-key`). The key never sits on a command line (which `ps` shows to anyone on the
-machine): aiperf is started as `python -c KEYED_START <flags>`, which takes the key from the
+machine): aiperf is started as `python -c START <flags>`, which takes the key from the
 environment and hands it to aiperf's own command line parser in memory; aiperf passes it to its
 workers through their environment and leaves it out of every file it writes.
 """
@@ -96,12 +96,31 @@ def aiperf_argv(run: LoadRun, venv: Path) -> list[str]:
     return argv
 
 
-# aiperf's own console script, with the key from the environment appended to its flags in memory
-# (and taken out of the environment its workers inherit: aiperf hands them the key itself).
-KEYED_START = (
-    "import os, sys; from aiperf.cli import app; sys.argv[0] = 'aiperf'; "
-    f"sys.argv += ['--api-key', os.environ.pop({api_key.ENV!r})]; sys.exit(app())"
-)
+# aiperf's own console script, run by the venv's Python with two things done first:
+# - Where processes start by fork (Linux), the tokenizer's code is imported before aiperf forks
+#   its services. aiperf's dataset manager, record processor and tokenizer check each import
+#   transformers (~0.9 s of CPU each) after the fork; imported once before it, they share it.
+#   A 1-second level took 4.5 CPU-s instead of 6.2 here. Where processes spawn (macOS), each
+#   imports its own, and the parent does not. Its advice that PyTorch is missing (a tokenizer
+#   needs none) is kept out of aiperf's log, as the services' own imports keep it out.
+# - The key, if any, is taken from the environment and appended to aiperf's flags in memory
+#   (and out of the environment its workers inherit: aiperf hands them the key itself).
+START = f"""\
+import multiprocessing, os, sys
+if multiprocessing.get_all_start_methods()[0] == "fork":
+    ours = "TRANSFORMERS_NO_ADVISORY_WARNINGS" not in os.environ
+    os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"] = "1"
+    import tokenizers, transformers.models.auto.tokenization_auto
+    from transformers import PreTrainedTokenizerFast
+    if ours:
+        del os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"]
+from aiperf.cli import app
+sys.argv[0] = "aiperf"
+key = os.environ.pop({api_key.ENV!r}, None)
+if key:
+    sys.argv += ["--api-key", key]
+sys.exit(app())
+"""
 
 
 def command(run: LoadRun, venv: Path) -> tuple[list[str], dict[str, str]]:
@@ -110,9 +129,8 @@ def command(run: LoadRun, venv: Path) -> tuple[list[str], dict[str, str]]:
     argv, env = aiperf_argv(run, venv), foreign_env()
     env.pop(api_key.ENV, None)
     if run.key:
-        argv = [str(venv / "bin" / "python"), "-c", KEYED_START, *argv[1:]]
         env[api_key.ENV] = run.key
-    return argv, env
+    return [str(venv / "bin" / "python"), "-c", START, *argv[1:]], env
 
 
 def export_of(artifacts: Path, level: int, levels: list[int]) -> Path:

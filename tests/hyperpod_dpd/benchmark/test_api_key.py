@@ -9,7 +9,7 @@ runs the same code (run.execute) a laptop does."""
 from __future__ import annotations
 
 from core import api_key
-from hyperpod_dpd.benchmark.loadgen import KEYED_START, LoadRun, command
+from hyperpod_dpd.benchmark.loadgen import START, LoadRun, command
 from hyperpod_dpd.benchmark.scenario import Scenario, StopRule
 from hyperpod_dpd.cli import main
 
@@ -23,13 +23,14 @@ def _load(tmp_path, key):
 
 def test_the_key_goes_to_aiperf_through_its_environment_not_its_command_line(tmp_path):
     argv, env = command(_load(tmp_path, KEY), tmp_path / "venv")
-    assert argv[:3] == [str(tmp_path / "venv" / "bin" / "python"), "-c", KEYED_START]
+    assert argv[:3] == [str(tmp_path / "venv" / "bin" / "python"), "-c", START]
     assert argv[3] == "profile" and KEY not in " ".join(argv)
     assert env[api_key.ENV] == KEY
     assert KEY not in repr(_load(tmp_path, KEY))
-    # Without a key: aiperf's own script, and no key inherited from the caller's environment.
+    # Without a key: no key inherited from the caller's environment.
     argv, env = command(_load(tmp_path, None), tmp_path / "venv")
-    assert argv[0].endswith("/bin/aiperf") and api_key.ENV not in env
+    assert argv[:3] == [str(tmp_path / "venv" / "bin" / "python"), "-c", START]
+    assert api_key.ENV not in env
 
 
 def test_without_the_key_the_run_stops_saying_how_to_get_it(
