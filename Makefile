@@ -111,13 +111,16 @@ test: tools lint policy-pack loadtest-venv advise-venv scan-venv
 # On demand, never in `make test`: numbers, not assertions. The plan and command start-up against
 # the SDK's floor (PLAN_BENCH_ARGS="--runs 5"), then the checkpoint upload against its peers
 # (BENCH_ARGS="--runs 5 --shard-size 1GiB"), then one `advise` over the whole grid (ADVISE_BENCH_ARGS),
-# then .venv's set-up with pip against uv, cold and warm caches (INSTALL_BENCH_ARGS="--runs 3"),
+# then one aiperf level as `benchmark run` starts it against aiperf's own script
+# (AIPERF_BENCH_ARGS="--runs 5"), then .venv's set-up with pip against uv, cold and warm caches
+# (INSTALL_BENCH_ARGS="--runs 3"),
 # then `make test` part by part and a fresh clone's .ci/run (SUITE_BENCH_ARGS="--runs 3
 # --clone-runs 1", or "--skip-clone"; commit first: the clone is of HEAD).
-bench: $(STAMP) advise-venv
+bench: $(STAMP) advise-venv loadtest-venv
 	$(BIN)/python -m bench.plan $(PLAN_BENCH_ARGS)
 	$(BIN)/python -m bench.checkpoint_upload $(BENCH_ARGS)
 	$(BIN)/python -m bench.advise $(ADVISE_BENCH_ARGS)
+	$(BIN)/python -m bench.aiperf_start $(AIPERF_BENCH_ARGS)
 	$(BIN)/python -m bench.install $(INSTALL_BENCH_ARGS)
 	$(BIN)/python -m bench.suite $(SUITE_BENCH_ARGS)
 
