@@ -92,14 +92,19 @@ class Session:
             text=True,
             env=foreign_env(PYTHONDONTWRITEBYTECODE="1"),
         )
-        # Its stderr is read beside the answers, or a full pipe would stall it mid-request.
-        progress = Progress("advise: simulating")
         self._stopping = threading.Event()
-        self._relay = threading.Thread(
-            target=_relay, args=(self.proc.stderr, progress, self._stopping)
-        )
-        self._relay.daemon = True
-        self._relay.start()
+        try:
+            # Its stderr is read beside the answers, or a full pipe would stall it mid-request.
+            progress = Progress("advise: simulating")
+            self._relay = threading.Thread(
+                target=_relay, args=(self.proc.stderr, progress, self._stopping)
+            )
+            self._relay.daemon = True
+            self._relay.start()
+        except BaseException:  # interrupted before the block that would stop it has begun
+            self._stopping.set()
+            children.stop(self.proc)
+            raise
         return self
 
     def simulate(self, configs: list[dict[str, Any]]) -> dict[str, Any]:

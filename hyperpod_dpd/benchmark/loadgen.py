@@ -210,9 +210,9 @@ def _run(argv: list[str], env: dict[str, str], run: LoadRun, log: Path):
         proc = children.start(
             argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         )
-        assert proc.stdout is not None
-        progress = Progress(run.levels)
         try:
+            assert proc.stdout is not None
+            progress = Progress(run.levels)
             for line in proc.stdout:
                 out.write(line)
                 if shown := progress.line(line):

@@ -6,6 +6,11 @@ native code (the simulator's pandas and pyarrow imports, a load generator's work
 may take its time to notice, or not notice at all when the signal reached the parent alone
 (`kill -INT <pid>`, a CI runner's cancel). The parent, which sees KeyboardInterrupt, ends the
 child's group itself (`stop`) and waits for it, so nothing the command started outlives it.
+
+That needs the parent to know the child: an interrupt that lands while `subprocess.Popen` is
+still starting it (the child runs, Popen has not returned it yet) would leave a child no one
+stops. `start` holds SIGINT and SIGTERM back while it starts one (in the main thread, where
+Python runs signal handlers): one that came meanwhile stops the new child, then is delivered.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -20,9 +26,40 @@ from typing import Any
 GRACE_SECONDS = 5.0
 
 
+HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 def start(argv: list[str], **popen: Any) -> subprocess.Popen:
-    """`subprocess.Popen(argv, **popen)` in a new session (its own process group)."""
-    return subprocess.Popen(argv, start_new_session=True, **popen)
+    """`subprocess.Popen(argv, **popen)` in a new session (its own process group), started
+    whole or not at all: an interrupt while it starts stops it, then reaches the caller."""
+    came: list[int] = []
+    held = _hold(came)
+    proc = None
+    try:
+        proc = subprocess.Popen(argv, start_new_session=True, **popen)
+    finally:
+        for sig, handler in held.items():
+            signal.signal(sig, handler)
+        if came:
+            if proc is not None:
+                stop(proc)
+            for sig in dict.fromkeys(came):
+                signal.raise_signal(sig)  # the caller's own handler (Ctrl-C: KeyboardInterrupt)
+    return proc
+
+
+def _hold(came: list[int]) -> dict[int, Any]:
+    """Hold back the signals a handler of Python's own would act on (noting them in `came`);
+    the handlers they replaced. Nothing is held outside the main thread, where Python runs no
+    handler, or for a signal left at its default or ignored (no KeyboardInterrupt to hold)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    held = {}
+    for sig in HELD_SIGNALS:
+        handler = signal.getsignal(sig)
+        if callable(handler):
+            held[sig] = signal.signal(sig, lambda number, _frame: came.append(number))
+    return held
 
 
 def stop(proc: subprocess.Popen, grace: float = GRACE_SECONDS) -> None:

@@ -49,3 +49,24 @@ def test_an_interrupt_ends_the_simulator_at_once():
         simulator.proc.stdin.flush()
         raise KeyboardInterrupt
     assert simulator.proc.poll() is not None  # terminated mid-request, not left simulating
+
+
+def test_an_interrupt_while_it_starts_ends_the_simulator_too(monkeypatch):
+    """Ctrl-C after the simulator started, before the block that stops it has begun (Session
+    still setting up): the process is stopped all the same."""
+    started = []
+    real_start = engine.children.start
+
+    def start(*args, **kwargs):
+        started.append(real_start(*args, **kwargs))
+        return started[-1]
+
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine.children, "start", start)
+    monkeypatch.setattr(engine, "Progress", interrupted)
+    with pytest.raises(KeyboardInterrupt), engine.Session():
+        pass
+    (proc,) = started
+    assert proc.poll() is not None

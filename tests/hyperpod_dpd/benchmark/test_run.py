@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from hyperpod_dpd.benchmark import loadgen
 from hyperpod_dpd.benchmark.fake_timings import Timings, add_arguments, timings_of
 from hyperpod_dpd.benchmark.loadgen import LoadRun, aiperf_argv
 from hyperpod_dpd.benchmark.run import tokenizer_dir
@@ -63,3 +64,27 @@ def test_a_tokenizer_json_hands_aiperf_its_directory(monkeypatch):
     load = LoadRun("http://x", given, "m", Scenario(8, 2), [1], StopRule(requests=1), Path("a"))
     argv = aiperf_argv(load, Path("venv"))
     assert argv[argv.index("--tokenizer") + 1] == str(WORD_TOKENIZER.resolve())
+
+
+def test_an_interrupt_as_aiperf_starts_stops_it(monkeypatch, tmp_path):
+    """Ctrl-C after aiperf started, before its output is read (the progress being set up):
+    aiperf and its group are stopped, not left loading the endpoint."""
+    started = []
+    real_start = loadgen.children.start
+
+    def start(_argv, **popen):  # a process that would run on, in aiperf's place
+        started.append(real_start(["sleep", "60"], **popen))
+        return started[-1]
+
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(loadgen.children, "start", start)
+    monkeypatch.setattr(loadgen, "Progress", interrupted)
+    load = LoadRun("http://x", WORD_TOKENIZER, "m", Scenario(8, 2), [1], StopRule(requests=1),
+                   tmp_path / "a")  # fmt: skip
+    monkeypatch.setattr(loadgen, "AIPERF_GRACE_SECONDS", 0.1)
+    with pytest.raises(KeyboardInterrupt):
+        loadgen.run_aiperf(load, tmp_path / "venv", tmp_path / "aiperf.log")
+    (proc,) = started
+    assert proc.poll() is not None
