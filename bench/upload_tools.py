@@ -29,10 +29,6 @@ AWS_SAME_CHECKSUM = "aws s3 sync " + " ".join(SAME_CHECKSUM)
 
 def bench_venv(requirements: Path) -> Path:
     """The bin/ of the venv of `requirements` (see PEER_VENVS), (re)built when the lock changes."""
-    if not (PEER_VENVS[requirements] / ".requirements").exists():
-        print(
-            f"installing {requirements.name} into {PEER_VENVS[requirements]} ...", file=sys.stderr
-        )
     return venv_from(requirements, PEER_VENVS[requirements]) / "bin"
 
 

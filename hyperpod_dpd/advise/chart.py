@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -149,8 +148,6 @@ def chart_data(
 
 
 def draw(data: dict, out: Path, venv: Path = ROOT / "build" / "loadtest-venv") -> Path:
-    if not (venv / ".requirements").exists():
-        print(f"building {venv} for the chart (once; a few minutes)", file=sys.stderr)
     venv = venv_from(ROOT / "requirements-loadtest.txt", venv)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:

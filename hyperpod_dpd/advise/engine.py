@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -31,8 +30,6 @@ def advise_venv(venv: Path = VENV, requirements: Path = REQUIREMENTS) -> Path:
     byte-compiled: the simulator runs with PYTHONDONTWRITEBYTECODE (Session), and compiling what
     it imports (pandas, pyarrow, pydantic, aisimulate) tripled each start (1.9 s CPU, 0.6 s
     compiled)."""
-    if not (venv / ".requirements").exists():
-        print(f"building {venv} from {requirements.name} (once; a minute)", file=sys.stderr)
     return venv_from(requirements, venv, compiled=True)
 
 

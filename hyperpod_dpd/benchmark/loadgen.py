@@ -34,8 +34,6 @@ VENV = ROOT / "build" / "loadtest-venv"
 
 def loadtest_venv(venv: Path = VENV, requirements: Path = REQUIREMENTS) -> Path:
     """`venv` holding exactly `requirements`, built on first use and rebuilt when it changes."""
-    if not (venv / ".requirements").exists():
-        print(f"building {venv} from {requirements.name} (once; a few minutes)", file=sys.stderr)
     return venv_from(requirements, venv)
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 
@@ -18,6 +17,7 @@ from hyperpod_dpd.shared import venvs
 from settings import parse_settings
 from specs import staging
 from tests.conftest import ROOT, stack_raw
+from tests.support.venv_builds import recorded_builds
 
 SHA = "--hash=sha256:" + "0" * 64
 
@@ -90,20 +90,6 @@ def test_an_install_not_pinned_by_hash_is_caught(script, files, problem):
     assert any(problem in p for p in pip_problems(script, files))
 
 
-def _recorded(monkeypatch, uv: str | None) -> list[list[str]]:
-    """The commands venv_from runs (nothing is run), with uv found at `uv` or not at all."""
-    commands: list[list[str]] = []
-
-    def run(argv, check):
-        commands.append(argv)
-        if argv[1:3] == ["-m", "venv"] or argv[1:2] == ["venv"]:
-            Path(argv[-1]).mkdir()
-
-    monkeypatch.setattr(venvs.subprocess, "run", run)
-    monkeypatch.setattr(venvs, "uv_binary", lambda: uv)
-    return commands
-
-
 def test_aiperf_venv_in_the_benchmark_job_is_installed_by_hash(tmp_path, monkeypatch):
     shipped = benchmark.code_files()["requirements-loadtest.txt"]
     assert is_hash_pinned(shipped), unhashed_lines(shipped)
@@ -113,7 +99,7 @@ def test_aiperf_venv_in_the_benchmark_job_is_installed_by_hash(tmp_path, monkeyp
     assert is_hash_pinned(laptop), unhashed_lines(laptop)
     assert venvs.requirement_set(shipped) == venvs.requirement_set(laptop)
     # The Job's image has no uv: pip, every file checked against its hash, nothing resolved.
-    commands = _recorded(monkeypatch, uv=None)
+    commands = recorded_builds(monkeypatch, uv=None)
     (tmp_path / "job.txt").write_text(shipped)
     venvs.venv_from(tmp_path / "job.txt", tmp_path / "job-venv")
     (install,) = [c for c in commands if "install" in c]
@@ -123,7 +109,7 @@ def test_aiperf_venv_in_the_benchmark_job_is_installed_by_hash(tmp_path, monkeyp
         str(tmp_path / "job.txt"),
     ]
     # A laptop syncs its universal lock with uv: exactly the lock, by hash.
-    commands = _recorded(monkeypatch, uv="/x/uv")
+    commands = recorded_builds(monkeypatch, uv="/x/uv")
     (tmp_path / "laptop.txt").write_text(laptop)
     venvs.venv_from(tmp_path / "laptop.txt", tmp_path / "laptop-venv")
     (sync,) = [c for c in commands if "sync" in c]
@@ -139,7 +125,7 @@ def test_aiperf_venv_in_the_benchmark_job_is_installed_by_hash(tmp_path, monkeyp
 
 
 def test_a_requirements_file_that_is_not_a_lock_builds_no_venv(tmp_path, monkeypatch):
-    commands = _recorded(monkeypatch, uv="/x/uv")
+    commands = recorded_builds(monkeypatch, uv="/x/uv")
     (tmp_path / "loose.txt").write_text(f"aiperf==0.13.0 {SHA}\nmatplotlib>=3\n")
     with pytest.raises(ValueError, match=r"matplotlib>=3.*make lock"):
         venvs.venv_from(tmp_path / "loose.txt", tmp_path / "venv")
@@ -172,7 +158,7 @@ def test_the_advise_venv_is_byte_compiled_as_it_is_installed(tmp_path, monkeypat
     installed without its bytecode would compile pandas, pyarrow and aisimulate at every start."""
     from hyperpod_dpd.advise.engine import REQUIREMENTS, advise_venv
 
-    commands = _recorded(monkeypatch, uv="/x/uv")
+    commands = recorded_builds(monkeypatch, uv="/x/uv")
     advise_venv(tmp_path / "advise-venv", REQUIREMENTS)
     (sync,) = [c for c in commands if "sync" in c]
     assert "--compile-bytecode" in sync
