@@ -251,6 +251,8 @@ def _simulator_answers_kept_by_their_inputs():
     from hyperpod_dpd.advise import engine
     from tests.support.simulator_cache import cached_session
 
+    session = cached_session(engine.Session)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine, "Session", cached_session(engine.Session))
+        mp.setattr(engine, "Session", session)
         yield
+    session.SHARED.close()  # the one real simulator the commands shared, if one was started

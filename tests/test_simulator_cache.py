@@ -99,37 +99,84 @@ def test_a_venv_of_the_callers_is_not_answered_from_the_cache(tmp_path):
 
 
 class Session:
-    """A stand-in for engine.Session that counts the simulators started and what each is asked."""
+    """A stand-in for engine.Session that counts the simulators started and what each is asked;
+    a config {"tp": 0} fails the request, as a simulator that died would."""
 
     started: ClassVar[list[Session]] = []
 
     def __init__(self, venv=None):
         self.simulator = Simulator()
-        self.ended = False
+        self.venv = venv
+        self.ended = None
 
     def __enter__(self):
         Session.started.append(self)
         return self
 
     def simulate(self, configs):
+        if any(c["config"]["tp"] == 0 for c in configs):
+            raise RuntimeError("the simulator exited 1")
         return self.simulator(configs)
 
     def __exit__(self, *exc):
-        self.ended = True
+        self.ended = exc[0] or "closed"
+
+
+@pytest.fixture
+def sessions(tmp_path, monkeypatch):
+    """A CachedSession class over the stand-in, its shared simulator closed at the end."""
+    monkeypatch.setattr(Session, "started", [])
+    cached = cached_session(Session, tmp_path / "cache")
+    yield cached
+    cached.SHARED.close()
 
 
 @pytest.mark.usefixtures("inputs")
-def test_a_session_starts_a_simulator_only_for_a_config_never_asked_for(tmp_path, monkeypatch):
-    monkeypatch.setattr(Session, "started", [])
-    cached = cached_session(Session, tmp_path / "cache")
-    with cached() as session:
+def test_a_session_starts_a_simulator_only_for_a_config_never_asked_for(sessions):
+    with sessions() as session:
         session.simulate(_configs(4, 8))
         session.simulate(_configs(8, 2))  # one simulator for the whole command
         assert session.engine == {"name": "aisimulate", "version": "0.13.0"}
     [first] = Session.started
-    assert first.simulator.asked == [["TP4", "TP8"], ["TP2"]] and first.ended
-    with cached() as session:
+    assert first.simulator.asked == [["TP4", "TP8"], ["TP2"]]
+    with sessions() as session:
         again = session.simulate(_configs(2, 4, prefix="x"))
     assert len(Session.started) == 1  # all known: none started
     assert [r["id"] for r in again["results"]] == ["x0@0", "x1@0"]
     assert session.engine == {"name": "aisimulate", "version": "0.13.0"}
+
+
+@pytest.mark.usefixtures("inputs")
+def test_the_commands_share_one_simulator_until_the_suite_ends(sessions):
+    """A cold cache paid a simulator's start (its import and kernel tables) once per command
+    that missed: every command now asks the one the first miss started."""
+    with sessions() as session:
+        session.simulate(_configs(4))
+    with sessions() as session:
+        session.simulate(_configs(2))
+    [shared] = Session.started
+    assert shared.simulator.asked == [["TP4"], ["TP2"]] and shared.ended is None
+    sessions.SHARED.close()
+    assert shared.ended == "closed"  # its stdin closed: it exits after its last answer
+
+
+@pytest.mark.usefixtures("inputs")
+def test_a_failed_request_ends_the_shared_simulator_and_the_next_starts_another(sessions):
+    """Its answer to a request that failed or was interrupted may still come: the next command
+    must not read it as its own."""
+    with pytest.raises(RuntimeError), sessions() as session:
+        session.simulate(_configs(0))
+    [failed] = Session.started
+    assert failed.ended is RuntimeError
+    with sessions() as session:
+        answer = session.simulate(_configs(8))
+    assert len(Session.started) == 2 and answer["results"][0]["summary"]
+
+
+@pytest.mark.usefixtures("inputs")
+def test_a_session_in_a_venv_of_its_own_has_a_simulator_of_its_own(sessions, tmp_path):
+    venv = tmp_path / "other-venv"
+    with sessions(venv) as session:
+        session.simulate(_configs(4))
+    [own] = Session.started
+    assert own.venv == venv and own.ended == "closed"  # ended with its command

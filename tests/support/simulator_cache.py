@@ -13,11 +13,12 @@ simulated once per machine, not once per test and worker.
 
 Installed for the tests that run `advise` in process (tests/conftest.py) as engine.Session (one
 simulator for a whole command): a session whose every config is known starts no simulator at all
-(its start, loading aisimulate and its tables, costs more CPU than most answers); one with a new
-config starts the real one on that request and keeps it for the command's later requests. A test
-that judges the simulator's process itself (its progress, its failure, an interrupt) runs the
-command as a subprocess, which this does not touch, or asks for the real Session
-(tests/hyperpod_dpd/advise/test_engine.py). `rm -r build/test-cache` forgets every answer.
+(its start, loading aisimulate and its tables, costs more CPU than most answers); the new configs
+of every session go to one real simulator per test process, started at the first of them and
+ended with the suite (tests/support/shared_simulator.py). A test that judges the simulator's
+process itself (its progress, its failure, an interrupt) runs the command as a subprocess, which
+this does not touch, or asks for the real Session (tests/hyperpod_dpd/advise/test_engine.py).
+`rm -r build/test-cache` forgets every answer.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 
 from tests.conftest import ROOT
 from tests.support.program_runs import exclusive
+from tests.support.shared_simulator import SharedSimulator
 from tests.support.tool_cache import kept_each
 
 CACHE = ROOT / "build" / "test-cache" / "aisimulate"
@@ -94,20 +96,26 @@ def cached(real: Simulate, cache: Path = CACHE) -> Simulate:
 
 
 def cached_session(real: type, cache: Path = CACHE) -> type:
-    """engine.Session (`real`) answering known configs from `cache`, started only when asked for
-    a config the cache does not hold."""
+    """engine.Session (`real`) answering known configs from `cache`, and the others from the
+    one real simulator all its sessions share (SHARED: tests/support/shared_simulator.py),
+    started only when asked for a config the cache does not hold. A session with a venv of the
+    caller's starts a simulator of its own in that venv."""
+    shared = SharedSimulator(real)
 
     class CachedSession:
         REAL = real
+        SHARED = shared
 
         def __init__(self, venv: Path | None = None) -> None:
             self.venv = venv
             self.engine: dict[str, Any] | None = None
-            self.started: Any = None  # the real session, once a request needed it
+            self.started: Any = None  # the real session of its own venv, once one was needed
             self._held = contextlib.ExitStack()
             self._simulate = cached(self._real_simulate, cache)
 
         def _real_simulate(self, configs: list[dict[str, Any]], venv: Path | None = None):
+            if self.venv is None:
+                return shared.simulate(configs)
             if self.started is None:
                 self.started = self._held.enter_context(real(self.venv))
             return self.started.simulate(configs)
