@@ -1,6 +1,7 @@
 """aisimulate in its own venv (build/advise-venv, from requirements-advise.txt, built on first use
 and rebuilt when it was built otherwise: hyperpod_dpd/shared/venvs.py), spoken to as a
-subprocess: JSON in, JSON out (simulate.py). No module of the project imports aisimulate; only simulate.py runs beside it."""
+subprocess: JSON in, JSON out (simulate.py). No module of the project imports aisimulate; only
+simulate.py runs beside it."""
 
 from __future__ import annotations
 
