@@ -8,7 +8,7 @@ them in one process, the audit's tests last: the audit reads what the recorded t
 (`in_session`). Any other session's audit runs the recorded tests in a pytest of its own, which
 writes their stacks to $HINT_RECORD:
 
-    HINT_RECORD=/tmp/stacks.pickle pytest -n 0 -k "not ..." tests/settings tests/policies/test_gate.py
+    HINT_RECORD=/tmp/s.pickle pytest -n 0 -k "not ..." tests/settings tests/policies/test_gate.py
 """
 
 from __future__ import annotations

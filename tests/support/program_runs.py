@@ -1,8 +1,8 @@
 """Program runs shared by a test session: its parallel workers, the pytest a test starts
 (shared_runs_env) and the CLI processes a test starts (tests/support/cli_sharing_runs.py) all run a
 config once and read each other's runs, each kept with the stacks it handed `parse_settings`
-(tests/fix_hints/handed_stacks.py): read back, a run hands them again, for the fix-hint recorder. No pytest
-here: a process a test starts imports this without it."""
+(tests/fix_hints/handed_stacks.py): read back, a run hands them again, for the fix-hint
+recorder. No pytest here: a process a test starts imports this without it."""
 
 from __future__ import annotations
 
