@@ -16,6 +16,8 @@ import pytest
 import yaml
 
 from settings.yaml_files import safe_load
+from tests.fix_hints import handed_stacks, recorder
+from tests.fix_hints.recorded_tests import audits
 from tests.support import program_runs
 from tests.support.program_runs import (
     SHARED_RUNS_ENV,
@@ -36,8 +38,10 @@ _MISSING = object()
 
 def pytest_collection_modifyitems(items):
     """Tests marked `long` first (stable otherwise): xdist hands tests out in this order, and a
-    long test handed out last keeps one core busy while the other has nothing left to do."""
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+    long test handed out last keeps one core busy while the other has nothing left to do. The
+    fix-hint audit's tests last of all: they read what the recorded tests of their xdist group
+    recorded (tests/fix_hints/recorded_tests.py), and pytest-xdist runs a group in this order."""
+    items.sort(key=lambda item: (audits(item), item.get_closest_marker("long") is None))
 
 
 def pytest_configure(config):
@@ -49,6 +53,9 @@ def pytest_configure(config):
     default in a child (exec), where Python installs its handler."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # The stacks the fix-hint audit replays, recorded as the tests run (`-p` may name it too).
+    if not config.pluginmanager.has_plugin(recorder.__name__):
+        config.pluginmanager.register(recorder, recorder.__name__)
 
 
 def pytest_xdist_auto_num_workers(config):
@@ -217,9 +224,7 @@ def run_stack(
 
     if fresh:
         return run()
-    if key not in _RUNS:
-        _RUNS[key] = shared_run(key, run)
-    return copy.deepcopy(_RUNS[key])
+    return copy.deepcopy(handed_stacks.kept(_RUNS, key, lambda: shared_run(key, run)))
 
 
 def write_project(directory: Path, raw: dict[str, Any], stack: str = "dev") -> Path:

@@ -2,11 +2,13 @@
 shown for, the stack is judged again as the plan judges it before it creates anything (the config
 checks, then the policy gate) and that problem is gone.
 
-The stacks are the ones the settings tests and the gate tests build, recorded by running them
+The stacks are the ones the settings tests and the gate tests build, recorded as they run
 (tests/fix_hints/recorder.py: a check added later is audited without editing this file), and the
-few below whose problems only a whole stack shows. A recording is kept for the checkout it was
-made of (build/test-cache/fix-hints, by every file's content): the next run of an unchanged
-checkout replays the same stacks without running those tests again. A hint is followed as a user would follow it
+few below whose problems only a whole stack shows. In a session that runs those tests (the whole
+suite), the audit reads what they handed in this session; in one that does not, it runs them in a
+pytest of its own, whose recording is kept for the checkout it was made of
+(build/test-cache/fix-hints, by every file's content): the next run of an unchanged checkout
+replays the same stacks without running those tests again. A hint is followed as a user would follow it
 (tests/fix_hints/edits.py): the `pulumi config set|rm` line it prints, with the value the CLI would
 store, or the keys and values its prose names. A hint without a concrete value is allowed only
 for what only the user knows (USER_CHOICES, USER_SECTIONS) or what no value fixes
@@ -34,20 +36,12 @@ from policies.gate import judge
 from settings import ConfigError, StackSettings, parse_settings
 from specs.desired import desired_state
 from tests.conftest import ROOT, edit, stack_raw, write_project
+from tests.fix_hints import recorded_tests, recorder
 from tests.fix_hints.edits import apply, cli_value, parse_key, suggestions
+from tests.fix_hints.handed_stacks import Handed
 from tests.support.program_runs import exclusive, shared_runs_env, write_whole
 
 NS = "hyperpod-dpd"
-
-# The tests whose stacks are replayed: they build the bad stacks, one class of problem each.
-RECORDED = ("tests/settings", "tests/policies/test_gate.py")
-# Not the property tests that throw random values at random keys and draw random stack shapes:
-# their stacks test that nothing raises; the sweep below gives every key a value it cannot
-# take, for the fixes.
-NOT_RECORDED = (
-    "not test_a_hostile_value_at_any_key and not test_any_shape_of_endpoints and not "
-    "test_any_value_at_the_newer_keys"
-)
 
 
 def _extra_stacks() -> list[tuple[str, dict[str, Any]]]:
@@ -231,11 +225,15 @@ def _sources_digest(root: Path = ROOT) -> str | None:
 
 
 def _recorded_stacks(out: Path) -> tuple[tuple[str, bytes], ...]:
-    """Every stack the recorded tests give parse_settings, once each: kept from the last
-    recording of this very checkout (_sources_digest), else recorded now."""
+    """Every stack the recorded tests give parse_settings, once each: as they gave them in this
+    session (recorder.in_session), else kept from the last recording of this very checkout
+    (_sources_digest), else recorded now."""
+    in_session = recorder.in_session()
+    if in_session is not None:
+        return _unique(in_session)
     digest = _sources_digest()
     if digest is None:
-        return _unique(_record(out))
+        return _unique(pickle.loads(_record(out)))
     RECORDINGS.mkdir(parents=True, exist_ok=True)
     kept = RECORDINGS / f"{digest}.pickle"
     with exclusive(RECORDINGS / ".lock"):
@@ -244,26 +242,27 @@ def _recorded_stacks(out: Path) -> tuple[tuple[str, bytes], ...]:
             for old in RECORDINGS.glob("*.pickle"):  # of a checkout as it no longer is
                 old.unlink()
             write_whole(kept, recording)
-        return _unique(kept.read_bytes())
+        return _unique(pickle.loads(kept.read_bytes()))
 
 
 def _record(out: Path) -> bytes:
-    """Run RECORDED with the recorder on: the stacks given to parse_settings, pickled. The
-    program runs of those tests are this session's (shared_runs_env): the same configs run once
-    for both."""
+    """Run the recorded tests in a pytest of their own: the stacks given to parse_settings,
+    pickled. The program runs of those tests are this session's (shared_runs_env): the same
+    configs run once for both."""
     env = {**os.environ, "HINT_RECORD": str(out), **shared_runs_env()}
+    skipped = " and ".join(f"not {name}" for name in recorded_tests.NOT_RECORDED)
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "tests.fix_hints.recorder", "-n", "0", "-q",
-         "-p", "no:cacheprovider", "-x", "-k", NOT_RECORDED, *RECORDED],
+        [sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider", "-x",
+         "-k", skipped, *recorded_tests.RECORDED],
         cwd=ROOT, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return out.read_bytes()
 
 
-def _unique(recording: bytes) -> tuple[tuple[str, bytes], ...]:
+def _unique(recording: list[Handed]) -> tuple[tuple[str, bytes], ...]:
     unique: dict[str, tuple[str, bytes]] = {}
-    for raw, secret_keys in pickle.loads(recording):
+    for raw, secret_keys in recording:
         text = json.dumps([raw, secret_keys], sort_keys=True, default=repr)
         unique.setdefault(text, (text[:60], pickle.dumps((raw, secret_keys))))
     return tuple(unique.values())
@@ -326,9 +325,10 @@ def audit(tmp_path_factory) -> Audit:
     return result
 
 
-# Both tests read one audit: one worker runs them (the audit replays the recorded tests once).
+# The tests reading the audit: one worker runs them, after the recorded tests of their group
+# (tests/fix_hints/recorded_tests.py).
 @pytest.mark.long
-@pytest.mark.xdist_group("fix-hints")
+@pytest.mark.xdist_group(recorded_tests.GROUP)
 def test_every_followed_hint_makes_its_problem_go_away(audit):
     assert not audit.broken, "\n".join(audit.broken)
     # The recorded tests do exercise the checks: far more than a handful of hints are followed
@@ -337,16 +337,27 @@ def test_every_followed_hint_makes_its_problem_go_away(audit):
 
 
 @pytest.mark.long
-@pytest.mark.xdist_group("fix-hints")
+@pytest.mark.xdist_group(recorded_tests.GROUP)
 def test_every_hint_names_a_value_unless_only_the_user_knows_it(audit):
     assert not audit.valueless, "\n".join(audit.valueless)
 
 
 @pytest.mark.long
-@pytest.mark.xdist_group("fix-hints")
+@pytest.mark.xdist_group(recorded_tests.GROUP)
 def test_a_misspelled_key_is_renamed_not_deleted(audit):
     """'did you mean X?' is followed by renaming the key to X, its value kept."""
     assert not audit.deleting, "\n".join(audit.deleting)
+
+
+@pytest.mark.xdist_group(recorded_tests.GROUP)
+def test_a_session_of_the_recorded_tests_audits_the_stacks_they_handed_in_it(audit, request):
+    """The whole suite runs the recorded tests anyway: the audit reads what they handed
+    parse_settings as they ran, in its worker (tests/fix_hints/recorded_tests.py), instead of
+    running them again in a pytest of its own (13 s of CPU). Under --dist load they run on any
+    worker, and the audit runs them again."""
+    together = request.config.getoption("dist", "no") in ("no", "loadgroup")
+    if recorder.has_every_recorded_test() and together:
+        assert recorder.in_session() is not None, "the recorded tests ran in another process"
 
 
 # --- following a hint as printed: the reader the audit relies on -----------------------------

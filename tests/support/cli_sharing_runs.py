@@ -14,10 +14,12 @@ from pathlib import Path
 
 import hyperpod_dpd.plan.planner
 from hyperpod_dpd.cli import entry
+from tests.fix_hints import handed_stacks
 from tests.support import program_runs
 
 if __name__ == "__main__":
     shared = os.environ.get(program_runs.SHARED_RUNS_ENV)
     program_runs.SHARED_RUNS = Path(shared) if shared else None
     hyperpod_dpd.plan.planner.run_program = program_runs.plan_run
+    handed_stacks.install()  # the runs it leaves keep the stacks they handed parse_settings
     entry()

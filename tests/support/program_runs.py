@@ -1,7 +1,8 @@
 """Program runs shared by a test session: its parallel workers, the pytest a test starts
 (shared_runs_env) and the CLI processes a test starts (tests/support/cli_sharing_runs.py) all run a
-config once and read each other's runs. No pytest here: a process a test starts imports this
-without it."""
+config once and read each other's runs, each kept with the stacks it handed `parse_settings`
+(tests/fix_hints/handed_stacks.py): read back, a run hands them again, for the fix-hint
+recorder. No pytest here: a process a test starts imports this without it."""
 
 from __future__ import annotations
 
@@ -16,15 +17,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tests.fix_hints import handed_stacks
+
 # Where the session's runs are kept (set by tests/conftest.py's session fixture, or from
 # SHARED_RUNS_ENV in a process a test started); None: nothing is shared.
 SHARED_RUNS: Path | None = None
 # A pytest or a CLI process started by a test shares its program runs with the session that
 # started it: the directory, handed down in this variable.
 SHARED_RUNS_ENV = "HYPERPOD_DPD_TEST_PROGRAM_RUNS"
-# False: this session runs every program itself (each run's own work is what it watches, as the
-# recording run watches every stack the program reads) and only leaves its runs for the others.
-READ_SHARED_RUNS = True
 
 
 def shared_runs_env() -> dict[str, str]:
@@ -75,15 +75,18 @@ def shared_run(key: tuple, run):
     """`run()`, once per test session across the parallel workers (and the processes a test
     starts with shared_runs_env()): the first worker to need a config runs it and leaves the
     result where the session's workers all look (pytest's base temporary directory, which pytest
-    itself cleans up); the others wait on the file's lock and read it."""
+    itself cleans up); the others wait on the file's lock and read it. The stacks the run handed
+    parse_settings are kept with it and handed again where it is read."""
     if SHARED_RUNS is None:
         return run()
     path = SHARED_RUNS / hashlib.sha256(repr(key).encode()).hexdigest()
     with exclusive(path.with_suffix(".lock")):
-        if path.exists() and READ_SHARED_RUNS:
-            return pickle.loads(path.read_bytes())
-        result = run()
-        write_whole(path, pickle.dumps(result))
+        if path.exists():
+            result, calls = pickle.loads(path.read_bytes())
+            handed_stacks.replay(calls)
+            return result
+        result, calls = handed_stacks.during(run)
+        write_whole(path, pickle.dumps((result, calls)))
         return result
 
 
@@ -123,6 +126,7 @@ def plan_run(
         )
         return aws_accepts(done, config, preview)
 
-    if key not in _PLAN_RUNS:  # once per session, across the workers too
-        _PLAN_RUNS[key] = shared_run(("plan", *key), run)
-    return copy.deepcopy(_PLAN_RUNS[key])
+    # Once per session, across the workers too.
+    return copy.deepcopy(
+        handed_stacks.kept(_PLAN_RUNS, key, lambda: shared_run(("plan", *key), run))
+    )
