@@ -177,6 +177,8 @@ _RUNS: dict[tuple, Any] = {}
 def _share_runs_between_workers(tmp_path_factory, worker_id):
     if os.environ.get(SHARED_RUNS_ENV):
         shared = Path(os.environ[SHARED_RUNS_ENV])
+    elif kept := program_runs.kept_runs_directory(ROOT):  # across sessions
+        shared = kept
     elif worker_id != "master":
         # Every xdist worker's base temp is a child of one directory per session.
         shared = tmp_path_factory.getbasetemp().parent / "program-runs"

@@ -39,7 +39,7 @@ from tests.conftest import ROOT, edit, stack_raw, write_project
 from tests.fix_hints import recorded_tests, recorder
 from tests.fix_hints.edits import apply, cli_value, parse_key, suggestions
 from tests.fix_hints.handed_stacks import Handed
-from tests.support.program_runs import exclusive, shared_runs_env, write_whole
+from tests.support.program_runs import checkout_digest, exclusive, shared_runs_env, write_whole
 
 NS = "hyperpod-dpd"
 
@@ -212,16 +212,8 @@ def _sources_digest(root: Path = ROOT) -> str | None:
     that git sees (the recorded tests, the code they run, the stack files, the locks .venv is
     synced to; new files too), by path and content, and this Python. None outside a git
     checkout: then every run records."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=root, capture_output=True, check=False)  # fmt: skip
-    if listed.returncode != 0:
-        return None
-    digest = hashlib.sha256(sys.version.encode())
-    for name in sorted(n for n in listed.stdout.split(b"\0") if n):
-        path = root / os.fsdecode(name)
-        if path.is_file():  # not one deleted since git last listed it
-            digest.update(name + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    digest = checkout_digest(root)
+    return digest and hashlib.sha256(f"{digest}\0{sys.version}".encode()).hexdigest()
 
 
 def _recorded_stacks(out: Path) -> tuple[tuple[str, bytes], ...]:

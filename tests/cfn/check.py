@@ -25,7 +25,7 @@ from hyperpod_dpd.plan.engine import ProgramRun, RecordedResource
 from hyperpod_dpd.plan.wire_values import SECRET, UNKNOWN
 from tests.cfn.mapping import EXEMPT, MAPPED, To
 from tests.cfn.rules import RULES
-from tests.support import tool_cache
+from tests.support import program_runs, tool_cache
 
 # Template parameters standing for values not known here: a text, and a list.
 NOT_KNOWN = {"Ref": "NotKnown"}
@@ -290,7 +290,7 @@ def lint(documents: list[Document], region: str) -> list[Finding]:
 def _linter() -> str:
     """What, beside a document, decides what cfn-lint finds on it: cfn-lint (its version, its
     schemas, its dependencies: this environment) and how this module lints (its source)."""
-    return json.dumps([tool_cache.this_environment(), Path(__file__).read_text()])
+    return json.dumps([program_runs.this_environment(), Path(__file__).read_text()])
 
 
 @functools.cache

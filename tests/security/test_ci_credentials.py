@@ -34,7 +34,8 @@ import yaml
 
 from settings.stack_file import read_stack
 from tests.conftest import ROOT
-from tests.support.tool_cache import kept, key, this_environment
+from tests.support.program_runs import this_environment
+from tests.support.tool_cache import kept, key
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 STACKS = sorted(

@@ -2,18 +2,31 @@
 (shared_runs_env) and the CLI processes a test starts (tests/support/cli_sharing_runs.py) all run a
 config once and read each other's runs, each kept with the stacks it handed `parse_settings`
 (tests/fix_hints/handed_stacks.py): read back, a run hands them again, for the fix-hint
-recorder. No pytest here: a process a test starts imports this without it."""
+recorder. No pytest here: a process a test starts imports this without it.
+
+The runs are kept across sessions too (`kept_runs_directory`): a run is a function of its config
+(its key) and of what runs it: the program and every module it imports, the stack files and data
+it reads, the checks a kept run has passed (tests/cfn/), the Python and the packages installed.
+A session of a checkout in which none of those changed reads the runs an earlier one made; a
+change to any of them (a new file too) starts from none. Editing a test alone keeps them.
+`rm -r build/test-cache` forgets them.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import copy
 import fcntl
+import functools
 import hashlib
+import importlib.metadata
 import json
 import os
 import pickle
-from collections.abc import Iterator
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +38,58 @@ SHARED_RUNS: Path | None = None
 # A pytest or a CLI process started by a test shares its program runs with the session that
 # started it: the directory, handed down in this variable.
 SHARED_RUNS_ENV = "HYPERPOD_DPD_TEST_PROGRAM_RUNS"
+
+
+# What of tests/ a kept run depends on: the code that makes and keeps runs (run_stack in
+# tests/conftest.py, this package, the fix-hint recorder's stacks kept with each run) and the
+# AWS rules every kept run has passed (tests/cfn/). The rest of tests/ only reads runs.
+RUN_MAKING_TESTS = ("tests/conftest.py", "tests/support/", "tests/cfn/", "tests/fix_hints/")
+
+
+def checkout_digest(
+    root: Path, leave_out: Callable[[str], bool] = lambda _name: False
+) -> str | None:
+    """The SHA-256 of every file of the checkout at `root` that git sees (tracked, and new ones
+    it does not ignore), by path and content, but those `leave_out` names; None outside a git
+    checkout."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=root, capture_output=True, check=False)  # fmt: skip
+    if listed.returncode != 0:
+        return None
+    digest = hashlib.sha256()
+    for name in sorted(n for n in listed.stdout.split(b"\0") if n):
+        path = root / os.fsdecode(name)
+        if path.is_file() and not leave_out(os.fsdecode(name)):  # not one deleted since listed
+            digest.update(name + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@functools.cache
+def this_environment() -> str:
+    """This Python and every distribution installed in it, by version."""
+    installed = sorted(
+        f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()
+    )
+    return json.dumps([sys.version, installed])
+
+
+def _only_reads_runs(name: str) -> bool:
+    return name.startswith("tests/") and not name.startswith(RUN_MAKING_TESTS)
+
+
+def kept_runs_directory(root: Path) -> Path | None:
+    """build/test-cache/program-runs/<what makes a run>/ of the checkout at `root` (created;
+    the directories of other states of the checkout removed); None outside a git checkout."""
+    digest = checkout_digest(root, leave_out=_only_reads_runs)
+    if digest is None:
+        return None
+    top = root / "build" / "test-cache" / "program-runs"
+    here = top / hashlib.sha256(f"{digest}\0{this_environment()}".encode()).hexdigest()[:32]
+    here.mkdir(parents=True, exist_ok=True)
+    for other in top.iterdir():
+        if other != here:
+            shutil.rmtree(other, ignore_errors=True)
+    return here
 
 
 def shared_runs_env() -> dict[str, str]:
@@ -72,13 +137,15 @@ def aws_accepts(run, config: dict[str, str], preview: bool):
 
 
 def shared_run(key: tuple, run):
-    """`run()`, once per test session across the parallel workers (and the processes a test
-    starts with shared_runs_env()): the first worker to need a config runs it and leaves the
-    result where the session's workers all look (pytest's base temporary directory, which pytest
-    itself cleans up); the others wait on the file's lock and read it. The stacks the run handed
-    parse_settings are kept with it and handed again where it is read."""
+    """`run()`, once across the parallel workers (and the processes a test starts with
+    shared_runs_env()) and the sessions of one state of the checkout: the first worker to need
+    a config runs it and leaves the result where they all look (`kept_runs_directory`; outside
+    a git checkout, pytest's base temporary directory of the session); the others wait on the
+    file's lock and read it. The stacks the run handed parse_settings are kept with it and
+    handed again where it is read."""
     if SHARED_RUNS is None:
         return run()
+    SHARED_RUNS.mkdir(parents=True, exist_ok=True)  # removed by a session of another state
     path = SHARED_RUNS / hashlib.sha256(repr(key).encode()).hexdigest()
     with exclusive(path.with_suffix(".lock")):
         if path.exists():

@@ -17,11 +17,8 @@ aside, then renamed into place). `rm -r build/test-cache` forgets every answer.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import importlib.metadata
 import json
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -39,16 +36,6 @@ def key(*parts: str | bytes) -> str:
         data = part.encode() if isinstance(part, str) else part
         digest.update(len(data).to_bytes(8, "big") + data)
     return digest.hexdigest()
-
-
-@functools.cache
-def this_environment() -> str:
-    """This Python and every distribution installed in it, by version: what a tool imported
-    in process (cfn-lint, its schemas and its dependencies) is."""
-    installed = sorted(
-        f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()
-    )
-    return json.dumps([sys.version, installed])
 
 
 def kept_each(
