@@ -24,8 +24,6 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 GRACE_SECONDS = 5.0
-
-
 HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -50,8 +48,9 @@ def start(argv: list[str], **popen: Any) -> subprocess.Popen:
 
 def _hold(came: list[int]) -> dict[int, Any]:
     """Hold back the signals a handler of Python's own would act on (noting them in `came`);
-    the handlers they replaced. Nothing is held outside the main thread, where Python runs no
-    handler, or for a signal left at its default or ignored (no KeyboardInterrupt to hold)."""
+    the handlers they replaced. Nothing is held outside the main thread (Python runs handlers
+    in the main thread alone), nor a signal left at its default or ignored (no handler of ours
+    would run)."""
     if threading.current_thread() is not threading.main_thread():
         return {}
     held = {}
