@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import gc
 import os
 import sys
 from pathlib import Path
@@ -163,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     project_dir = getattr(args, "project_dir", None) or find_project_dir(Path.cwd())
     try:
         return args.handler(args, project_dir)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stopped:
+        _freed_quietly(stopped)
         print("interrupted", file=sys.stderr)  # Ctrl-C is the user's, not a traceback
         return EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -176,6 +178,22 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except Exception as exc:
         return unhandled(exc, args.debug)
+
+
+def _freed_quietly(stopped: KeyboardInterrupt) -> None:
+    """Free what the interrupt left half-built, saying nothing of it. Ctrl-C can land inside a
+    constructor (an asyncio event loop's, as the plan starts its program): the object is freed
+    with the frames of the interrupted code, and its destructor fails on the attributes it never
+    got ("Exception ignored in ... BaseEventLoop.__del__", a traceback after "interrupted").
+    That is noise about our own stop, not news for the user: the destructors run here, now,
+    with such reports dropped, and the reporting is as it was afterwards."""
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda _unraisable: None
+    try:
+        stopped.__traceback__ = None  # the interrupted frames, and what only they held
+        gc.collect()  # what they held in a cycle
+    finally:
+        sys.unraisablehook = hook
 
 
 def entry() -> None:
