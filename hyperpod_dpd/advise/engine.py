@@ -80,6 +80,7 @@ class Session:
 
     def __enter__(self) -> Session:
         self.python = (self.venv or advise_venv()) / "bin" / "python"
+        self._stopping = threading.Event()
         # Its own process group, ended with the simulator's children when we stop early
         # (Ctrl-C): pandas and pyarrow imports do not notice SIGINT for seconds.
         self.proc = children.start(
@@ -90,7 +91,6 @@ class Session:
             text=True,
             env=foreign_env(PYTHONDONTWRITEBYTECODE="1"),
         )
-        self._stopping = threading.Event()
         try:
             # Its stderr is read beside the answers, or a full pipe would stall it mid-request.
             progress = Progress("advise: simulating")

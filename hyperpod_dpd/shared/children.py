@@ -31,34 +31,43 @@ def start(argv: list[str], **popen: Any) -> subprocess.Popen:
     """`subprocess.Popen(argv, **popen)` in a new session (its own process group), started
     whole or not at all: an interrupt while it starts stops it, then reaches the caller."""
     came: list[int] = []
-    held = _hold(came)
+    held: dict[int, Any] = {}
     proc = None
     try:
-        proc = subprocess.Popen(argv, start_new_session=True, **popen)
-    finally:
-        for sig, handler in held.items():
-            signal.signal(sig, handler)
-        if came:
-            if proc is not None:
-                stop(proc)
-            for sig in dict.fromkeys(came):
-                signal.raise_signal(sig)  # the caller's own handler (Ctrl-C: KeyboardInterrupt)
+        try:
+            _swap(held, came)
+            proc = subprocess.Popen(argv, start_new_session=True, **popen)
+        finally:
+            _swap(held)  # the caller's handlers back: a signal that comes now raises here
+        for sig in dict.fromkeys(came):
+            signal.raise_signal(sig)  # the caller's own handler (Ctrl-C: KeyboardInterrupt)
+    except BaseException:
+        if proc is not None:
+            stop(proc)
+        raise
     return proc
 
 
-def _hold(came: list[int]) -> dict[int, Any]:
-    """Hold back the signals a handler of Python's own would act on (noting them in `came`);
-    the handlers they replaced. Nothing is held outside the main thread (Python runs handlers
-    in the main thread alone), nor a signal left at its default or ignored (no handler of ours
-    would run)."""
+def _swap(held: dict[int, Any], came: list[int] | None = None) -> None:
+    """With `came`: hold back the signals a handler of Python's own would act on, noting them
+    in `came`, and keep the handlers they replaced in `held`. Without: put those back. Either
+    is done with the signals blocked, so none lands between two of its steps (a handler set,
+    the other not); one that came meanwhile is delivered as they are unblocked. Nothing is held
+    outside the main thread (Python runs handlers in the main thread alone), nor a signal left
+    at its default or ignored (no handler of ours would run)."""
     if threading.current_thread() is not threading.main_thread():
-        return {}
-    held = {}
-    for sig in HELD_SIGNALS:
-        handler = signal.getsignal(sig)
-        if callable(handler):
-            held[sig] = signal.signal(sig, lambda number, _frame: came.append(number))
-    return held
+        return
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
+    try:
+        if came is None:
+            for sig, handler in held.items():
+                signal.signal(sig, handler)
+        else:
+            for sig in HELD_SIGNALS:
+                if callable(signal.getsignal(sig)):
+                    held[sig] = signal.signal(sig, lambda number, _frame: came.append(number))
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def stop(proc: subprocess.Popen, grace: float = GRACE_SECONDS) -> None:

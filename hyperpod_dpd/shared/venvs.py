@@ -51,6 +51,11 @@ def venv_from(
             f"{requirements}: not a lock (a line without --hash: {unhashed_lines(wanted)[:1]}); "
             "regenerate it with `make lock`"
         )
+    if venv.is_symlink():  # another checkout's venv, shared: rebuilt there, not emptied here
+        raise ValueError(
+            f"{venv} is a link to {os.readlink(venv)} ({why}): rebuild it there, or "
+            f"`rm {venv}` to build one here"
+        )
     print(f"building {venv} from {requirements.name}: {why} (a minute or more)", file=sys.stderr)
     if venv.exists():
         shutil.rmtree(venv)
@@ -67,6 +72,8 @@ def venv_from(
         subprocess.run([*pip, "install", *HASHED_INSTALL, "-r", str(requirements)], check=True)
         asked["bytecode"] = True  # pip compiles what it installs unless told not to
     stamp.write_text(json.dumps(asked, indent=1))
+    # The stamp of checkouts from before STAMP: one of those sharing this venv keeps it as is.
+    (venv / ".requirements").write_text(wanted)
     return venv
 
 

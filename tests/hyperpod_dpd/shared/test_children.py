@@ -40,8 +40,49 @@ def test_ctrl_c_while_a_child_starts_stops_it_and_reaches_the_command(interrupte
     assert processes.group(child.pid) == []
 
 
-def test_after_a_start_the_command_has_its_own_handlers_back():
-    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+@pytest.fixture
+def own_sigterm_handler():
+    """A command's own SIGTERM handler (the benchmark Job's deadline, the demo's stop): held too."""
+
+    def on_sigterm(_number, _frame):
+        raise SystemExit("SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    yield on_sigterm
+    signal.signal(signal.SIGTERM, previous)
+
+
+def test_after_a_start_the_command_has_its_own_handlers_back(own_sigterm_handler):
+    before = signal.getsignal(signal.SIGINT)
     proc = children.start(["true"])
     proc.wait()
-    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+    assert signal.getsignal(signal.SIGINT) is before
+    assert signal.getsignal(signal.SIGTERM) is own_sigterm_handler
+
+
+def test_ctrl_c_as_the_handlers_are_put_back_stops_the_child_and_puts_them_all_back(
+    monkeypatch, own_sigterm_handler
+):
+    """Ctrl-C right after SIGINT's handler is back, before SIGTERM's is: the child is still
+    stopped, and SIGTERM's handler is the command's again (not one that only takes notes)."""
+    real_signal, started = signal.signal, []
+    real_popen = subprocess.Popen
+
+    def restoring(sig, handler):
+        previous = real_signal(sig, handler)
+        if sig == signal.SIGINT and handler is signal.default_int_handler:
+            os.kill(os.getpid(), signal.SIGINT)
+        return previous
+
+    def popen(*args, **kwargs):
+        started.append(real_popen(*args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    monkeypatch.setattr(signal, "signal", restoring)
+    with pytest.raises(KeyboardInterrupt):
+        children.start(["sleep", "60"])
+    monkeypatch.setattr(signal, "signal", real_signal)
+    (child,) = started
+    assert child.returncode is not None
+    assert signal.getsignal(signal.SIGTERM) is own_sigterm_handler

@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from hyperpod_dpd.advise.engine import REQUIREMENTS as ADVISE_LOCK
 from hyperpod_dpd.advise.engine import advise_venv
 from hyperpod_dpd.shared import venvs
@@ -102,3 +104,26 @@ def test_the_interpreter_is_named_alike_asked_or_known():
     assert (
         venvs.interpreter(sys.executable) == f"cpython-{sys.version_info[0]}.{sys.version_info[1]}"
     )
+
+
+def test_a_venv_keeps_the_older_releases_stamp_for_a_checkout_that_shares_it(tmp_path, monkeypatch):
+    """A checkout of an older release reads `.requirements` alone: written beside the new
+    stamp, it finds the venv as it wants it and leaves it (rather than rebuilding it)."""
+    recorded_builds(monkeypatch, uv="/x/uv")
+    venv = tmp_path / "venv"
+    venvs.venv_from(ADVISE_LOCK, venv)
+    assert (venv / ".requirements").read_text() == ADVISE_LOCK.read_text()
+
+
+def test_a_linked_venv_that_needs_a_rebuild_is_not_emptied_through_its_link(tmp_path, monkeypatch):
+    """Another checkout's venv, linked here: the message names the link and where it points."""
+    commands = recorded_builds(monkeypatch, uv="/x/uv")
+    shared = tmp_path / "main-venv"
+    venvs.venv_from(ADVISE_LOCK, shared)
+    link = tmp_path / "worktree-venv"
+    link.symlink_to(shared)
+    commands.clear()
+    with pytest.raises(ValueError) as refused:
+        advise_venv(link, ADVISE_LOCK)  # asks for bytecode the shared venv lacks
+    assert f"{link} is a link to {shared} (it was built without bytecode)" in str(refused.value)
+    assert commands == [] and shared.is_dir()
