@@ -1,7 +1,8 @@
 """Benchmark: what one aiperf level costs the machine that runs the load, started as `benchmark
-run` starts it (hyperpod_dpd/benchmark/loadgen.py START: the tokenizer's code imported before
-aiperf forks its services) against aiperf's own console script (the peer: each service imports
-it after the fork).
+run` starts a run of one level (hyperpod_dpd/benchmark/loadgen.py PRELOAD + START: the
+tokenizer's code imported before aiperf forks its services) against aiperf's own console script
+(the peer: each service imports it after the fork). A sweep starts each level in a fresh
+interpreter (START alone), which this does not measure.
 
   .venv/bin/python -m bench.aiperf_start [--runs 5] [--duration 1]
 
@@ -67,7 +68,7 @@ def main() -> None:
     venv = loadtest_venv()
     port = free_port()
     server = _server(venv, port)
-    samples: dict[str, list[tuple[float, float]]] = {"benchmark run (START)": [], "aiperf": []}
+    samples: dict[str, list[tuple[float, float]]] = {"benchmark run (PRELOAD)": [], "aiperf": []}
     try:
         with tempfile.TemporaryDirectory(prefix="bench-aiperf-") as tmp:
             load = LoadRun(f"http://127.0.0.1:{port}", TOKENIZER, "fake-llm",
@@ -75,7 +76,7 @@ def main() -> None:
                            Path(tmp) / "artifacts")  # fmt: skip
             ours, env = command(load, venv)
             peer = [str(venv / "bin" / "aiperf"), *ours[3:]]  # the same flags
-            argvs = {"benchmark run (START)": ours, "aiperf": peer}
+            argvs = {"benchmark run (PRELOAD)": ours, "aiperf": peer}
             for round_ in range(args.runs):
                 order = list(argvs) if round_ % 2 == 0 else list(reversed(argvs))
                 for name in order:
@@ -91,8 +92,8 @@ def main() -> None:
         medians[name] = statistics.median(cpu)
         wall = statistics.median(w for _, w in runs)
         print(f"{name:<24}{medians[name]:>14.2f}{min(cpu):>8.2f}{max(cpu):>8.2f}{wall:>15.2f}")
-    ratio = medians["benchmark run (START)"] / medians["aiperf"]
-    print(f"CPU ratio (START / aiperf's own script): {ratio:.2f}")
+    ratio = medians["benchmark run (PRELOAD)"] / medians["aiperf"]
+    print(f"CPU ratio (PRELOAD / aiperf's own script): {ratio:.2f}")
 
 
 if __name__ == "__main__":

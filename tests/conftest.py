@@ -175,6 +175,7 @@ _RUNS: dict[tuple, Any] = {}
 
 @pytest.fixture(scope="session", autouse=True)
 def _share_runs_between_workers(tmp_path_factory, worker_id):
+    kept = None
     if os.environ.get(SHARED_RUNS_ENV):
         shared = Path(os.environ[SHARED_RUNS_ENV])
     elif kept := program_runs.kept_runs_directory(ROOT):  # across sessions
@@ -186,6 +187,9 @@ def _share_runs_between_workers(tmp_path_factory, worker_id):
         shared = tmp_path_factory.getbasetemp() / "program-runs"
     shared.mkdir(exist_ok=True)
     program_runs.SHARED_RUNS = shared
+    yield
+    if kept is not None:
+        program_runs.forget_if_changed(kept, ROOT)
 
 
 def run_stack(

@@ -69,3 +69,15 @@ def test_a_run_kept_by_one_session_is_read_by_the_next(tmp_path, monkeypatch):
 
 def test_outside_a_git_checkout_nothing_is_kept(tmp_path):
     assert program_runs.kept_runs_directory(tmp_path) is None
+
+
+def test_runs_of_a_session_during_which_the_checkout_changed_are_not_kept(tmp_path):
+    """A file saved while the suite ran: its runs may come from either state, under the name of
+    the first; a later session of that first state must not read them."""
+    root = _checkout(tmp_path)
+    unchanged = program_runs.kept_runs_directory(root)
+    program_runs.forget_if_changed(unchanged, root)
+    assert unchanged.is_dir()
+    (root / "infra" / "__init__.py").write_text("LIMIT = 3\n")  # mid-session
+    program_runs.forget_if_changed(unchanged, root)
+    assert not unchanged.exists()

@@ -13,11 +13,11 @@ tokens`; each further token comes `tpot-ms` after the last. Two shapes of a real
   first token waits `--transfer-ms` more for the KV cache to cross from prefiller to decoder.
 
 Like vLLM, whose automatic prefix caching is on by default (vllm-project/vllm
-tests/v1/engine/test_engine_args.py, test_prefix_caching_from_cli), it does not prefill a prompt
-again: a prompt it has served before (the whole prompt, here) takes `first-token-ms` (and the
-transfer) alone. `GET /metrics` counts the prompt tokens looked up and those found, as vLLM's
-`vllm:prefix_cache_queries` and `vllm:prefix_cache_hits` do: a benchmark whose prompts repeat
-shows there.
+tests/v1/engine/test_engine_args.py, test_prefix_caching_from_cli), it does not prefill again
+what it prefilled before: a prompt's leading tokens it has seen, in whole blocks of 16 (vLLM's
+cache keys a block by its tokens and the blocks before it), cost no prefill time. `GET /metrics`
+counts the prompt tokens looked up and those found, as vLLM's `vllm:prefix_cache_queries` and
+`vllm:prefix_cache_hits` do: a benchmark whose prompts share a beginning shows there.
 
 With the environment variable HYPERPOD_DPD_API_KEY set, it refuses every /v1 request without
 `Authorization: Bearer <that key>` with 401, as the traffic split's listener does (specs/traffic/__init__.py).
@@ -49,30 +49,38 @@ from specs.slo.series import PREFIX_CACHE_HITS, PREFIX_CACHE_QUERIES
 MODEL = "fake-llm"
 
 
+BLOCK_TOKENS = 16  # a KV cache block: what a prefix cache keeps and finds, whole
+
+
 class Engine:
     """Counts requests in prefill; decoding streams ask it how long their next token takes.
-    Keeps the prompts it prefilled (its prefix cache, whole prompts) and what it found there."""
+    Keeps the blocks it prefilled (its prefix cache) and counts what it found there."""
 
     def __init__(self, timings: Timings):
         self.timings = timings
         self.prefilling = 0
-        self.cached: set[str] = set()  # digests of the prompts prefilled
+        self.blocks: set[str] = set()  # each prefilled block, keyed with the blocks before it
         self.queried_tokens = 0
         self.hit_tokens = 0
 
-    def cached_before(self, prompt: str, tokens: int) -> bool:
-        """Whether `prompt` was prefilled before (its KV kept), counting the lookup."""
-        digest = hashlib.sha256(prompt.encode()).hexdigest()
-        hit = digest in self.cached
-        self.cached.add(digest)
-        self.queried_tokens += tokens
-        self.hit_tokens += tokens if hit else 0
-        return hit
+    def cached_tokens(self, tokens: list[str]) -> int:
+        """How many of `tokens`' leading ones were prefilled before (whole blocks, from the
+        first); all its blocks are kept from now on. The lookup is counted."""
+        found, chain, reaching = 0, hashlib.sha256(), True
+        for start in range(0, len(tokens) - BLOCK_TOKENS + 1, BLOCK_TOKENS):
+            chain.update("\0".join(tokens[start : start + BLOCK_TOKENS]).encode() + b"\1")
+            block = chain.hexdigest()
+            reaching = reaching and block in self.blocks
+            found += BLOCK_TOKENS if reaching else 0
+            self.blocks.add(block)
+        self.queried_tokens += len(tokens)
+        self.hit_tokens += found
+        return found
 
     async def prefill(self, prompt_tokens: int, arrived: float) -> None:
         """Until the first token is due: `ttft_ms` after the request `arrived` (loop time), so
-        reading and parsing the body is part of the time to first token, not added to it. A
-        cached prompt (prompt_tokens 0 to prefill) takes the first token's fixed time alone."""
+        reading and parsing the body is part of the time to first token, not added to it.
+        `prompt_tokens`: those to prefill (not found in the prefix cache)."""
         self.prefilling += 1
         loop = asyncio.get_running_loop()
         try:
@@ -129,14 +137,14 @@ async def chat(request: web.Request) -> web.StreamResponse:
         body = await request.json()
     except json.JSONDecodeError:
         return web.json_response({"error": {"message": "body is not JSON"}}, status=400)
-    text = _prompt_text(body)
-    prompt = len(text.split())
+    tokens = _prompt_text(body).split()
+    prompt = len(tokens)
     out = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
     if out < 1:
         return web.json_response({"error": {"message": "max_tokens must be >= 1"}}, status=400)
     usage = {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}
     created = int(time.time())
-    await engine.prefill(0 if engine.cached_before(text, prompt) else prompt, arrived)
+    await engine.prefill(prompt - engine.cached_tokens(tokens), arrived)
     if not body.get("stream"):
         async for _ in engine.later_tokens(out):
             pass

@@ -75,13 +75,14 @@ def aiperf_argv(run: LoadRun, venv: Path) -> list[str]:
         "--concurrency", ",".join(str(c) for c in run.levels),
         "--artifact-dir", str(run.artifacts), "--ui-type", "none",
         "--random-seed", "0",
-        # Every request's prompt its own from the first token: aiperf draws prompts from 100
-        # entries (--num-dataset-entries) and reuses them once a run has sent 100, and vLLM's
-        # automatic prefix caching, on by default (vllm-project/vllm
-        # tests/v1/engine/test_engine_args.py, test_prefix_caching_from_cli), would serve a
-        # reused prompt from its cache: no prefill, a first token too early in either mode.
-        # A marker of its own at token 0 of each (ai-dynamo/aiperf docs/reference/cache-bust.md),
-        # its tokens taken out of --isl: the prompt stays ISL tokens long.
+        # Every request's prompt its own from the first token. A run by --duration draws its
+        # prompts from 100 entries (aiperf's --num-dataset-entries) and sends them again once
+        # it has sent 100, and vLLM's automatic prefix caching, on by default (vllm-project/vllm
+        # tests/v1/engine/test_engine_args.py, test_prefix_caching_from_cli), answers what it
+        # has seen from its cache: no prefill, a first token too early in either mode. A marker
+        # of its own at token 0 of each (ai-dynamo/aiperf docs/reference/cache-bust.md); aiperf
+        # takes the marker's mean token count out of --isl, so a prompt stays within a few
+        # tokens of ISL.
         "--cache-bust", "first_turn_prefix",
         # No DCGM or Prometheus scraping: neither is reachable from where this runs (a laptop,
         # a Job beside the router), and probing for them costs each level seconds.
@@ -94,17 +95,28 @@ def aiperf_argv(run: LoadRun, venv: Path) -> list[str]:
     return argv
 
 
-# aiperf's own console script, run by the venv's Python with two things done first:
-# - Where processes start by fork (Linux), the tokenizer's code is imported before aiperf forks
-#   its services. aiperf's dataset manager, record processor and tokenizer check each import
-#   transformers (~0.9 s of CPU each) after the fork; imported once before it, they share it.
-#   A 1-second level took 4.5 CPU-s instead of 6.2 here. Where processes spawn (macOS), each
-#   imports its own, and the parent does not. Its advice that PyTorch is missing (a tokenizer
-#   needs none) is kept out of aiperf's log, as the services' own imports keep it out.
-# - The key, if any, is taken from the environment and appended to aiperf's flags in memory
-#   (and out of the environment its workers inherit: aiperf hands them the key itself).
+# aiperf's own console script, run by the venv's Python: the key, if any, taken from the
+# environment and appended to aiperf's flags in memory (and out of the environment its workers
+# inherit: aiperf hands them the key itself).
 START = f"""\
-import multiprocessing, os, sys
+import os, sys
+from aiperf.cli import app
+sys.argv[0] = "aiperf"
+key = os.environ.pop({api_key.ENV!r}, None)
+if key:
+    sys.argv += ["--api-key", key]
+sys.exit(app())
+"""
+# Before START, for a run of one level where processes start by fork (Linux): the tokenizer's
+# code imported before aiperf forks its services. aiperf's dataset manager, record processor
+# and tokenizer check each import transformers after the fork; imported once before it, they
+# share it (bench/aiperf_start.py measures it). A sweep gains nothing: aiperf runs each of its
+# levels in an interpreter of its own (aiperf/orchestrator/local_executor.py, `python -m
+# aiperf.orchestrator.subprocess_runner`), nor does a platform where processes spawn (macOS).
+# Transformers' advice that PyTorch is missing (a tokenizer needs none) is kept out of
+# aiperf's log, as the services' own imports keep it out.
+PRELOAD = """\
+import multiprocessing, os
 if multiprocessing.get_all_start_methods()[0] == "fork":
     ours = "TRANSFORMERS_NO_ADVISORY_WARNINGS" not in os.environ
     os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"] = "1"
@@ -112,12 +124,6 @@ if multiprocessing.get_all_start_methods()[0] == "fork":
     from transformers import PreTrainedTokenizerFast
     if ours:
         del os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"]
-from aiperf.cli import app
-sys.argv[0] = "aiperf"
-key = os.environ.pop({api_key.ENV!r}, None)
-if key:
-    sys.argv += ["--api-key", key]
-sys.exit(app())
 """
 
 
@@ -128,7 +134,8 @@ def command(run: LoadRun, venv: Path) -> tuple[list[str], dict[str, str]]:
     env.pop(api_key.ENV, None)
     if run.key:
         env[api_key.ENV] = run.key
-    return [str(venv / "bin" / "python"), "-c", START, *argv[1:]], env
+    program = PRELOAD + START if len(run.levels) == 1 else START
+    return [str(venv / "bin" / "python"), "-c", program, *argv[1:]], env
 
 
 def export_of(artifacts: Path, level: int, levels: list[int]) -> Path:

@@ -192,6 +192,8 @@ def _freed_quietly(stopped: KeyboardInterrupt) -> None:
     try:
         stopped.__traceback__ = None  # the interrupted frames, and what only they held
         gc.collect()  # what they held in a cycle
+    except KeyboardInterrupt:  # Ctrl-C again: the command is stopping already
+        pass
     finally:
         sys.unraisablehook = hook
 

@@ -35,10 +35,10 @@ def start(argv: list[str], **popen: Any) -> subprocess.Popen:
     proc = None
     try:
         try:
-            _swap(held, came)
+            _hold(held, came)
             proc = subprocess.Popen(argv, start_new_session=True, **popen)
         finally:
-            _swap(held)  # the caller's handlers back: a signal that comes now raises here
+            _put_back(list(held.items()))  # a signal that comes now raises, proc known
         for sig in dict.fromkeys(came):
             signal.raise_signal(sig)  # the caller's own handler (Ctrl-C: KeyboardInterrupt)
     except BaseException:
@@ -48,26 +48,33 @@ def start(argv: list[str], **popen: Any) -> subprocess.Popen:
     return proc
 
 
-def _swap(held: dict[int, Any], came: list[int] | None = None) -> None:
-    """With `came`: hold back the signals a handler of Python's own would act on, noting them
-    in `came`, and keep the handlers they replaced in `held`. Without: put those back. Either
-    is done with the signals blocked, so none lands between two of its steps (a handler set,
-    the other not); one that came meanwhile is delivered as they are unblocked. Nothing is held
+def _hold(held: dict[int, Any], came: list[int]) -> None:
+    """Hold back the signals a handler of Python's own would act on, noting them in `came`;
+    the handlers they replaced in `held`, each kept before it is replaced. Nothing is held
     outside the main thread (Python runs handlers in the main thread alone), nor a signal left
     at its default or ignored (no handler of ours would run)."""
     if threading.current_thread() is not threading.main_thread():
         return
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
     try:
-        if came is None:
-            for sig, handler in held.items():
-                signal.signal(sig, handler)
-        else:
-            for sig in HELD_SIGNALS:
-                if callable(signal.getsignal(sig)):
-                    held[sig] = signal.signal(sig, lambda number, _frame: came.append(number))
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        for sig in HELD_SIGNALS:
+            handler = signal.getsignal(sig)
+            if callable(handler):
+                held[sig] = handler
+                signal.signal(sig, lambda number, _frame: came.append(number))
+    except BaseException:  # a signal not yet held, its own handler raising: all back first
+        _put_back(list(held.items()))
+        raise
+
+
+def _put_back(handlers: list[tuple[int, Any]]) -> None:
+    """Each handler back, every one of them even if one that is back already raises (a signal
+    can land between any two steps, in whichever thread the system hands it to)."""
+    if handlers:
+        (sig, handler), rest = handlers[0], handlers[1:]
+        try:
+            signal.signal(sig, handler)
+        finally:
+            _put_back(rest)
 
 
 def stop(proc: subprocess.Popen, grace: float = GRACE_SECONDS) -> None:

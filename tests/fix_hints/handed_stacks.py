@@ -8,6 +8,7 @@ tests/support/cli_sharing_runs.py) imports this without it."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import sys
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, TypeVar
@@ -26,7 +27,7 @@ _LISTENERS: list[list[Handed]] = []
 def _handing(raw, secret_keys: Iterable[str] = ()):
     secret_keys = tuple(secret_keys)
     if _LISTENERS:
-        replay([(dict(raw), secret_keys)])
+        replay([(copy.deepcopy(dict(raw)), secret_keys)])  # as handed, whatever changes it later
     return _ORIGINAL(raw, secret_keys)
 
 

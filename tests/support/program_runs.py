@@ -80,16 +80,29 @@ def _only_reads_runs(name: str) -> bool:
 def kept_runs_directory(root: Path) -> Path | None:
     """build/test-cache/program-runs/<what makes a run>/ of the checkout at `root` (created;
     the directories of other states of the checkout removed); None outside a git checkout."""
-    digest = checkout_digest(root, leave_out=_only_reads_runs)
-    if digest is None:
+    here = _directory_of_this_state(root)
+    if here is None:
         return None
-    top = root / "build" / "test-cache" / "program-runs"
-    here = top / hashlib.sha256(f"{digest}\0{this_environment()}".encode()).hexdigest()[:32]
     here.mkdir(parents=True, exist_ok=True)
-    for other in top.iterdir():
+    for other in here.parent.iterdir():
         if other != here:
             shutil.rmtree(other, ignore_errors=True)
     return here
+
+
+def forget_if_changed(directory: Path, root: Path) -> None:
+    """At the end of a session: if the checkout changed while it ran (a file saved mid-run),
+    its runs may come from code of either state, under the name of the first: none is kept."""
+    if _directory_of_this_state(root) != directory:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _directory_of_this_state(root: Path) -> Path | None:
+    digest = checkout_digest(root, leave_out=_only_reads_runs)
+    if digest is None:
+        return None
+    name = hashlib.sha256(f"{digest}\0{this_environment()}".encode()).hexdigest()[:32]
+    return root / "build" / "test-cache" / "program-runs" / name
 
 
 def shared_runs_env() -> dict[str, str]:
@@ -114,11 +127,17 @@ def write_whole(path: Path, data: bytes) -> None:
     partial.replace(path)
 
 
+# AWS_ and KUBE*: read by the providers' SDKs. PULUMI_CONFIG (and its _SECRET_KEYS): config the
+# SDK takes from the environment (pulumi/runtime/config.py get_config_env), which the program
+# reads beside the engine's (program/stack_config.py).
+PROVIDER_VARIABLES = ("AWS_", "KUBE", "PULUMI_CONFIG")
+
+
 def provider_environment() -> tuple[tuple[str, str], ...]:
     """The variables the providers' SDKs read into their inputs (pulumi_aws_native's Provider
     takes sharedCredentialsFile from AWS_SHARED_CREDENTIALS_FILE): part of what a run depends
     on, so a run made while a test had them set is not reused by one that has not."""
-    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(("AWS_", "KUBE"))))
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(PROVIDER_VARIABLES)))
 
 
 def aws_accepts(run, config: dict[str, str], preview: bool):

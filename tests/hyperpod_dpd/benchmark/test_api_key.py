@@ -9,7 +9,7 @@ runs the same code (run.execute) a laptop does."""
 from __future__ import annotations
 
 from core import api_key
-from hyperpod_dpd.benchmark.loadgen import START, LoadRun, command
+from hyperpod_dpd.benchmark.loadgen import PRELOAD, START, LoadRun, command
 from hyperpod_dpd.benchmark.scenario import Scenario, StopRule
 from hyperpod_dpd.cli import main
 
@@ -23,14 +23,23 @@ def _load(tmp_path, key):
 
 def test_the_key_goes_to_aiperf_through_its_environment_not_its_command_line(tmp_path):
     argv, env = command(_load(tmp_path, KEY), tmp_path / "venv")
-    assert argv[:3] == [str(tmp_path / "venv" / "bin" / "python"), "-c", START]
-    assert argv[3] == "profile" and KEY not in " ".join(argv)
+    assert argv[:2] == [str(tmp_path / "venv" / "bin" / "python"), "-c"]
+    assert argv[2].endswith(START) and argv[3] == "profile" and KEY not in " ".join(argv)
     assert env[api_key.ENV] == KEY
     assert KEY not in repr(_load(tmp_path, KEY))
     # Without a key: no key inherited from the caller's environment.
     argv, env = command(_load(tmp_path, None), tmp_path / "venv")
-    assert argv[:3] == [str(tmp_path / "venv" / "bin" / "python"), "-c", START]
-    assert api_key.ENV not in env
+    assert argv[2].endswith(START) and api_key.ENV not in env
+
+
+def test_the_tokenizer_code_is_imported_first_for_one_level_only(tmp_path):
+    """One level runs in aiperf's own process, whose forked services share what it imported;
+    a sweep runs each level in an interpreter of its own, where the import would be wasted."""
+    one, _ = command(_load(tmp_path, None), tmp_path / "venv")
+    sweep = LoadRun("http://x", tmp_path, "m", Scenario(8, 2), [1, 2], StopRule(requests=1),
+                    tmp_path / "a")  # fmt: skip
+    swept, _ = command(sweep, tmp_path / "venv")
+    assert one[2] == PRELOAD + START and swept[2] == START
 
 
 def test_without_the_key_the_run_stops_saying_how_to_get_it(

@@ -52,6 +52,9 @@ def test_measured_ttft_and_tpot_are_what_the_server_was_set_to(demo_run):
     streams = r["outputTokensPerSecond"] / one_stream
     assert 0.62 * concurrency < streams < 1.07 * concurrency, streams
     assert results["clientCpuSeconds"] > 0
+    # A run of one level: aiperf started after the tokenizer's code (loadgen.PRELOAD), and its
+    # log is aiperf's alone, without transformers' advice from that import.
+    assert "PyTorch was not found" not in (demo_run.measured() / "dpd" / "aiperf.log").read_text()
 
 
 def test_a_tokenizer_json_hands_aiperf_its_directory(monkeypatch):
