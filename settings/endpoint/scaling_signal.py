@@ -113,6 +113,7 @@ def check_pod_names(
     if len(deployment) <= DEPLOYMENT_NAME_MAX:
         return []
     room = DEPLOYMENT_NAME_MAX - (len(deployment) - len(e.name))
+    shorter = e.name[:room].rstrip("-")  # still a DNS label: it ends with a letter or digit
     return [
         ConfigProblem(
             name_key,
@@ -120,6 +121,7 @@ def check_pod_names(
             f"at most {room} characters {why}: its Deployment '{deployment}' is longer than "
             f"{DEPLOYMENT_NAME_MAX}, Kubernetes cuts its pods' names, and the pool's selector "
             "could not tell its pods from another endpoint's",
-            f"shorten {name_key} to {room} characters, or {other_fix}",
+            f"shorten {name_key} to {room} characters ({set_fix(name_key, shorter)}), or "
+            f"{other_fix}",
         )
     ]
