@@ -20,7 +20,9 @@ import argparse
 import difflib
 import gc
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from core.cli_help import epilog
@@ -155,6 +157,10 @@ def unrecognized(root: argparse.ArgumentParser, args: argparse.Namespace, extra:
     command.error(f"unrecognized arguments: {' '.join(extra)}" + "".join(f"\n  {h}" for h in hints))
 
 
+# How long after a Ctrl-C that Python dropped it is sent again (_interrupts_sent_again).
+INTERRUPT_AGAIN_SECONDS = 0.05
+
+
 def main(argv: list[str] | None = None) -> int:
     tolerant_streams()
     root = parser()
@@ -162,8 +168,13 @@ def main(argv: list[str] | None = None) -> int:
     if extra:
         unrecognized(root, args, extra)  # exits 2, as argparse does
     project_dir = getattr(args, "project_dir", None) or find_project_dir(Path.cwd())
+    hook, resent = sys.unraisablehook, []
+    sys.unraisablehook = _interrupts_sent_again(hook, resent)
     try:
-        return args.handler(args, project_dir)
+        code = args.handler(args, project_dir)
+        for again in resent:  # a Ctrl-C dropped at the very end: it stops the command here
+            again.join()
+        return code
     except KeyboardInterrupt as stopped:
         _freed_quietly(stopped)
         print("interrupted", file=sys.stderr)  # Ctrl-C is the user's, not a traceback
@@ -178,6 +189,30 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except Exception as exc:
         return unhandled(exc, args.debug)
+    finally:
+        sys.unraisablehook = hook
+
+
+def _interrupts_sent_again(hook, resent: list[threading.Timer]):
+    """`hook`, but for a Ctrl-C that Python could not raise: one whose handler ran inside a
+    destructor or a weakref callback (the collector freeing the plan's objects) ends as a
+    report ("Exception ignored in ... KeyboardInterrupt") and the command ran on, as if never
+    interrupted. It is sent again to the main thread, a moment later (raised at once, it would
+    be raised in this hook, and dropped the same way), as a signal: one that also ends a wait
+    the command is in."""
+
+    def unraisable(report) -> None:
+        if report.exc_type is not None and issubclass(report.exc_type, KeyboardInterrupt):
+            main_thread = threading.main_thread().ident
+            again = threading.Timer(INTERRUPT_AGAIN_SECONDS, signal.pthread_kill,
+                                    (main_thread, signal.SIGINT))  # fmt: skip
+            again.daemon = True
+            again.start()
+            resent.append(again)
+        else:
+            hook(report)
+
+    return unraisable
 
 
 def _freed_quietly(stopped: KeyboardInterrupt) -> None:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
+import weakref
 
 import pytest
 
-from core.exits import EXIT_INTERRUPTED
+from core.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from hyperpod_dpd.cli import main
 from hyperpod_dpd.cli import plan as cli_plan
 from tests.conftest import ROOT
@@ -74,3 +76,35 @@ def test_ctrl_c_inside_a_constructor_says_interrupted_and_nothing_more(monkeypat
     assert capsys.readouterr().err == "interrupted\n"
     assert reported == []
     assert sys.unraisablehook == reported.append  # as it was, for whatever comes next
+
+
+def _interrupted_callback(_ref) -> None:
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_that_lands_in_a_weakref_callback_still_stops_the_plan(monkeypatch, capsys):
+    """The real SIGINT above once landed while the collector ran a weakref callback: Python
+    reports an exception raised there and drops it, and the plan ran on to exit 0."""
+
+    class Dying:
+        pass
+
+    def plan_interrupted_in_a_callback(*_args):
+        dying = Dying()
+        watch = weakref.ref(dying, _interrupted_callback)
+        del dying  # the callback runs here, and the Ctrl-C with it
+        time.sleep(10)  # the plan goes on: raised again, the Ctrl-C stops it here
+        return EXIT_OK if watch() is None else EXIT_FAILED
+
+    monkeypatch.setattr(cli_plan, "run", plan_interrupted_in_a_callback)
+    assert main(["plan", "--stack", "dev"]) == EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "interrupted\n"
+
+    def plan_interrupted_as_it_ends(*_args):  # dropped right before the command returns
+        dying = Dying()
+        watch = weakref.ref(dying, _interrupted_callback)
+        del dying
+        return EXIT_OK if watch() is None else EXIT_FAILED
+
+    monkeypatch.setattr(cli_plan, "run", plan_interrupted_as_it_ends)
+    assert main(["plan", "--stack", "dev"]) == EXIT_INTERRUPTED
