@@ -28,7 +28,8 @@ from pulumi_policy.proxy import (
     _ListProxy,
 )
 
-from core.vocabulary import LOCKED_RULE_NAMES
+from core.pulumi_commands import naming_stack
+from core.vocabulary import LOCKED_RULE_NAMES, urn_stack
 from policies.rules import ALL_RULES, Finding, Limits, ResourceView, Rule
 from policies.rules.views import UNKNOWN
 
@@ -129,7 +130,7 @@ def _validator(rule: Rule, advisory_companion: bool):
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         for finding in rule.check(views_of(args), limits_from(args.get_config())):
             if keep(finding):
-                report_violation(finding.message, finding.urn)
+                _report(report_violation, finding.message, finding.urn)
 
     return validate
 
@@ -139,7 +140,15 @@ def _unchecked(args: StackValidationArgs, report_violation: ReportViolation) -> 
     for rule in ALL_RULES:
         for finding in rule.check(views, limits):
             if finding.unchecked:
-                report_violation(f"{rule.name}: {finding.message}", finding.urn)
+                _report(report_violation, f"{rule.name}: {finding.message}", finding.urn)
+
+
+def _report(report_violation: ReportViolation, message: str, urn: str | None) -> None:
+    """A finding, its fix's Pulumi commands naming the stack previewed (its resources' URNs say
+    which), as the plan's gate names them: without `--stack` they act on whichever is selected."""
+    if urn:
+        message = naming_stack(message, urn_stack(urn))
+    report_violation(message, urn)
 
 
 def build_policies() -> list[StackValidationPolicy]:

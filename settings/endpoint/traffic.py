@@ -76,7 +76,7 @@ def _check_weights(traffic: Mapping[str, int], listed: list[EndpointEntry]) -> l
                     f"{key}.{name}",
                     weight,
                     "a whole percent from 0 to 100",
-                    f"pulumi config set --path '{key}.{name}' 5",
+                    set_fix(f"{key}.{name}", 5),
                 )
             )
     if len(traffic) > ALB_FORWARD_TARGET_GROUPS_MAX:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, PolicyResource, StackValidationArgs
 
+from core.vocabulary import NETWORK_POLICY_TYPE
 from policies.pack import build_policies, limits_from, pack_config
 from policies.rules import ALL_RULES
 from tests.policies.conftest import iec_spec, recorded, set_env
@@ -82,3 +83,14 @@ def test_pack_config_carries_stack_enforcement():
     assert {c["enforcementLevel"] for c in strict.values()} == {"mandatory"}
     # What a first preview cannot know never blocks it, even in a strict stack.
     assert unchecked == {"enforcementLevel": "advisory"}
+
+
+def test_a_fix_the_pack_reports_names_the_stack_previewed():
+    """`pulumi preview --policy-pack` on the dev stack: the fix's `pulumi config set` acts on dev,
+    not on whichever stack is selected (the URNs say which stack is previewed)."""
+    views = [v for v in recorded("dev") if v.type != NETWORK_POLICY_TYPE]
+    messages = [m for _, m in run_pack(views)["hyperpod-dpd-pod-ingress"]]
+    assert messages and all(
+        "pulumi config set --stack dev --path 'hyperpod-dpd:networkPolicy.enabled' true" in m
+        for m in messages
+    )
