@@ -17,7 +17,6 @@ for what only the user knows (USER_CHOICES, USER_SECTIONS) or what no value fixe
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import pickle
@@ -39,6 +38,7 @@ from tests.conftest import ROOT, edit, stack_raw, write_project
 from tests.fix_hints import recorded_tests, recorder
 from tests.fix_hints.edits import apply, cli_value, parse_key, suggestions
 from tests.fix_hints.handed_stacks import Handed
+from tests.support import tool_cache
 from tests.support.program_runs import checkout_digest, exclusive, shared_runs_env, write_whole
 
 NS = "hyperpod-dpd"
@@ -213,7 +213,7 @@ def _sources_digest(root: Path = ROOT) -> str | None:
     synced to; new files too), by path and content, and this Python. None outside a git
     checkout: then every run records."""
     digest = checkout_digest(root)
-    return digest and hashlib.sha256(f"{digest}\0{sys.version}".encode()).hexdigest()
+    return digest and tool_cache.key(digest, sys.version)
 
 
 def _recorded_stacks(out: Path) -> tuple[tuple[str, bytes], ...]:
